@@ -1,0 +1,202 @@
+"""The domain: plain, frozen data and pure functions (DESIGN §1).
+
+Every object belongs to exactly one group. Embeddings are not part of these models: they travel
+beside them (see ``chronomem.store.GraphWrite``) so that domain objects stay small, comparable and
+cheap to validate.
+
+Bi-temporal model: ``valid_at``/``invalid_at`` live on T (the world's timeline), ``created_at`` /
+``expired_at`` on T' (our database's timeline). A fact is *true at t* when
+``valid_at <= t < invalid_at`` and *known at t'* when ``created_at <= t' < expired_at`` (``None``
+bounds are open).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+import uuid
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from chronomem.timeutil import UTCDateTime, ensure_utc, utc_now
+
+__all__ = [
+    "Community",
+    "Entity",
+    "Episode",
+    "EpisodeKind",
+    "EpisodeStatus",
+    "Fact",
+    "Mention",
+    "is_current",
+    "known_at",
+    "new_id",
+    "normalize_name",
+    "to_relation_type",
+    "true_at",
+]
+
+_RELATION_TYPE = re.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*$")
+
+
+def new_id() -> str:
+    """A fresh object id (UUID4, hex)."""
+    return uuid.uuid4().hex
+
+
+def normalize_name(name: str) -> str:
+    """The form used for exact name matching: NFKC, casefolded, punctuation dropped, spaces folded."""
+    text = unicodedata.normalize("NFKC", name).casefold()
+    text = re.sub(r"[^\w\s]", " ", text)
+    return " ".join(text.split())
+
+
+def to_relation_type(text: str) -> str:
+    """Coerce a relation name ("works for", "worksFor") to SCREAMING_SNAKE_CASE ("WORKS_FOR")."""
+    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", text)
+    words = re.findall(r"[A-Za-z0-9]+", unicodedata.normalize("NFKD", spaced))
+    result = "_".join(w.upper() for w in words)
+    if not result or not result[0].isalpha():
+        result = "RELATES_TO" if not result else f"R_{result}"
+    return result
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class EpisodeKind(StrEnum):
+    MESSAGE = "message"
+    TEXT = "text"
+    JSON = "json"
+
+
+class EpisodeStatus(StrEnum):
+    PENDING = "pending"  # stored, waiting for extraction
+    PROCESSING = "processing"  # a worker holds it
+    DONE = "done"  # extracted into the graph
+    FAILED = "failed"  # extraction failed after retries; see last_error; retryable
+    UNEXTRACTED = "unextracted"  # stored and searchable, no model configured; `reprocess` extracts it
+
+
+class Episode(_Frozen):
+    """The raw input, immutable and never deduplicated: the root of all provenance."""
+
+    id: str = Field(default_factory=new_id, min_length=1)
+    group_id: str = Field(min_length=1)
+    kind: EpisodeKind = EpisodeKind.MESSAGE
+    content: str
+    speaker: str | None = None  # message episodes: who said it
+    role: str | None = None  # message episodes: "user", "assistant", …
+    reference_time: UTCDateTime = Field(default_factory=utc_now)  # when it was said or happened
+    created_at: UTCDateTime = Field(default_factory=utc_now)  # when we ingested it
+    source_description: str = ""
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    status: EpisodeStatus = EpisodeStatus.PENDING
+    attempts: int = 0
+    last_error: str | None = None
+    usage: dict[str, Any] = Field(default_factory=dict)  # model calls, tokens, time spent on it
+
+    @property
+    def text(self) -> str:
+        """The content as the model and the full-text index see it ("speaker: text" for messages)."""
+        if self.kind is EpisodeKind.MESSAGE and self.speaker:
+            return f"{self.speaker}: {self.content}"
+        return self.content
+
+
+class Entity(_Frozen):
+    """A node of the semantic subgraph."""
+
+    id: str = Field(default_factory=new_id, min_length=1)
+    group_id: str = Field(min_length=1)
+    name: str = Field(min_length=1)
+    labels: tuple[str, ...] = ("Entity",)
+    summary: str = ""
+    aliases: tuple[str, ...] = ()
+    attributes: dict[str, Any] = Field(default_factory=dict)
+    created_at: UTCDateTime = Field(default_factory=utc_now)
+
+    @property
+    def normalized_names(self) -> set[str]:
+        """Normalized name and aliases: what exact-name resolution compares."""
+        return {normalize_name(n) for n in (self.name, *self.aliases)} - {""}
+
+
+class Fact(_Frozen):
+    """An entity edge: a natural-language fact between entities, with four timestamps."""
+
+    id: str = Field(default_factory=new_id, min_length=1)
+    group_id: str = Field(min_length=1)
+    source_id: str
+    target_id: str
+    other_entity_ids: tuple[str, ...] = ()  # further participants of a hyperedge
+    relation_type: str = "RELATES_TO"
+    fact: str = Field(min_length=1)
+    episode_ids: tuple[str, ...] = ()  # provenance, oldest first
+    attributes: dict[str, Any] = Field(default_factory=dict)
+    valid_at: UTCDateTime | None = None
+    invalid_at: UTCDateTime | None = None
+    created_at: UTCDateTime = Field(default_factory=utc_now)
+    expired_at: UTCDateTime | None = None
+
+    @field_validator("relation_type")
+    @classmethod
+    def _screaming_snake(cls, value: str) -> str:
+        if not _RELATION_TYPE.match(value):
+            raise ValueError(f"relation_type must be SCREAMING_SNAKE_CASE, got {value!r}")
+        return value
+
+    @property
+    def entity_ids(self) -> tuple[str, ...]:
+        return (self.source_id, self.target_id, *self.other_entity_ids)
+
+
+class Mention(_Frozen):
+    """Episode ↔ entity: the entity was mentioned in the episode."""
+
+    group_id: str = Field(min_length=1)
+    episode_id: str
+    entity_id: str
+
+
+class Community(_Frozen):
+    """A cluster of entities with a summary; its name (keywords, topics) is embedded and searchable."""
+
+    id: str = Field(default_factory=new_id, min_length=1)
+    group_id: str = Field(min_length=1)
+    name: str = ""
+    summary: str = ""
+    member_ids: tuple[str, ...] = ()
+    created_at: UTCDateTime = Field(default_factory=utc_now)
+
+
+def _before(bound: datetime | None, t: datetime) -> bool:
+    """bound <= t, with None as minus infinity."""
+    return bound is None or bound <= t
+
+
+def _after(bound: datetime | None, t: datetime) -> bool:
+    """t < bound, with None as plus infinity."""
+    return bound is None or t < bound
+
+
+def true_at(fact: Fact, t: datetime) -> bool:
+    """Was the fact true in the world at ``t``? (valid_at <= t < invalid_at)"""
+    t = ensure_utc(t)
+    return _before(fact.valid_at, t) and _after(fact.invalid_at, t)
+
+
+def known_at(fact: Fact, t: datetime) -> bool:
+    """Did our database hold the fact as current at ``t``? (created_at <= t < expired_at)"""
+    t = ensure_utc(t)
+    return _before(fact.created_at, t) and _after(fact.expired_at, t)
+
+
+def is_current(fact: Fact, now: datetime | None = None) -> bool:
+    """Neither superseded in our records nor ended in the world as of ``now``."""
+    now = utc_now() if now is None else ensure_utc(now)
+    return fact.expired_at is None and _after(fact.invalid_at, now)

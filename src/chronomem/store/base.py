@@ -1,0 +1,264 @@
+"""The store port: the graph, its indexes and the ingestion queue (DESIGN §5).
+
+Every method takes one ``group_id``: a group is one graph and never sees another's data. Group ids
+and query texts are arbitrary strings (UUIDs, quotes, unicode, full-text operators); a backend
+passes them as parameters and escapes them, never splices them into query text.
+
+Embeddings are unit-normalized float32 vectors; they travel in :class:`GraphWrite` beside the domain
+objects and come back through :meth:`Store.get_vectors`. Scores are "higher is better": cosine
+similarity for vector search, a positive relevance (BM25 where the engine has it) for full text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from typing import NamedTuple, Protocol, runtime_checkable
+
+import numpy as np
+
+from chronomem.domain import Community, Entity, Episode, EpisodeStatus, Fact, Mention
+from chronomem.filters import SearchFilters
+
+__all__ = [
+    "BfsResult",
+    "GraphWrite",
+    "GroupStats",
+    "Scope",
+    "ScoredId",
+    "Store",
+    "WeightedEdge",
+]
+
+
+class Scope(StrEnum):
+    FACTS = "facts"
+    ENTITIES = "entities"
+    EPISODES = "episodes"
+    COMMUNITIES = "communities"
+
+
+class ScoredId(NamedTuple):
+    id: str
+    score: float
+
+
+class WeightedEdge(NamedTuple):
+    """Two entities and the number of current facts between them (either direction)."""
+
+    a: str
+    b: str
+    weight: int
+
+
+@dataclass(frozen=True, slots=True)
+class BfsResult:
+    """Breadth-first expansion: hop distance of every reached entity and of every traversed fact."""
+
+    entities: dict[str, int]
+    facts: dict[str, int]
+
+
+@dataclass(frozen=True, slots=True)
+class GroupStats:
+    episodes: int
+    entities: int
+    facts: int
+    current_facts: int
+    communities: int
+
+
+@dataclass(slots=True)
+class GraphWrite:
+    """One atomic write to one group: everything lands, or nothing does.
+
+    Objects are upserted by id (a fact re-sent with new timestamps or provenance replaces the stored
+    one). Deletions run before upserts. A deleted entity takes its mentions, its vector and its
+    community memberships with it; a deleted episode its mentions (facts keep other provenance: the
+    caller rewrites or deletes them explicitly). ``replace_communities`` drops every community of the
+    group not in ``communities``.
+    """
+
+    group_id: str
+    episodes: list[Episode] = field(default_factory=list)
+    entities: list[Entity] = field(default_factory=list)
+    facts: list[Fact] = field(default_factory=list)
+    mentions: list[Mention] = field(default_factory=list)
+    communities: list[Community] = field(default_factory=list)
+    entity_vectors: dict[str, np.ndarray] = field(default_factory=dict)
+    fact_vectors: dict[str, np.ndarray] = field(default_factory=dict)
+    community_vectors: dict[str, np.ndarray] = field(default_factory=dict)
+    delete_episode_ids: list[str] = field(default_factory=list)
+    delete_entity_ids: list[str] = field(default_factory=list)
+    delete_fact_ids: list[str] = field(default_factory=list)
+    delete_community_ids: list[str] = field(default_factory=list)
+    delete_mentions: list[Mention] = field(default_factory=list)
+    replace_communities: bool = False
+
+    def is_empty(self) -> bool:
+        return not any(
+            (
+                self.episodes, self.entities, self.facts, self.mentions, self.communities,
+                self.entity_vectors, self.fact_vectors, self.community_vectors,
+                self.delete_episode_ids, self.delete_entity_ids, self.delete_fact_ids,
+                self.delete_community_ids, self.delete_mentions, self.replace_communities,
+            )
+        )
+
+
+@runtime_checkable
+class Store(Protocol):
+    """A graph store. All methods are coroutines; all of them are scoped to one group."""
+
+    # -- lifecycle ---------------------------------------------------------------------------------
+
+    async def close(self) -> None:
+        """Release connections and background resources. Idempotent."""
+
+    async def list_groups(self) -> list[str]:
+        """Every group that holds at least one object, sorted."""
+
+    async def delete_group(self, group_id: str) -> None:
+        """Remove a group and everything in it. Unknown groups are a no-op."""
+
+    async def stats(self, group_id: str) -> GroupStats:
+        """Object counts of one group."""
+
+    # -- writes ------------------------------------------------------------------------------------
+
+    async def insert_episode(self, episode: Episode) -> tuple[Episode, bool]:
+        """Store an episode unless one with its id exists in its group.
+
+        Returns the stored episode and whether it was inserted now (re-adding an id is a no-op that
+        returns the original). Durable on return.
+        """
+
+    async def write(self, batch: GraphWrite) -> None:
+        """Apply a :class:`GraphWrite` atomically. Objects of another group are refused
+        (``InvalidInputError``) and nothing is written."""
+
+    async def set_episode_status(
+        self, group_id: str, episode_id: str, status: EpisodeStatus, *, error: str | None = None
+    ) -> Episode:
+        """Move an episode through the queue. Entering ``processing`` counts an attempt; ``error``
+        is recorded as ``last_error`` (cleared on ``done``). Raises ``NotFoundError``."""
+
+    async def reset_processing(self) -> int:
+        """Return every ``processing`` episode of every group to ``pending`` (crash recovery at
+        start-up); returns how many."""
+
+    async def pending_groups(self) -> list[str]:
+        """Groups with at least one ``pending`` episode."""
+
+    # -- reads by id -------------------------------------------------------------------------------
+
+    async def get_episodes(self, group_id: str, ids: Sequence[str]) -> list[Episode]:
+        """The episodes with these ids, in the order given; unknown ids are skipped."""
+
+    async def get_entities(self, group_id: str, ids: Sequence[str]) -> list[Entity]:
+        """The entities with these ids, in the order given; unknown ids are skipped."""
+
+    async def get_facts(self, group_id: str, ids: Sequence[str]) -> list[Fact]:
+        """The facts with these ids, in the order given; unknown ids are skipped."""
+
+    async def get_communities(self, group_id: str, ids: Sequence[str]) -> list[Community]:
+        """The communities with these ids, in the order given; unknown ids are skipped."""
+
+    async def get_vectors(self, group_id: str, scope: Scope, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """Stored embeddings (facts, entities, communities) of these ids; ids without one are absent."""
+
+    # -- listings ----------------------------------------------------------------------------------
+
+    async def list_episodes(
+        self,
+        group_id: str,
+        *,
+        limit: int | None = None,
+        before: datetime | None = None,
+        statuses: Sequence[EpisodeStatus] | None = None,
+        newest_first: bool = True,
+    ) -> list[Episode]:
+        """Episodes ordered by (reference_time, created_at, id); ``before`` keeps those whose
+        reference_time is strictly earlier."""
+
+    async def list_entities(self, group_id: str, *, limit: int | None = None, offset: int = 0) -> list[Entity]:
+        """Entities ordered by (created_at, id)."""
+
+    async def list_facts(
+        self,
+        group_id: str,
+        *,
+        filters: SearchFilters | None = None,
+        limit: int | None = None,
+        offset: int = 0,
+    ) -> list[Fact]:
+        """Facts matching ``filters`` (``None`` = every fact, superseded included), ordered by
+        (created_at, id)."""
+
+    async def list_communities(self, group_id: str) -> list[Community]:
+        """Every community of the group."""
+
+    # -- lookups for resolution and provenance -----------------------------------------------------
+
+    async def find_entities_by_names(self, group_id: str, names: Sequence[str]) -> list[Entity]:
+        """Entities whose name or an alias has the same :func:`normalize_name` form as one of
+        ``names``."""
+
+    async def facts_between(
+        self, group_id: str, a: str, b: str, *, include_superseded: bool = False
+    ) -> list[Fact]:
+        """Facts whose source and target are ``a`` and ``b`` in either direction."""
+
+    async def facts_of_entities(
+        self, group_id: str, entity_ids: Sequence[str], *, include_superseded: bool = False
+    ) -> list[Fact]:
+        """Facts with any of ``entity_ids`` as source, target or further participant."""
+
+    async def facts_of_episode(self, group_id: str, episode_id: str) -> list[Fact]:
+        """Facts that cite the episode in their provenance."""
+
+    async def entities_of_episodes(self, group_id: str, episode_ids: Sequence[str]) -> dict[str, list[str]]:
+        """Episode id → ids of the entities it mentions."""
+
+    async def episodes_of_entities(self, group_id: str, entity_ids: Sequence[str]) -> dict[str, list[str]]:
+        """Entity id → ids of the episodes that mention it (its mention count is the length)."""
+
+    async def entity_edges(self, group_id: str) -> tuple[list[str], list[WeightedEdge]]:
+        """All entity ids and the weighted edges between them (current facts), in one pass."""
+
+    # -- search ------------------------------------------------------------------------------------
+
+    async def fulltext_search(
+        self, group_id: str, scope: Scope, query: str, *, limit: int = 10, filters: SearchFilters | None = None
+    ) -> list[ScoredId]:
+        """Full-text (BM25 where available) over fact text, entity name and summary, episode content,
+        community name and summary. Any query string is safe: operators are treated as text.
+        ``filters=None`` means current facts only (for the facts scope)."""
+
+    async def vector_search(
+        self,
+        group_id: str,
+        scope: Scope,
+        vector: np.ndarray,
+        *,
+        limit: int = 10,
+        filters: SearchFilters | None = None,
+        min_score: float | None = None,
+    ) -> list[ScoredId]:
+        """Nearest neighbours by cosine similarity among facts, entities or communities."""
+
+    async def bfs(
+        self,
+        group_id: str,
+        seed_entity_ids: Sequence[str],
+        *,
+        max_hops: int = 2,
+        seed_episode_ids: Sequence[str] = (),
+        filters: SearchFilters | None = None,
+        limit: int | None = None,
+    ) -> BfsResult:
+        """Breadth-first expansion over facts matching ``filters`` (default: current) up to
+        ``max_hops`` from the seeds. Seed entities are at hop 0; entities mentioned by seed episodes
+        at hop 1. A fact's hop is the hop of the nearer endpoint plus one."""
