@@ -3,5 +3,6 @@
 """
 
 from chronomem.store.base import BfsResult, GraphWrite, GroupStats, Scope, ScoredId, Store, WeightedEdge
+from chronomem.store.factory import open_store
 
-__all__ = ["BfsResult", "GraphWrite", "GroupStats", "Scope", "ScoredId", "Store", "WeightedEdge"]
+__all__ = ["BfsResult", "GraphWrite", "GroupStats", "Scope", "ScoredId", "Store", "WeightedEdge", "open_store"]
