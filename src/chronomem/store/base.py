@@ -90,6 +90,7 @@ class GraphWrite:
     entity_vectors: dict[str, np.ndarray] = field(default_factory=dict)
     fact_vectors: dict[str, np.ndarray] = field(default_factory=dict)
     community_vectors: dict[str, np.ndarray] = field(default_factory=dict)
+    episode_vectors: dict[str, np.ndarray] = field(default_factory=dict)
     delete_episode_ids: list[str] = field(default_factory=list)
     delete_entity_ids: list[str] = field(default_factory=list)
     delete_fact_ids: list[str] = field(default_factory=list)
@@ -101,7 +102,7 @@ class GraphWrite:
         return not any(
             (
                 self.episodes, self.entities, self.facts, self.mentions, self.communities,
-                self.entity_vectors, self.fact_vectors, self.community_vectors,
+                self.entity_vectors, self.fact_vectors, self.community_vectors, self.episode_vectors,
                 self.delete_episode_ids, self.delete_entity_ids, self.delete_fact_ids,
                 self.delete_community_ids, self.delete_mentions, self.replace_communities,
             )
@@ -167,7 +168,7 @@ class Store(Protocol):
         """The communities with these ids, in the order given; unknown ids are skipped."""
 
     async def get_vectors(self, group_id: str, scope: Scope, ids: Sequence[str]) -> dict[str, np.ndarray]:
-        """Stored embeddings (facts, entities, communities) of these ids; ids without one are absent."""
+        """Stored embeddings (of any scope) of these ids; ids without one are absent."""
 
     # -- listings ----------------------------------------------------------------------------------
 
@@ -247,7 +248,8 @@ class Store(Protocol):
         filters: SearchFilters | None = None,
         min_score: float | None = None,
     ) -> list[ScoredId]:
-        """Nearest neighbours by cosine similarity among facts, entities or communities."""
+        """Nearest neighbours by cosine similarity in one scope (facts, entities, episodes or
+        communities); ``min_score`` drops weaker hits."""
 
     async def bfs(
         self,
