@@ -1,0 +1,99 @@
+"""The answer path every model shares: ask → tolerant parse → validate → one corrective retry.
+
+An adapter (or test double) only supplies ``ask``: a coroutine that sends chat messages and returns
+the raw :class:`Reply`. :func:`answer_prompt` does the rest the same way for everyone, so a test
+double's answer meets exactly the checks a real provider's answer meets:
+
+- a reply cut off at the output-token limit raises ``ModelTruncatedError`` (never parsed: a
+  truncated JSON that happens to parse would be a silent loss);
+- an answer that does not parse or validate is shown back to the model with the problem, once;
+  if the second answer fails too, :class:`~chronomem.llm.parsing.InvalidAnswerError` (a
+  ``ModelOutputError``) is raised;
+- the usage of all attempts is summed, recorded (see :mod:`chronomem.llm.accounting`) and returned.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from chronomem.errors import ModelTruncatedError
+from chronomem.llm.accounting import record_usage
+from chronomem.llm.base import Completion, Message, Prompt, Usage
+from chronomem.llm.parsing import InvalidAnswerError, parse_answer
+
+__all__ = ["Ask", "Reply", "answer_prompt", "correction_message"]
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """One raw answer from a model: its text, token counts, and whether it hit the token limit."""
+
+    text: str
+    input_tokens: int
+    output_tokens: int
+    truncated: bool = False
+    model: str | None = None
+
+
+Ask = Callable[[list[Message]], Awaitable[Reply]]
+
+
+def correction_message(error: InvalidAnswerError) -> Message:
+    """The user turn that shows the model why its previous answer was refused."""
+    return Message(
+        role="user",
+        content=(
+            f"Your previous answer could not be used: {error.problem}\n"
+            "Answer again with only the corrected JSON, matching the required schema exactly."
+        ),
+    )
+
+
+def _truncation(prompt: Prompt[Any, Any]) -> ModelTruncatedError:
+    return ModelTruncatedError(
+        f"prompt {prompt.name!r}: the answer was cut off at its output-token limit "
+        f"(max_output_tokens={prompt.max_output_tokens}); raise the prompt's limit or ask for less"
+    )
+
+
+async def answer_prompt(
+    prompt: Prompt[Any, Any],
+    context: Any,
+    ask: Ask,
+    *,
+    model: str,
+    corrective_retries: int = 1,
+) -> Completion[Any]:
+    """Answer ``prompt`` through ``ask``, validating the answer; see the module docstring."""
+    messages = prompt.messages(context)
+    usage = Usage(model=model)
+    started = time.perf_counter()
+    try:
+        for attempt in range(corrective_retries + 1):
+            reply = await ask(messages)
+            usage.calls += 1
+            usage.input_tokens += reply.input_tokens
+            usage.output_tokens += reply.output_tokens
+            usage.by_prompt[prompt.name] = usage.by_prompt.get(prompt.name, 0) + 1
+            if reply.truncated:
+                raise _truncation(prompt)
+            try:
+                output = parse_answer(reply.text, prompt.answer)
+            except InvalidAnswerError as error:
+                if attempt == corrective_retries:
+                    raise InvalidAnswerError(
+                        f"prompt {prompt.name!r}: {error.problem} (after {corrective_retries} corrective retry)",
+                        error.raw_text,
+                    ) from error
+                usage.retries += 1
+                messages = [*messages, Message("assistant", reply.text), correction_message(error)]
+                continue
+            return Completion(output=output, usage=usage)
+        raise AssertionError("unreachable: the loop returns or raises")  # pragma: no cover
+    finally:
+        usage.latency_s = time.perf_counter() - started
+        if usage.calls:
+            record_usage(usage)
