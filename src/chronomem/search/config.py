@@ -1,0 +1,145 @@
+"""Search configuration as data (DESIGN §4): methods × reranker × limits, per scope.
+
+A :class:`SearchConfig` names, for each of the four scopes, which φ methods run, which ρ reranker
+orders their union and how many results survive. A scope left as ``None`` is not searched. The
+named recipes in :data:`RECIPES` cover the usual cases; build your own by ``model_copy(update=…)``.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from chronomem.errors import InvalidInputError
+
+__all__ = [
+    "RECIPES",
+    "Method",
+    "Reranker",
+    "ScopeConfig",
+    "SearchConfig",
+    "TimeMode",
+    "recipe",
+]
+
+
+class Method(StrEnum):
+    COSINE = "cosine"  # semantic similarity through the vector index
+    BM25 = "bm25"  # word overlap through the full-text index
+    BFS = "bfs"  # graph neighbourhood of seed nodes
+
+
+class Reranker(StrEnum):
+    RRF = "rrf"  # reciprocal rank fusion of the methods' rankings
+    MMR = "mmr"  # maximal marginal relevance: relevant but not redundant
+    EPISODE_MENTIONS = "episode_mentions"  # cited by more episodes ranks higher
+    NODE_DISTANCE = "node_distance"  # closer (in hops) to a centre entity ranks higher
+    CROSS_ENCODER = "cross_encoder"  # a cross-encoder scores each (query, candidate) pair
+
+
+class TimeMode(StrEnum):
+    """What dates found in the query ("last May", "in 2022") do to the results."""
+
+    OFF = "off"  # ignore them
+    BOOST = "boost"  # candidates dated inside the window rank higher
+    FILTER = "filter"  # candidates dated outside the window are dropped
+
+
+class ScopeConfig(BaseModel):
+    """How one scope (facts, entities, episodes or communities) is searched and reranked."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    methods: tuple[Method, ...] = (Method.COSINE, Method.BM25)
+    reranker: Reranker = Reranker.RRF
+    limit: int = Field(default=10, ge=1)  # results returned for the scope
+    candidates: int = Field(default=50, ge=1)  # results each method contributes before reranking
+    min_score: float | None = None  # results scoring below this after reranking are cut
+    cosine_min_score: float | None = None  # cosine hits below this similarity are not candidates
+    rrf_k: float = Field(default=60.0, gt=0)
+    mmr_lambda: float = Field(default=0.5, ge=0.0, le=1.0)  # 1 = pure relevance, 0 = pure diversity
+    bfs_max_hops: int = Field(default=2, ge=1, le=6)
+    rerank_pool: int = Field(default=50, ge=1)  # how many fused candidates MMR/cross-encoder look at
+
+
+class SearchConfig(BaseModel):
+    """Which scopes to search and how; ``None`` skips a scope."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    facts: ScopeConfig | None = ScopeConfig()
+    entities: ScopeConfig | None = ScopeConfig()
+    episodes: ScopeConfig | None = None
+    communities: ScopeConfig | None = ScopeConfig(limit=3)
+    time_mode: TimeMode = TimeMode.BOOST
+    recent_episodes_for_bfs: int = Field(default=4, ge=0)  # BFS seeds when no other seed exists
+
+    def with_limit(self, limit: int) -> SearchConfig:
+        """The same config returning ``limit`` results in every searched scope."""
+        update = {
+            name: scope.model_copy(update={"limit": limit, "candidates": max(scope.candidates, limit)})
+            for name, scope in self.scopes().items()
+        }
+        return self.model_copy(update=update)
+
+    def scopes(self) -> dict[str, ScopeConfig]:
+        """The searched scopes by name (``facts``, ``entities``, ``episodes``, ``communities``)."""
+        named = {
+            "facts": self.facts,
+            "entities": self.entities,
+            "episodes": self.episodes,
+            "communities": self.communities,
+        }
+        return {name: scope for name, scope in named.items() if scope is not None}
+
+
+_HYBRID = (Method.COSINE, Method.BM25)
+_ALL = (Method.COSINE, Method.BM25, Method.BFS)
+
+RECIPES: dict[str, SearchConfig] = {
+    # The default: hybrid search with RRF on facts, entities and communities.
+    "hybrid_rrf": SearchConfig(),
+    # Hybrid plus the graph neighbourhood of the hits, as the paper's context block uses (20 + 20).
+    "context": SearchConfig(
+        facts=ScopeConfig(methods=_ALL, limit=20, candidates=50),
+        entities=ScopeConfig(methods=_ALL, limit=20, candidates=50),
+        communities=ScopeConfig(limit=3),
+    ),
+    "hybrid_mmr": SearchConfig(
+        facts=ScopeConfig(reranker=Reranker.MMR),
+        entities=ScopeConfig(reranker=Reranker.MMR),
+        communities=ScopeConfig(reranker=Reranker.MMR, limit=3),
+    ),
+    "hybrid_cross_encoder": SearchConfig(
+        facts=ScopeConfig(methods=_ALL, reranker=Reranker.CROSS_ENCODER),
+        entities=ScopeConfig(methods=_ALL, reranker=Reranker.CROSS_ENCODER),
+        communities=ScopeConfig(reranker=Reranker.CROSS_ENCODER, limit=3),
+    ),
+    # Around a centre entity (pass center_entity_id): what is closest to it in the graph first.
+    "node_distance": SearchConfig(
+        facts=ScopeConfig(methods=_ALL, reranker=Reranker.NODE_DISTANCE),
+        entities=ScopeConfig(methods=_ALL, reranker=Reranker.NODE_DISTANCE),
+        communities=None,
+    ),
+    "episode_mentions": SearchConfig(
+        facts=ScopeConfig(reranker=Reranker.EPISODE_MENTIONS),
+        entities=ScopeConfig(reranker=Reranker.EPISODE_MENTIONS),
+        communities=None,
+    ),
+    "facts_only": SearchConfig(facts=ScopeConfig(), entities=None, communities=None),
+    "entities_only": SearchConfig(facts=None, entities=ScopeConfig(), communities=None),
+    "communities_only": SearchConfig(facts=None, entities=None, communities=ScopeConfig()),
+    # Raw episodes only: what works without an LLM-built graph (the evaluation harness uses it).
+    "episodes_only": SearchConfig(
+        facts=None, entities=None, communities=None, episodes=ScopeConfig(methods=_HYBRID, limit=10)
+    ),
+}
+
+
+def recipe(name: str) -> SearchConfig:
+    """The named recipe; ``InvalidInputError`` lists the known names for an unknown one."""
+    try:
+        return RECIPES[name]
+    except KeyError:
+        raise InvalidInputError(f"unknown search recipe {name!r}; known: {', '.join(sorted(RECIPES))}") from None
