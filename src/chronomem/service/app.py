@@ -1,0 +1,84 @@
+"""The FastAPI application: ``create_app(settings | memory)``.
+
+    uvicorn --factory chronomem.service.app:app_from_env      # or: chronomem serve
+
+On start-up the app opens the memory (unless one was passed in), the control plane and, unless
+ingestion runs in separate ``chronomem worker`` processes, an in-process worker pool that first
+returns any episode a killed process left ``processing`` to the queue. Routes live under
+``/api/v3``; probes at ``/healthz`` and ``/readyz``; the OpenAPI document at ``/openapi.json`` and
+its browsable form at ``/docs``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+
+from chronomem.memory import Chronomem
+from chronomem.service.controlplane import ControlPlane
+from chronomem.service.deps import ServiceState
+from chronomem.service.errors import install_error_handlers
+from chronomem.service.limits import BodySizeLimit
+from chronomem.service.routers import graph, probes, tasks, threads, users
+from chronomem.service.workers import WorkerPool
+from chronomem.settings import Settings
+
+__all__ = ["API_PREFIX", "app_from_env", "create_app"]
+
+API_PREFIX = "/api/v3"
+
+
+def create_app(
+    config: Settings | Chronomem | None = None,
+    *,
+    control: ControlPlane | None = None,
+    workers: bool | None = None,
+) -> FastAPI:
+    """The service over a memory opened from ``Settings`` (default ``Settings()``), or over a ready
+    ``Chronomem`` (which the app then does not close). ``control`` defaults to the file the settings
+    name; ``workers`` overrides ``settings.workers.in_process``."""
+    memory = config if isinstance(config, Chronomem) else None
+    settings = memory.settings if memory is not None else (config or Settings())
+    run_workers = settings.workers.in_process if workers is None else workers
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        opened = memory or await Chronomem.open(settings)
+        plane = control or ControlPlane.open(settings.resolved_control_db)
+        pool = WorkerPool(opened.store, opened.process, settings.workers) if run_workers else None
+        app.state.chronomem = ServiceState(settings=settings, memory=opened, control=plane, pool=pool)
+        if pool is not None:
+            await pool.start()
+        try:
+            yield
+        finally:
+            if pool is not None:
+                await pool.stop()
+            if control is None:
+                plane.close()
+            if memory is None:
+                await opened.close()
+
+    app = FastAPI(
+        title="chronomem",
+        summary="Memory for LLM agents on a bi-temporal knowledge graph",
+        description=(
+            "Users, threads and messages, graph episodes and fact triples, search with time travel, "
+            "and context blocks. Authenticate with `Authorization: Bearer <API key>`."
+        ),
+        version="0.1.0",
+        lifespan=lifespan,
+    )
+    install_error_handlers(app)
+    app.add_middleware(BodySizeLimit, max_bytes=settings.api.max_request_bytes)
+    app.include_router(probes.router)
+    for module in (users, threads, graph, tasks):
+        app.include_router(module.router, prefix=API_PREFIX)
+    return app
+
+
+def app_from_env() -> FastAPI:
+    """``create_app(Settings.from_env())``: the factory ``uvicorn --factory`` and ``serve`` use."""
+    return create_app(Settings.from_env())

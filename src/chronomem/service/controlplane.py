@@ -1,0 +1,488 @@
+"""The control plane: projects, API keys, users, named graphs, threads and ingestion tasks.
+
+The knowledge graph lives in the store; who may see which part of it lives here, in a small SQLite
+file of its own (``Settings.resolved_control_db``, by default ``<data_dir>/control.db``) so that the
+store stays a pure graph and any backend works behind the service.
+
+- A **project** owns API keys, users and named graphs. Nothing crosses projects: every lookup below
+  takes the project id and a miss in another project looks exactly like a miss.
+- An **API key** is shown once when created (``cmk_<key id>_<secret>``); only the SHA-256 of its
+  secret is kept (the secret is 256 random bits, so a slow hash buys nothing).
+- A **user**'s graph and a **named graph** are store groups whose ids are derived from (kind,
+  project, id) by hashing, so no caller-chosen string ever becomes a group id and two projects can
+  both have a user "alice" without sharing anything.
+- A **thread** belongs to a user; its messages are episodes of the user's graph, and the thread
+  keeps their ids in order.
+- A **task** is one accepted write (a batch of episodes); its status is derived from theirs.
+
+Methods are synchronous: each is one short SQLite transaction (microseconds), cheaper than a thread
+hop. The file is opened in WAL mode so the CLI can create keys while a server runs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import secrets
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from chronomem.domain import new_id
+from chronomem.errors import ConflictError, InvalidInputError, NotFoundError
+from chronomem.timeutil import from_epoch_ms, to_epoch_ms, utc_now
+
+__all__ = [
+    "ApiKeyInfo",
+    "ControlPlane",
+    "GraphRecord",
+    "Project",
+    "TaskRecord",
+    "ThreadRecord",
+    "UserRecord",
+    "derive_group_id",
+]
+
+_KEY_PREFIX = "cmk_"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS projects (
+    id TEXT PRIMARY KEY, name TEXT NOT NULL UNIQUE, created_at INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS api_keys (
+    id TEXT PRIMARY KEY, project_id TEXT NOT NULL REFERENCES projects(id), name TEXT NOT NULL,
+    secret_sha256 TEXT NOT NULL, created_at INTEGER NOT NULL, revoked_at INTEGER);
+CREATE TABLE IF NOT EXISTS users (
+    project_id TEXT NOT NULL, user_id TEXT NOT NULL, group_id TEXT NOT NULL, email TEXT,
+    first_name TEXT, last_name TEXT, metadata TEXT NOT NULL, created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL, PRIMARY KEY (project_id, user_id));
+CREATE TABLE IF NOT EXISTS graphs (
+    project_id TEXT NOT NULL, graph_id TEXT NOT NULL, group_id TEXT NOT NULL, name TEXT NOT NULL,
+    description TEXT NOT NULL, created_at INTEGER NOT NULL, PRIMARY KEY (project_id, graph_id));
+CREATE TABLE IF NOT EXISTS threads (
+    project_id TEXT NOT NULL, thread_id TEXT NOT NULL, user_id TEXT NOT NULL,
+    created_at INTEGER NOT NULL, PRIMARY KEY (project_id, thread_id));
+CREATE TABLE IF NOT EXISTS thread_messages (
+    project_id TEXT NOT NULL, thread_id TEXT NOT NULL, seq INTEGER NOT NULL, episode_id TEXT NOT NULL,
+    PRIMARY KEY (project_id, thread_id, seq));
+CREATE TABLE IF NOT EXISTS tasks (
+    project_id TEXT NOT NULL, task_id TEXT NOT NULL, group_id TEXT NOT NULL, episode_ids TEXT NOT NULL,
+    created_at INTEGER NOT NULL, PRIMARY KEY (project_id, task_id));
+CREATE INDEX IF NOT EXISTS threads_by_user ON threads (project_id, user_id, created_at);
+"""
+
+
+def derive_group_id(kind: str, project_id: str, object_id: str) -> str:
+    """The store group of a user's graph (``kind="user"``) or a named graph (``kind="graph"``).
+
+    A hash of the JSON triple: unambiguous whatever the ids contain, and free of anything a caller
+    could use to reach another project's group.
+    """
+    digest = hashlib.sha256(json.dumps([kind, project_id, object_id]).encode("utf-8")).hexdigest()
+    return f"{kind[0]}_{digest[:40]}"
+
+
+@dataclass(frozen=True, slots=True)
+class Project:
+    id: str
+    name: str
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class ApiKeyInfo:
+    id: str
+    project_id: str
+    name: str
+    created_at: datetime
+    revoked_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class UserRecord:
+    project_id: str
+    user_id: str
+    group_id: str
+    email: str | None = None
+    first_name: str | None = None
+    last_name: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    created_at: datetime = field(default_factory=utc_now)
+    updated_at: datetime = field(default_factory=utc_now)
+
+
+@dataclass(frozen=True, slots=True)
+class GraphRecord:
+    project_id: str
+    graph_id: str
+    group_id: str
+    name: str
+    description: str
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadRecord:
+    project_id: str
+    thread_id: str
+    user_id: str
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class TaskRecord:
+    project_id: str
+    task_id: str
+    group_id: str
+    episode_ids: tuple[str, ...]
+    created_at: datetime
+
+
+def _ms() -> int:
+    return to_epoch_ms(utc_now()) or 0
+
+
+def _dt(value: int | None) -> datetime | None:
+    return from_epoch_ms(value)
+
+
+def _user(row: sqlite3.Row) -> UserRecord:
+    return UserRecord(
+        project_id=row["project_id"], user_id=row["user_id"], group_id=row["group_id"], email=row["email"],
+        first_name=row["first_name"], last_name=row["last_name"], metadata=json.loads(row["metadata"]),
+        created_at=_dt(row["created_at"]) or utc_now(), updated_at=_dt(row["updated_at"]) or utc_now(),
+    )
+
+
+class ControlPlane:
+    """Projects, keys, users, graphs, threads and tasks in one SQLite file."""
+
+    def __init__(self, connection: sqlite3.Connection) -> None:
+        self._db = connection
+        self._lock = threading.Lock()
+
+    @classmethod
+    def open(cls, path: str | Path) -> ControlPlane:
+        """Open (creating if needed) the control-plane file; ``":memory:"`` for a throwaway one."""
+        if str(path) != ":memory:":
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None, timeout=10.0)
+        db.row_factory = sqlite3.Row
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.executescript(_SCHEMA)
+        return cls(db)
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    @contextmanager
+    def _tx(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    def _one(self, sql: str, params: Sequence[Any]) -> sqlite3.Row | None:
+        with self._lock:
+            row: sqlite3.Row | None = self._db.execute(sql, params).fetchone()
+            return row
+
+    def _all(self, sql: str, params: Sequence[Any]) -> list[sqlite3.Row]:
+        with self._lock:
+            return list(self._db.execute(sql, params).fetchall())
+
+    # -- projects ----------------------------------------------------------------------------------
+
+    def ensure_project(self, name: str) -> Project:
+        """The project called ``name``, created if it does not exist."""
+        if not name.strip():
+            raise InvalidInputError("a project needs a non-empty name")
+        with self._tx() as db:
+            row = db.execute("SELECT * FROM projects WHERE name = ?", (name,)).fetchone()
+            if row is None:
+                db.execute("INSERT INTO projects VALUES (?, ?, ?)", (new_id(), name, _ms()))
+                row = db.execute("SELECT * FROM projects WHERE name = ?", (name,)).fetchone()
+        return Project(row["id"], row["name"], _dt(row["created_at"]) or utc_now())
+
+    def get_project(self, name: str) -> Project:
+        row = self._one("SELECT * FROM projects WHERE name = ?", (name,))
+        if row is None:
+            raise NotFoundError(f"no project named {name!r}")
+        return Project(row["id"], row["name"], _dt(row["created_at"]) or utc_now())
+
+    def list_projects(self) -> list[Project]:
+        rows = self._all("SELECT * FROM projects ORDER BY name", ())
+        return [Project(r["id"], r["name"], _dt(r["created_at"]) or utc_now()) for r in rows]
+
+    # -- API keys ----------------------------------------------------------------------------------
+
+    def create_key(self, project: str, *, name: str = "") -> tuple[ApiKeyInfo, str]:
+        """A new key for the project named ``project`` (created if needed). Returns the key's
+        record and its secret form, which is never stored and cannot be shown again."""
+        owner = self.ensure_project(project)
+        key_id = secrets.token_hex(8)
+        secret = secrets.token_urlsafe(32)
+        now = _ms()
+        with self._tx() as db:
+            db.execute(
+                "INSERT INTO api_keys VALUES (?, ?, ?, ?, ?, NULL)",
+                (key_id, owner.id, name, hashlib.sha256(secret.encode()).hexdigest(), now),
+            )
+        info = ApiKeyInfo(key_id, owner.id, name, _dt(now) or utc_now(), None)
+        return info, f"{_KEY_PREFIX}{key_id}_{secret}"
+
+    def revoke_key(self, key_id: str) -> ApiKeyInfo:
+        with self._tx() as db:
+            updated = db.execute(
+                "UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", (_ms(), key_id)
+            ).rowcount
+            row = db.execute("SELECT * FROM api_keys WHERE id = ?", (key_id,)).fetchone()
+        if row is None:
+            raise NotFoundError(f"no API key with id {key_id!r}")
+        if not updated:
+            raise ConflictError(f"API key {key_id!r} was already revoked")
+        return self._key(row)
+
+    def list_keys(self, project: str | None = None) -> list[ApiKeyInfo]:
+        if project is None:
+            rows = self._all("SELECT * FROM api_keys ORDER BY created_at, id", ())
+        else:
+            owner = self.get_project(project)
+            rows = self._all("SELECT * FROM api_keys WHERE project_id = ? ORDER BY created_at, id", (owner.id,))
+        return [self._key(r) for r in rows]
+
+    @staticmethod
+    def _key(row: sqlite3.Row) -> ApiKeyInfo:
+        return ApiKeyInfo(
+            row["id"], row["project_id"], row["name"], _dt(row["created_at"]) or utc_now(), _dt(row["revoked_at"])
+        )
+
+    def authenticate(self, presented: str) -> Project | None:
+        """The project of a valid, unrevoked key; ``None`` for anything else."""
+        if not presented.startswith(_KEY_PREFIX):
+            return None
+        key_id, sep, secret = presented[len(_KEY_PREFIX) :].partition("_")
+        if not sep or not secret:
+            return None
+        row = self._one(
+            "SELECT k.secret_sha256, p.id, p.name, p.created_at FROM api_keys k "
+            "JOIN projects p ON p.id = k.project_id WHERE k.id = ? AND k.revoked_at IS NULL",
+            (key_id,),
+        )
+        if row is None:
+            return None
+        digest = hashlib.sha256(secret.encode()).hexdigest()
+        if not hmac.compare_digest(digest, row["secret_sha256"]):
+            return None
+        return Project(row["id"], row["name"], _dt(row["created_at"]) or utc_now())
+
+    # -- users -------------------------------------------------------------------------------------
+
+    def create_user(
+        self,
+        project_id: str,
+        user_id: str,
+        *,
+        email: str | None = None,
+        first_name: str | None = None,
+        last_name: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> UserRecord:
+        now = _ms()
+        group_id = derive_group_id("user", project_id, user_id)
+        try:
+            with self._tx() as db:
+                db.execute(
+                    "INSERT INTO users VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (project_id, user_id, group_id, email, first_name, last_name,
+                     json.dumps(metadata or {}), now, now),
+                )
+        except sqlite3.IntegrityError:
+            raise ConflictError(f"user {user_id!r} already exists") from None
+        return self.get_user(project_id, user_id)
+
+    def get_user(self, project_id: str, user_id: str) -> UserRecord:
+        row = self._one("SELECT * FROM users WHERE project_id = ? AND user_id = ?", (project_id, user_id))
+        if row is None:
+            raise NotFoundError(f"user {user_id!r} not found")
+        return _user(row)
+
+    def update_user(self, project_id: str, user_id: str, **changes: Any) -> UserRecord:
+        """Change ``email``, ``first_name``, ``last_name`` or ``metadata`` (replaced whole)."""
+        allowed = {"email", "first_name", "last_name", "metadata"}
+        unknown = set(changes) - allowed
+        if unknown:
+            raise InvalidInputError(f"cannot change {sorted(unknown)} of a user")
+        current = self.get_user(project_id, user_id)
+        values = {
+            "email": changes.get("email", current.email),
+            "first_name": changes.get("first_name", current.first_name),
+            "last_name": changes.get("last_name", current.last_name),
+            "metadata": json.dumps(changes.get("metadata", current.metadata)),
+        }
+        with self._tx() as db:
+            db.execute(
+                "UPDATE users SET email = ?, first_name = ?, last_name = ?, metadata = ?, updated_at = ? "
+                "WHERE project_id = ? AND user_id = ?",
+                (*values.values(), _ms(), project_id, user_id),
+            )
+        return self.get_user(project_id, user_id)
+
+    def delete_user(self, project_id: str, user_id: str) -> UserRecord:
+        """Forget the user, their threads and their tasks; the caller deletes their graph."""
+        user = self.get_user(project_id, user_id)
+        with self._tx() as db:
+            db.execute(
+                "DELETE FROM thread_messages WHERE project_id = ? AND thread_id IN "
+                "(SELECT thread_id FROM threads WHERE project_id = ? AND user_id = ?)",
+                (project_id, project_id, user_id),
+            )
+            db.execute("DELETE FROM threads WHERE project_id = ? AND user_id = ?", (project_id, user_id))
+            db.execute("DELETE FROM tasks WHERE project_id = ? AND group_id = ?", (project_id, user.group_id))
+            db.execute("DELETE FROM users WHERE project_id = ? AND user_id = ?", (project_id, user_id))
+        return user
+
+    def list_users(self, project_id: str, *, limit: int = 50, offset: int = 0) -> list[UserRecord]:
+        rows = self._all(
+            "SELECT * FROM users WHERE project_id = ? ORDER BY created_at, user_id LIMIT ? OFFSET ?",
+            (project_id, limit, offset),
+        )
+        return [_user(r) for r in rows]
+
+    def count_users(self, project_id: str) -> int:
+        row = self._one("SELECT COUNT(*) AS n FROM users WHERE project_id = ?", (project_id,))
+        return int(row["n"]) if row else 0
+
+    # -- named graphs ------------------------------------------------------------------------------
+
+    def create_graph(self, project_id: str, graph_id: str, *, name: str = "", description: str = "") -> GraphRecord:
+        group_id = derive_group_id("graph", project_id, graph_id)
+        try:
+            with self._tx() as db:
+                db.execute(
+                    "INSERT INTO graphs VALUES (?, ?, ?, ?, ?, ?)",
+                    (project_id, graph_id, group_id, name, description, _ms()),
+                )
+        except sqlite3.IntegrityError:
+            raise ConflictError(f"graph {graph_id!r} already exists") from None
+        return self.get_graph(project_id, graph_id)
+
+    def get_graph(self, project_id: str, graph_id: str) -> GraphRecord:
+        row = self._one("SELECT * FROM graphs WHERE project_id = ? AND graph_id = ?", (project_id, graph_id))
+        if row is None:
+            raise NotFoundError(f"graph {graph_id!r} not found")
+        return self._graph(row)
+
+    def list_graphs(self, project_id: str, *, limit: int = 50, offset: int = 0) -> list[GraphRecord]:
+        rows = self._all(
+            "SELECT * FROM graphs WHERE project_id = ? ORDER BY created_at, graph_id LIMIT ? OFFSET ?",
+            (project_id, limit, offset),
+        )
+        return [self._graph(r) for r in rows]
+
+    def delete_graph(self, project_id: str, graph_id: str) -> GraphRecord:
+        graph = self.get_graph(project_id, graph_id)
+        with self._tx() as db:
+            db.execute("DELETE FROM tasks WHERE project_id = ? AND group_id = ?", (project_id, graph.group_id))
+            db.execute("DELETE FROM graphs WHERE project_id = ? AND graph_id = ?", (project_id, graph_id))
+        return graph
+
+    @staticmethod
+    def _graph(row: sqlite3.Row) -> GraphRecord:
+        return GraphRecord(
+            row["project_id"], row["graph_id"], row["group_id"], row["name"], row["description"],
+            _dt(row["created_at"]) or utc_now(),
+        )
+
+    # -- threads -----------------------------------------------------------------------------------
+
+    def create_thread(self, project_id: str, thread_id: str, user_id: str) -> ThreadRecord:
+        self.get_user(project_id, user_id)
+        try:
+            with self._tx() as db:
+                db.execute("INSERT INTO threads VALUES (?, ?, ?, ?)", (project_id, thread_id, user_id, _ms()))
+        except sqlite3.IntegrityError:
+            raise ConflictError(f"thread {thread_id!r} already exists") from None
+        return self.get_thread(project_id, thread_id)
+
+    def get_thread(self, project_id: str, thread_id: str) -> ThreadRecord:
+        row = self._one("SELECT * FROM threads WHERE project_id = ? AND thread_id = ?", (project_id, thread_id))
+        if row is None:
+            raise NotFoundError(f"thread {thread_id!r} not found")
+        return self._thread(row)
+
+    def list_threads(
+        self, project_id: str, *, user_id: str | None = None, limit: int = 50, offset: int = 0
+    ) -> list[ThreadRecord]:
+        if user_id is None:
+            sql, params = "WHERE project_id = ?", [project_id]
+        else:
+            sql, params = "WHERE project_id = ? AND user_id = ?", [project_id, user_id]
+        rows = self._all(
+            f"SELECT * FROM threads {sql} ORDER BY created_at, thread_id LIMIT ? OFFSET ?", (*params, limit, offset)
+        )
+        return [self._thread(r) for r in rows]
+
+    def delete_thread(self, project_id: str, thread_id: str) -> ThreadRecord:
+        """Forget the thread and its message list; the messages stay in the user's graph."""
+        thread = self.get_thread(project_id, thread_id)
+        with self._tx() as db:
+            db.execute("DELETE FROM thread_messages WHERE project_id = ? AND thread_id = ?", (project_id, thread_id))
+            db.execute("DELETE FROM threads WHERE project_id = ? AND thread_id = ?", (project_id, thread_id))
+        return thread
+
+    def append_messages(self, project_id: str, thread_id: str, episode_ids: Sequence[str]) -> None:
+        with self._tx() as db:
+            row = db.execute(
+                "SELECT COALESCE(MAX(seq), -1) AS top FROM thread_messages WHERE project_id = ? AND thread_id = ?",
+                (project_id, thread_id),
+            ).fetchone()
+            start = int(row["top"]) + 1
+            db.executemany(
+                "INSERT INTO thread_messages VALUES (?, ?, ?, ?)",
+                [(project_id, thread_id, start + i, eid) for i, eid in enumerate(episode_ids)],
+            )
+
+    def message_ids(self, project_id: str, thread_id: str, *, last: int | None = None) -> list[str]:
+        """The thread's message (episode) ids, oldest first; ``last`` keeps only the newest n."""
+        rows = self._all(
+            "SELECT episode_id FROM thread_messages WHERE project_id = ? AND thread_id = ? ORDER BY seq DESC LIMIT ?",
+            (project_id, thread_id, -1 if last is None else last),
+        )
+        return [r["episode_id"] for r in reversed(rows)]
+
+    @staticmethod
+    def _thread(row: sqlite3.Row) -> ThreadRecord:
+        return ThreadRecord(row["project_id"], row["thread_id"], row["user_id"], _dt(row["created_at"]) or utc_now())
+
+    # -- tasks -------------------------------------------------------------------------------------
+
+    def create_task(self, project_id: str, group_id: str, episode_ids: Sequence[str]) -> TaskRecord:
+        task_id = new_id()
+        now = _ms()
+        with self._tx() as db:
+            db.execute(
+                "INSERT INTO tasks VALUES (?, ?, ?, ?, ?)",
+                (project_id, task_id, group_id, json.dumps(list(episode_ids)), now),
+            )
+        return TaskRecord(project_id, task_id, group_id, tuple(episode_ids), _dt(now) or utc_now())
+
+    def get_task(self, project_id: str, task_id: str) -> TaskRecord:
+        row = self._one("SELECT * FROM tasks WHERE project_id = ? AND task_id = ?", (project_id, task_id))
+        if row is None:
+            raise NotFoundError(f"task {task_id!r} not found")
+        return TaskRecord(
+            row["project_id"], row["task_id"], row["group_id"], tuple(json.loads(row["episode_ids"])),
+            _dt(row["created_at"]) or utc_now(),
+        )

@@ -1,0 +1,153 @@
+"""Graphs and what is in them (Zep v3: ``/graph``): episodes, fact triples, entities, facts, search.
+
+Every graph route names its graph with exactly one of ``user_id`` (a user's graph) and
+``graph_id`` (a named graph of the project, created with ``POST /graphs``).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Query, Response
+
+from chronomem.service.deps import ERROR_RESPONSES, Space
+from chronomem.service.schemas import (
+    AddEpisodeRequest,
+    AddEpisodeResponse,
+    AddFactRequest,
+    EntityOut,
+    EpisodeList,
+    EpisodeOut,
+    FactOut,
+    GraphCreate,
+    GraphList,
+    GraphOut,
+    SearchRequest,
+    SearchResponse,
+)
+from chronomem.service.search_mapping import render_results, search_options
+from chronomem.service.tenancy import GraphRef
+
+__all__ = ["router"]
+
+router = APIRouter(tags=["graph"], responses=ERROR_RESPONSES)
+
+IdQuery = Annotated[str | None, Query(min_length=1, max_length=256)]
+
+
+def graph_ref(user_id: IdQuery = None, graph_id: IdQuery = None) -> GraphRef:
+    """The graph named in the query string (``InvalidInputError`` → 422 unless exactly one)."""
+    return GraphRef(user_id=user_id, graph_id=graph_id)
+
+
+Target = Annotated[GraphRef, Depends(graph_ref)]
+
+
+def _ref(body: Any) -> GraphRef:
+    return GraphRef(user_id=body.user_id, graph_id=body.graph_id)
+
+
+# -- named graphs ------------------------------------------------------------------------------------
+
+
+@router.post("/graphs", status_code=201, response_model=GraphOut, summary="Create a named (shared) graph")
+async def create_graph(body: GraphCreate, space: Space) -> GraphOut:
+    return GraphOut.from_record(space.create_graph(body.graph_id, name=body.name, description=body.description))
+
+
+@router.get("/graphs", response_model=GraphList, summary="List named graphs")
+async def list_graphs(
+    space: Space,
+    limit: Annotated[int, Query(ge=1, le=100)] = 50,
+    offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
+) -> GraphList:
+    return GraphList(graphs=[GraphOut.from_record(g) for g in space.list_graphs(limit=limit, offset=offset)])
+
+
+@router.get("/graphs/{graph_id}", response_model=GraphOut, summary="Get a named graph")
+async def get_graph(graph_id: str, space: Space) -> GraphOut:
+    return GraphOut.from_record(space.get_graph(graph_id))
+
+
+@router.delete("/graphs/{graph_id}", status_code=204, summary="Delete a named graph and everything in it")
+async def delete_graph(graph_id: str, space: Space) -> Response:
+    await space.delete_graph(graph_id)
+    return Response(status_code=204)
+
+
+# -- episodes ----------------------------------------------------------------------------------------
+
+
+@router.post("/graph/episodes", status_code=202, response_model=AddEpisodeResponse,
+             summary="Add an episode (text, json or message): stored now, extracted by workers")
+async def add_episode(body: AddEpisodeRequest, space: Space) -> AddEpisodeResponse:
+    episode, task = await space.add_episode(
+        _ref(body), body.data, kind=body.type, speaker=body.speaker, role=body.role,
+        reference_time=body.created_at, source_description=body.source_description, metadata=body.metadata,
+        episode_id=body.uuid,
+    )
+    return AddEpisodeResponse(episode=EpisodeOut.from_domain(episode), task_id=task.task_id)
+
+
+@router.get("/graph/episodes", response_model=EpisodeList, summary="A graph's latest episodes, newest first")
+async def list_episodes(
+    target: Target, space: Space, lastn: Annotated[int, Query(ge=1, le=100)] = 20
+) -> EpisodeList:
+    return EpisodeList(episodes=[EpisodeOut.from_domain(e) for e in await space.list_episodes(target, limit=lastn)])
+
+
+@router.get("/graph/episodes/{uuid}", response_model=EpisodeOut, summary="Get an episode")
+async def get_episode(uuid: str, target: Target, space: Space) -> EpisodeOut:
+    return EpisodeOut.from_domain(await space.get_episode(target, uuid))
+
+
+@router.delete("/graph/episodes/{uuid}", status_code=204,
+               summary="Delete an episode and what only it supported")
+async def delete_episode(uuid: str, target: Target, space: Space) -> Response:
+    await space.delete_episode(target, uuid)
+    return Response(status_code=204)
+
+
+# -- facts and entities ------------------------------------------------------------------------------
+
+
+@router.post("/graph/facts", status_code=201, response_model=FactOut,
+             summary="Add a fact triple with timestamps (no model involved)")
+async def add_fact(body: AddFactRequest, space: Space) -> FactOut:
+    fact = await space.add_fact(
+        _ref(body), source_name=body.source_node_name, target_name=body.target_node_name,
+        relation_type=body.fact_name, fact=body.fact, valid_at=body.valid_at, invalid_at=body.invalid_at,
+    )
+    return FactOut.from_domain(fact)
+
+
+@router.get("/graph/facts/{uuid}", response_model=FactOut, summary="Get a fact (an edge)")
+async def get_fact(uuid: str, target: Target, space: Space) -> FactOut:
+    return FactOut.from_domain(await space.get_fact(target, uuid))
+
+
+@router.delete("/graph/facts/{uuid}", status_code=204, summary="Delete a fact")
+async def delete_fact(uuid: str, target: Target, space: Space) -> Response:
+    await space.delete_fact(target, uuid)
+    return Response(status_code=204)
+
+
+@router.get("/graph/entities/{uuid}", response_model=EntityOut, summary="Get an entity (a node)")
+async def get_entity(uuid: str, target: Target, space: Space) -> EntityOut:
+    return EntityOut.from_domain(await space.get_entity(target, uuid))
+
+
+@router.delete("/graph/entities/{uuid}", status_code=204, summary="Delete an entity and its facts")
+async def delete_entity(uuid: str, target: Target, space: Space) -> Response:
+    await space.delete_entity(target, uuid)
+    return Response(status_code=204)
+
+
+# -- search ------------------------------------------------------------------------------------------
+
+
+@router.post("/graph/search", response_model=SearchResponse,
+             summary="Search facts, entities, episodes and communities, with filters and time travel")
+async def search(body: SearchRequest, space: Space) -> SearchResponse:
+    results = await space.search(_ref(body), body.query, **search_options(body))
+    return render_results(results)

@@ -1,0 +1,66 @@
+"""Users, their threads and their context block (Zep v3: ``/users``)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Response
+
+from chronomem.service.deps import ERROR_RESPONSES, Space
+from chronomem.service.schemas import (
+    ContextResponse,
+    ThreadList,
+    ThreadOut,
+    UserCreate,
+    UserList,
+    UserOut,
+    UserUpdate,
+)
+
+__all__ = ["router"]
+
+router = APIRouter(prefix="/users", tags=["users"], responses=ERROR_RESPONSES)
+
+PageSize = Annotated[int, Query(ge=1, le=100)]
+Offset = Annotated[int, Query(ge=0, le=1_000_000)]
+QueryText = Annotated[str, Query(min_length=1, max_length=4_000)]
+
+
+@router.post("", status_code=201, response_model=UserOut, summary="Create a user (and their graph)",
+             responses={409: ERROR_RESPONSES[422] | {"description": "the user exists"}})
+async def create_user(body: UserCreate, space: Space) -> UserOut:
+    return UserOut.from_record(space.create_user(**body.model_dump()))
+
+
+@router.get("", response_model=UserList, summary="List users, oldest first")
+async def list_users(space: Space, limit: PageSize = 50, offset: Offset = 0) -> UserList:
+    users, total = space.list_users(limit=limit, offset=offset)
+    return UserList(users=[UserOut.from_record(u) for u in users], total_count=total)
+
+
+@router.get("/{user_id}", response_model=UserOut, summary="Get a user")
+async def get_user(user_id: str, space: Space) -> UserOut:
+    return UserOut.from_record(space.get_user(user_id))
+
+
+@router.patch("/{user_id}", response_model=UserOut, summary="Update a user's profile fields")
+async def update_user(user_id: str, body: UserUpdate, space: Space) -> UserOut:
+    return UserOut.from_record(space.update_user(user_id, **body.model_dump(exclude_unset=True)))
+
+
+@router.delete("/{user_id}", status_code=204, summary="Delete a user, their threads and their graph")
+async def delete_user(user_id: str, space: Space) -> Response:
+    await space.delete_user(user_id)
+    return Response(status_code=204)
+
+
+@router.get("/{user_id}/threads", response_model=ThreadList, summary="A user's threads")
+async def user_threads(user_id: str, space: Space, limit: PageSize = 50, offset: Offset = 0) -> ThreadList:
+    threads = space.list_threads(user_id=user_id, limit=limit, offset=offset)
+    return ThreadList(threads=[ThreadOut.from_record(t) for t in threads])
+
+
+@router.get("/{user_id}/context", response_model=ContextResponse,
+            summary="The context block of a user's graph for a query (the paper's template)")
+async def user_context(user_id: str, query: QueryText, space: Space) -> ContextResponse:
+    return ContextResponse(context=await space.user_context(user_id, query))

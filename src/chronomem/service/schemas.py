@@ -1,0 +1,424 @@
+"""HTTP request and response models, named after Zep's v3 API where it has a name for the thing.
+
+They are separate from the domain models on purpose: the wire format can keep its names (``uuid``,
+``fact_name``, ``source_node_uuid``) and its limits while the library evolves. Conversions from
+domain objects are the ``from_domain`` class methods; conversions to library calls live in the
+routers. Every datetime must carry a timezone (a naive one is a 422).
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+
+from chronomem.domain import Community, Entity, Episode, Fact
+from chronomem.filters import SearchFilters, TimeRange
+from chronomem.service.controlplane import GraphRecord, ThreadRecord, UserRecord
+from chronomem.timeutil import UTCDateTime
+
+__all__ = [
+    "AddEpisodeRequest",
+    "AddEpisodeResponse",
+    "AddFactRequest",
+    "AddMessagesRequest",
+    "AddMessagesResponse",
+    "CommunityOut",
+    "ContextResponse",
+    "EntityOut",
+    "EpisodeList",
+    "EpisodeOut",
+    "FactOut",
+    "GraphCreate",
+    "GraphList",
+    "GraphOut",
+    "Health",
+    "MessageIn",
+    "MessageList",
+    "MessageOut",
+    "Ready",
+    "SearchFiltersIn",
+    "SearchRequest",
+    "SearchResponse",
+    "TaskEpisode",
+    "TaskOut",
+    "ThreadCreate",
+    "ThreadList",
+    "ThreadOut",
+    "TimeRangeIn",
+    "UserCreate",
+    "UserList",
+    "UserOut",
+    "UserUpdate",
+]
+
+# Ids chosen by callers: printable, no control characters, bounded.
+Name = Annotated[str, StringConstraints(min_length=1, max_length=256, pattern=r"^[^\x00-\x1f\x7f]+$")]
+Short = Annotated[str, StringConstraints(max_length=256)]
+Text = Annotated[str, StringConstraints(min_length=1, max_length=50_000)]
+Query = Annotated[str, StringConstraints(min_length=1, max_length=4_000)]
+Metadata = Annotated[dict[str, Any], Field(max_length=64)]
+
+
+class _In(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class _Target(_In):
+    """Exactly one of ``user_id`` (a user's graph) and ``graph_id`` (a named graph)."""
+
+    user_id: Name | None = None
+    graph_id: Name | None = None
+
+    @model_validator(mode="after")
+    def _one_target(self) -> _Target:
+        if (self.user_id is None) == (self.graph_id is None):
+            raise ValueError("give exactly one of user_id and graph_id")
+        return self
+
+
+# -- users, graphs, threads --------------------------------------------------------------------------
+
+
+class UserCreate(_In):
+    user_id: Name
+    email: Short | None = None
+    first_name: Short | None = None
+    last_name: Short | None = None
+    metadata: Metadata = {}
+
+
+class UserUpdate(_In):
+    email: Short | None = None
+    first_name: Short | None = None
+    last_name: Short | None = None
+    metadata: Metadata | None = None
+
+
+class UserOut(BaseModel):
+    user_id: str
+    email: str | None
+    first_name: str | None
+    last_name: str | None
+    metadata: dict[str, Any]
+    created_at: datetime
+    updated_at: datetime
+
+    @classmethod
+    def from_record(cls, user: UserRecord) -> UserOut:
+        return cls(
+            user_id=user.user_id, email=user.email, first_name=user.first_name, last_name=user.last_name,
+            metadata=user.metadata, created_at=user.created_at, updated_at=user.updated_at,
+        )
+
+
+class UserList(BaseModel):
+    users: list[UserOut]
+    total_count: int
+
+
+class GraphCreate(_In):
+    graph_id: Name
+    name: Short = ""
+    description: Annotated[str, StringConstraints(max_length=4_000)] = ""
+
+
+class GraphOut(BaseModel):
+    graph_id: str
+    name: str
+    description: str
+    created_at: datetime
+
+    @classmethod
+    def from_record(cls, graph: GraphRecord) -> GraphOut:
+        return cls(graph_id=graph.graph_id, name=graph.name, description=graph.description,
+                   created_at=graph.created_at)
+
+
+class GraphList(BaseModel):
+    graphs: list[GraphOut]
+
+
+class ThreadCreate(_In):
+    thread_id: Name
+    user_id: Name
+
+
+class ThreadOut(BaseModel):
+    thread_id: str
+    user_id: str
+    created_at: datetime
+
+    @classmethod
+    def from_record(cls, thread: ThreadRecord) -> ThreadOut:
+        return cls(thread_id=thread.thread_id, user_id=thread.user_id, created_at=thread.created_at)
+
+
+class ThreadList(BaseModel):
+    threads: list[ThreadOut]
+
+
+# -- messages ----------------------------------------------------------------------------------------
+
+
+class MessageIn(_In):
+    content: Text
+    role: Annotated[str, StringConstraints(min_length=1, max_length=64)] = "user"
+    name: Short | None = None  # the speaker's name; the role stands in when absent
+    created_at: UTCDateTime | None = None  # when it was said (default: now)
+    metadata: Metadata | None = None
+    uuid: Name | None = None  # a client-chosen id makes re-sending the message a no-op
+
+
+class AddMessagesRequest(_In):
+    messages: Annotated[list[MessageIn], Field(min_length=1, max_length=100)]
+
+
+class AddMessagesResponse(BaseModel):
+    message_uuids: list[str]
+    task_id: str
+
+
+class MessageOut(BaseModel):
+    uuid: str
+    role: str | None
+    name: str | None
+    content: str
+    created_at: datetime
+    metadata: dict[str, Any]
+    processed: bool
+
+    @classmethod
+    def from_domain(cls, episode: Episode) -> MessageOut:
+        return cls(
+            uuid=episode.id, role=episode.role, name=episode.speaker, content=episode.content,
+            created_at=episode.reference_time, metadata=episode.metadata,
+            processed=episode.status.value in ("done", "unextracted"),
+        )
+
+
+class MessageList(BaseModel):
+    messages: list[MessageOut]
+
+
+class ContextResponse(BaseModel):
+    context: str
+
+
+# -- graph -------------------------------------------------------------------------------------------
+
+
+class AddEpisodeRequest(_Target):
+    type: Literal["text", "json", "message"] = "text"
+    data: Text
+    source_description: Short = ""
+    created_at: UTCDateTime | None = None  # when it happened or was said (default: now)
+    role: Short | None = None  # message episodes
+    speaker: Short | None = None  # message episodes
+    metadata: Metadata | None = None
+    uuid: Name | None = None
+
+    @model_validator(mode="after")
+    def _json_parses(self) -> AddEpisodeRequest:
+        if self.type == "json":
+            try:
+                json.loads(self.data)
+            except ValueError as exc:
+                raise ValueError(f"data of a json episode must be JSON: {exc}") from None
+        return self
+
+
+class EpisodeOut(BaseModel):
+    uuid: str
+    type: str
+    content: str
+    speaker: str | None
+    role: str | None
+    created_at: datetime  # when it happened (the reference time)
+    ingested_at: datetime
+    source_description: str
+    metadata: dict[str, Any]
+    status: str
+    attempts: int
+    error: str | None
+
+    @classmethod
+    def from_domain(cls, episode: Episode) -> EpisodeOut:
+        return cls(
+            uuid=episode.id, type=episode.kind.value, content=episode.content, speaker=episode.speaker,
+            role=episode.role, created_at=episode.reference_time, ingested_at=episode.created_at,
+            source_description=episode.source_description, metadata=episode.metadata,
+            status=episode.status.value, attempts=episode.attempts, error=episode.last_error,
+        )
+
+
+class EpisodeList(BaseModel):
+    episodes: list[EpisodeOut]
+
+
+class AddEpisodeResponse(BaseModel):
+    episode: EpisodeOut
+    task_id: str
+
+
+class AddFactRequest(_Target):
+    """A fact triple: two entities (found by name, created if new) and the fact between them."""
+
+    source_node_name: Annotated[str, StringConstraints(min_length=1, max_length=512)]
+    target_node_name: Annotated[str, StringConstraints(min_length=1, max_length=512)]
+    fact_name: Annotated[str, StringConstraints(min_length=1, max_length=128)]  # relation, e.g. WORKS_AT
+    fact: Text
+    valid_at: UTCDateTime | None = None
+    invalid_at: UTCDateTime | None = None
+
+    @model_validator(mode="after")
+    def _ordered(self) -> AddFactRequest:
+        if self.valid_at and self.invalid_at and self.invalid_at < self.valid_at:
+            raise ValueError("invalid_at is before valid_at")
+        return self
+
+
+class FactOut(BaseModel):
+    uuid: str
+    name: str  # the relation type
+    fact: str
+    source_node_uuid: str
+    target_node_uuid: str
+    episodes: list[str]
+    attributes: dict[str, Any]
+    valid_at: datetime | None
+    invalid_at: datetime | None
+    created_at: datetime
+    expired_at: datetime | None
+    score: float | None = None
+
+    @classmethod
+    def from_domain(cls, fact: Fact, score: float | None = None) -> FactOut:
+        return cls(
+            uuid=fact.id, name=fact.relation_type, fact=fact.fact, source_node_uuid=fact.source_id,
+            target_node_uuid=fact.target_id, episodes=list(fact.episode_ids), attributes=fact.attributes,
+            valid_at=fact.valid_at, invalid_at=fact.invalid_at, created_at=fact.created_at,
+            expired_at=fact.expired_at, score=score,
+        )
+
+
+class EntityOut(BaseModel):
+    uuid: str
+    name: str
+    labels: list[str]
+    summary: str
+    attributes: dict[str, Any]
+    created_at: datetime
+    score: float | None = None
+
+    @classmethod
+    def from_domain(cls, entity: Entity, score: float | None = None) -> EntityOut:
+        return cls(
+            uuid=entity.id, name=entity.name, labels=list(entity.labels), summary=entity.summary,
+            attributes=entity.attributes, created_at=entity.created_at, score=score,
+        )
+
+
+class CommunityOut(BaseModel):
+    uuid: str
+    name: str
+    summary: str
+    score: float | None = None
+
+    @classmethod
+    def from_domain(cls, community: Community, score: float | None = None) -> CommunityOut:
+        return cls(uuid=community.id, name=community.name, summary=community.summary, score=score)
+
+
+# -- search ------------------------------------------------------------------------------------------
+
+
+class TimeRangeIn(_In):
+    start: UTCDateTime | None = None
+    end: UTCDateTime | None = None
+    include_null: bool = False
+
+    def to_domain(self) -> TimeRange:
+        return TimeRange(start=self.start, end=self.end, include_null=self.include_null)
+
+
+class SearchFiltersIn(_In):
+    labels: Annotated[list[Short], Field(max_length=50)] | None = None
+    relation_types: Annotated[list[Short], Field(max_length=50)] | None = None
+    valid_at: TimeRangeIn | None = None
+    invalid_at: TimeRangeIn | None = None
+    created_at: TimeRangeIn | None = None
+    expired_at: TimeRangeIn | None = None
+    as_of: UTCDateTime | None = None  # facts true in the world at this time
+    known_at: UTCDateTime | None = None  # facts our database held at this time
+    include_superseded: bool = False
+
+    def to_domain(self) -> SearchFilters:
+        ranges = {
+            name: getattr(self, name).to_domain()
+            for name in ("valid_at", "invalid_at", "created_at", "expired_at")
+            if getattr(self, name) is not None
+        }
+        return SearchFilters(
+            labels=tuple(self.labels) if self.labels is not None else None,
+            relation_types=tuple(self.relation_types) if self.relation_types is not None else None,
+            as_of=self.as_of, known_at=self.known_at, include_superseded=self.include_superseded, **ranges,
+        )
+
+
+SearchScope = Literal["facts", "entities", "episodes", "communities", "edges", "nodes"]
+SearchReranker = Literal["rrf", "mmr", "episode_mentions", "node_distance", "cross_encoder"]
+
+
+class SearchRequest(_Target):
+    query: Query
+    scopes: Annotated[list[SearchScope], Field(min_length=1, max_length=4)] = ["facts"]
+    reranker: SearchReranker = "rrf"
+    limit: Annotated[int, Field(ge=1, le=100)] = 10
+    mmr_lambda: Annotated[float, Field(ge=0.0, le=1.0)] = 0.5
+    center_node_uuid: Name | None = None  # for the node_distance reranker
+    filters: SearchFiltersIn | None = None
+
+    @model_validator(mode="after")
+    def _center_for_distance(self) -> SearchRequest:
+        if self.reranker == "node_distance" and self.center_node_uuid is None:
+            raise ValueError("the node_distance reranker needs center_node_uuid")
+        return self
+
+
+class SearchResponse(BaseModel):
+    facts: list[FactOut] = []
+    entities: list[EntityOut] = []
+    episodes: list[EpisodeOut] = []
+    communities: list[CommunityOut] = []
+
+
+# -- tasks and probes --------------------------------------------------------------------------------
+
+
+class TaskEpisode(BaseModel):
+    uuid: str
+    status: str
+    attempts: int
+    error: str | None
+
+
+class TaskOut(BaseModel):
+    task_id: str
+    status: Literal["pending", "processing", "done", "failed"]
+    attempts: int
+    error: str | None
+    created_at: datetime
+    episodes: list[TaskEpisode]
+
+
+class Health(BaseModel):
+    status: Literal["ok"] = "ok"
+
+
+class Ready(BaseModel):
+    status: Literal["ready", "not_ready"]
+    store: bool
+    workers: Literal["running", "stopped", "external"]

@@ -1,0 +1,236 @@
+"""What one project may do: the service's operations, each a short composition of the control plane
+(who owns what) and the library facade (the graph).
+
+Every operation starts from the caller's :class:`~chronomem.service.controlplane.Project`, resolves
+the names it was given (user, thread, graph, task) *inside that project* and only then touches a
+store group. A name from another project is simply not found, so no route can reach across.
+HTTP routers, and anything else that serves projects, call one method here per request.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from chronomem.domain import Entity, Episode, EpisodeStatus, Fact
+from chronomem.errors import InvalidInputError, NotFoundError
+from chronomem.memory import Chronomem, NewMessage
+from chronomem.service.controlplane import (
+    ControlPlane,
+    GraphRecord,
+    Project,
+    TaskRecord,
+    ThreadRecord,
+    UserRecord,
+)
+
+__all__ = ["GraphRef", "ProjectSpace", "TaskView", "task_status"]
+
+_THREAD_CONTEXT_MESSAGES = 2  # a thread's context is about its latest exchange when no query is given
+
+
+@dataclass(frozen=True, slots=True)
+class GraphRef:
+    """A user's graph or a named graph of the caller's project: exactly one is set."""
+
+    user_id: str | None = None
+    graph_id: str | None = None
+
+    def __post_init__(self) -> None:
+        if (self.user_id is None) == (self.graph_id is None):
+            raise InvalidInputError("give exactly one of user_id and graph_id")
+
+
+@dataclass(frozen=True, slots=True)
+class TaskView:
+    """A task and the current state of its episodes."""
+
+    task: TaskRecord
+    status: str
+    episodes: tuple[Episode, ...]
+
+    @property
+    def attempts(self) -> int:
+        return max((e.attempts for e in self.episodes), default=0)
+
+    @property
+    def error(self) -> str | None:
+        return next((e.last_error for e in self.episodes if e.status is EpisodeStatus.FAILED), None)
+
+
+def task_status(episodes: Sequence[Episode]) -> str:
+    """``failed`` if any failed, else ``processing`` while any is held by a worker, else ``pending``
+    while any waits, else ``done`` (stored-but-unextracted episodes count as done: no model)."""
+    statuses = {e.status for e in episodes}
+    for status in (EpisodeStatus.FAILED, EpisodeStatus.PROCESSING, EpisodeStatus.PENDING):
+        if status in statuses:
+            return status.value
+    return EpisodeStatus.DONE.value
+
+
+class ProjectSpace:
+    """The service's operations for one project."""
+
+    def __init__(
+        self, project: Project, control: ControlPlane, memory: Chronomem, notify: Callable[[], None] = lambda: None
+    ) -> None:
+        self.project = project
+        self._control = control
+        self._memory = memory
+        self._notify = notify  # wakes the in-process workers after a write queued episodes
+
+    @property
+    def _pid(self) -> str:
+        return self.project.id
+
+    # -- users -------------------------------------------------------------------------------------
+
+    def create_user(self, user_id: str, **profile: Any) -> UserRecord:
+        return self._control.create_user(self._pid, user_id, **profile)
+
+    def get_user(self, user_id: str) -> UserRecord:
+        return self._control.get_user(self._pid, user_id)
+
+    def update_user(self, user_id: str, **changes: Any) -> UserRecord:
+        return self._control.update_user(self._pid, user_id, **changes)
+
+    def list_users(self, *, limit: int, offset: int) -> tuple[list[UserRecord], int]:
+        return self._control.list_users(self._pid, limit=limit, offset=offset), self._control.count_users(self._pid)
+
+    async def delete_user(self, user_id: str) -> UserRecord:
+        """Forget the user, their threads and their whole graph."""
+        user = self._control.delete_user(self._pid, user_id)
+        await self._memory.delete_group(user.group_id)
+        return user
+
+    # -- named graphs ------------------------------------------------------------------------------
+
+    def create_graph(self, graph_id: str, *, name: str = "", description: str = "") -> GraphRecord:
+        return self._control.create_graph(self._pid, graph_id, name=name, description=description)
+
+    def get_graph(self, graph_id: str) -> GraphRecord:
+        return self._control.get_graph(self._pid, graph_id)
+
+    def list_graphs(self, *, limit: int, offset: int) -> list[GraphRecord]:
+        return self._control.list_graphs(self._pid, limit=limit, offset=offset)
+
+    async def delete_graph(self, graph_id: str) -> GraphRecord:
+        graph = self._control.delete_graph(self._pid, graph_id)
+        await self._memory.delete_group(graph.group_id)
+        return graph
+
+    def group_of(self, ref: GraphRef) -> str:
+        """The store group behind a user or named graph of this project (``NotFoundError`` else)."""
+        if ref.user_id is not None:
+            return self._control.get_user(self._pid, ref.user_id).group_id
+        assert ref.graph_id is not None
+        return self._control.get_graph(self._pid, ref.graph_id).group_id
+
+    # -- threads -----------------------------------------------------------------------------------
+
+    def create_thread(self, thread_id: str, user_id: str) -> ThreadRecord:
+        return self._control.create_thread(self._pid, thread_id, user_id)
+
+    def get_thread(self, thread_id: str) -> ThreadRecord:
+        return self._control.get_thread(self._pid, thread_id)
+
+    def list_threads(self, *, user_id: str | None, limit: int, offset: int) -> list[ThreadRecord]:
+        if user_id is not None:
+            self._control.get_user(self._pid, user_id)
+        return self._control.list_threads(self._pid, user_id=user_id, limit=limit, offset=offset)
+
+    def delete_thread(self, thread_id: str) -> ThreadRecord:
+        return self._control.delete_thread(self._pid, thread_id)
+
+    async def add_messages(self, thread_id: str, messages: Sequence[NewMessage]) -> tuple[list[Episode], TaskRecord]:
+        """Store the messages durably in the thread's user graph and queue them; returns at once."""
+        thread = self._control.get_thread(self._pid, thread_id)
+        group_id = self._control.get_user(self._pid, thread.user_id).group_id
+        episodes = Chronomem.message_episodes(group_id, messages, source=f"thread {thread_id}")
+        self._refuse_duplicate_ids(episodes)
+        stored = await self._memory.enqueue(episodes)
+        self._control.append_messages(self._pid, thread_id, [e.id for e in stored])
+        task = self._control.create_task(self._pid, group_id, [e.id for e in stored])
+        self._notify()
+        return stored, task
+
+    def _refuse_duplicate_ids(self, episodes: Sequence[Episode]) -> None:
+        if len({e.id for e in episodes}) != len(episodes):
+            raise InvalidInputError("two messages of one request carry the same uuid")
+
+    async def thread_messages(self, thread_id: str, *, last: int | None = None) -> list[Episode]:
+        thread = self._control.get_thread(self._pid, thread_id)
+        group_id = self._control.get_user(self._pid, thread.user_id).group_id
+        ids = self._control.message_ids(self._pid, thread_id, last=last)
+        return await self._memory.get_episodes(group_id, ids)
+
+    async def thread_context(self, thread_id: str, query: str | None, **options: Any) -> str:
+        """The user's context block for ``query``, or for the thread's latest messages."""
+        thread = self._control.get_thread(self._pid, thread_id)
+        if not query:
+            latest = await self.thread_messages(thread_id, last=_THREAD_CONTEXT_MESSAGES)
+            query = "\n".join(e.text for e in latest)
+        if not query:
+            return ""
+        return await self.user_context(thread.user_id, query, **options)
+
+    async def user_context(self, user_id: str, query: str, **options: Any) -> str:
+        group_id = self._control.get_user(self._pid, user_id).group_id
+        return await self._memory.context([group_id], query, **options)
+
+    # -- graph writes ------------------------------------------------------------------------------
+
+    async def add_episode(self, ref: GraphRef, content: str, **fields: Any) -> tuple[Episode, TaskRecord]:
+        """Store one episode (text, json or message) durably and queue it; returns at once."""
+        group_id = self.group_of(ref)
+        episode = Chronomem.new_episode(group_id, content, **fields)
+        [stored] = await self._memory.enqueue([episode])
+        task = self._control.create_task(self._pid, group_id, [stored.id])
+        self._notify()
+        return stored, task
+
+    async def add_fact(self, ref: GraphRef, **fact: Any) -> Any:
+        return await self._memory.add_fact(self.group_of(ref), **fact)
+
+    # -- graph reads and deletes -------------------------------------------------------------------
+
+    async def search(self, ref: GraphRef, query: str, **options: Any) -> Any:
+        return await self._memory.search([self.group_of(ref)], query, **options)
+
+    async def list_episodes(self, ref: GraphRef, *, limit: int) -> list[Episode]:
+        return await self._memory.list_episodes(self.group_of(ref), limit=limit)
+
+    async def get_episode(self, ref: GraphRef, episode_id: str) -> Episode:
+        return await self._memory.get_episode(self.group_of(ref), episode_id)
+
+    async def delete_episode(self, ref: GraphRef, episode_id: str) -> None:
+        await self._memory.remove_episode(self.group_of(ref), episode_id)
+
+    async def get_entity(self, ref: GraphRef, entity_id: str) -> Entity:
+        return await self._memory.get_entity(self.group_of(ref), entity_id)
+
+    async def delete_entity(self, ref: GraphRef, entity_id: str) -> Entity:
+        return await self._memory.delete_entity(self.group_of(ref), entity_id)
+
+    async def get_fact(self, ref: GraphRef, fact_id: str) -> Fact:
+        return await self._memory.get_fact(self.group_of(ref), fact_id)
+
+    async def delete_fact(self, ref: GraphRef, fact_id: str) -> Fact:
+        return await self._memory.delete_fact(self.group_of(ref), fact_id)
+
+    # -- tasks -------------------------------------------------------------------------------------
+
+    async def get_task(self, task_id: str) -> TaskView:
+        task = self._control.get_task(self._pid, task_id)
+        episodes = await self._memory.get_episodes(task.group_id, task.episode_ids)
+        if not episodes:
+            raise NotFoundError(f"task {task_id!r} not found (its episodes were deleted)")
+        return TaskView(task, task_status(episodes), tuple(episodes))
+
+    async def retry_task(self, task_id: str) -> TaskView:
+        """Queue the task's failed episodes again."""
+        task = self._control.get_task(self._pid, task_id)
+        await self._memory.retry(task.group_id, task.episode_ids)
+        self._notify()
+        return await self.get_task(task_id)

@@ -1,0 +1,114 @@
+"""The control plane: keys are stored hashed, revocable, and everything is scoped to a project."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from chronomem.errors import ConflictError, NotFoundError
+from chronomem.service.controlplane import ControlPlane, derive_group_id
+
+
+@pytest.fixture
+def control(tmp_path):
+    plane = ControlPlane.open(tmp_path / "control.db")
+    yield plane
+    plane.close()
+
+
+def test_a_key_authenticates_its_project_and_its_secret_is_not_stored(control, tmp_path):
+    info, secret = control.create_key("acme", name="ci")
+    project = control.authenticate(secret)
+    assert project is not None and project.name == "acme" and project.id == info.project_id
+    raw = sqlite3.connect(tmp_path / "control.db").execute("SELECT * FROM api_keys").fetchall()
+    assert secret.split("_", 2)[2] not in repr(raw)
+
+
+@pytest.mark.parametrize("presented", ["", "cmk_", "cmk_nope_nope", "Bearer x", "cmk_{id}_wrong"])
+def test_malformed_or_wrong_keys_authenticate_nothing(control, presented):
+    info, _ = control.create_key("acme")
+    assert control.authenticate(presented.format(id=info.id)) is None
+
+
+def test_a_revoked_key_stops_working_and_cannot_be_revoked_twice(control):
+    info, secret = control.create_key("acme")
+    control.revoke_key(info.id)
+    assert control.authenticate(secret) is None
+    with pytest.raises(ConflictError):
+        control.revoke_key(info.id)
+    with pytest.raises(NotFoundError):
+        control.revoke_key("no-such-key")
+
+
+def test_a_second_process_sees_keys_created_after_it_opened(control, tmp_path):
+    other = ControlPlane.open(tmp_path / "control.db")
+    _, secret = control.create_key("acme")
+    assert other.authenticate(secret) is not None
+    other.close()
+
+
+def test_users_of_two_projects_with_the_same_id_are_different_users_with_different_graphs(control):
+    a = control.ensure_project("a")
+    b = control.ensure_project("b")
+    alice_a = control.create_user(a.id, "alice", email="a@example.com")
+    alice_b = control.create_user(b.id, "alice")
+    assert alice_a.group_id != alice_b.group_id
+    assert control.get_user(b.id, "alice").email is None
+    control.delete_user(a.id, "alice")
+    assert control.get_user(b.id, "alice") == alice_b
+    with pytest.raises(NotFoundError):
+        control.get_user(a.id, "alice")
+
+
+def test_group_ids_are_safe_and_unambiguous():
+    assert derive_group_id("user", "p", "a\"b") != derive_group_id("user", "p", "a\",\"b")
+    assert derive_group_id("user", "p", "x") != derive_group_id("graph", "p", "x")
+    assert derive_group_id("user", "p1", "x") != derive_group_id("user", "p2", "x")
+    assert derive_group_id("user", "p", "'; DROP TABLE x; --").isalnum() is False  # has the "u_" prefix
+    assert derive_group_id("user", "p", "'; DROP TABLE x; --")[2:].isalnum()
+
+
+def test_creating_an_existing_user_is_a_conflict_and_changes_nothing(control):
+    p = control.ensure_project("p")
+    control.create_user(p.id, "u", first_name="Ann")
+    with pytest.raises(ConflictError):
+        control.create_user(p.id, "u", first_name="Bob")
+    assert control.get_user(p.id, "u").first_name == "Ann"
+
+
+def test_threads_keep_message_ids_in_order_and_die_with_their_user(control):
+    p = control.ensure_project("p")
+    control.create_user(p.id, "u")
+    control.create_thread(p.id, "t", "u")
+    control.append_messages(p.id, "t", ["m1", "m2"])
+    control.append_messages(p.id, "t", ["m3"])
+    assert control.message_ids(p.id, "t") == ["m1", "m2", "m3"]
+    assert control.message_ids(p.id, "t", last=2) == ["m2", "m3"]
+    control.delete_user(p.id, "u")
+    with pytest.raises(NotFoundError):
+        control.get_thread(p.id, "t")
+
+
+def test_a_thread_needs_an_existing_user_of_the_same_project(control):
+    p = control.ensure_project("p")
+    q = control.ensure_project("q")
+    control.create_user(q.id, "u")
+    with pytest.raises(NotFoundError):
+        control.create_thread(p.id, "t", "u")
+
+
+def test_tasks_are_only_visible_to_their_project(control):
+    p = control.ensure_project("p")
+    q = control.ensure_project("q")
+    task = control.create_task(p.id, "g", ["e1", "e2"])
+    assert control.get_task(p.id, task.task_id).episode_ids == ("e1", "e2")
+    with pytest.raises(NotFoundError):
+        control.get_task(q.id, task.task_id)
+
+
+def test_user_updates_change_only_what_was_given(control):
+    p = control.ensure_project("p")
+    control.create_user(p.id, "u", email="old@example.com", metadata={"k": 1})
+    updated = control.update_user(p.id, "u", first_name="Ann")
+    assert (updated.email, updated.first_name, updated.metadata) == ("old@example.com", "Ann", {"k": 1})
