@@ -1,0 +1,184 @@
+"""Adapter for OpenAI-compatible chat completions (``POST {base_url}/chat/completions``).
+
+One adapter covers OpenAI, Azure OpenAI, Ollama, vLLM, llama.cpp server, LM Studio, Groq, Together,
+OpenRouter and DeepSeek: they differ only in base URL, authentication header and how much of
+``response_format`` they support. Structured output, by ``structured_output``:
+
+- ``json_schema``: ``response_format={"type": "json_schema", ...}`` with the answer's schema;
+- ``json_object``: ``response_format={"type": "json_object"}`` and the schema in the system message;
+- ``prompt``: no ``response_format``; the schema in the system message;
+- ``auto`` (default): start with ``json_schema`` and step down when the endpoint refuses the
+  ``response_format`` with a 400 (remembered for later calls of this adapter).
+
+Whatever the mode, the answer text goes through the tolerant parser (code fences, prose,
+``<think>`` blocks) and validation, with one corrective retry (:mod:`chronomem.llm.answering`).
+``finish_reason == "length"`` raises ``ModelTruncatedError``. The wire format is spoken with httpx
+directly, so no SDK (and no SDK retry loop) is involved.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Literal
+
+import httpx
+
+from chronomem.errors import ModelOutputError
+from chronomem.llm.accounting import estimate_message_tokens, estimate_tokens
+from chronomem.llm.answering import Reply, answer_prompt
+from chronomem.llm.base import Completion, Message, Prompt
+from chronomem.llm.cache import answer_schema
+from chronomem.llm.transport import ProviderRequestError, ProviderUnavailableError, new_http_client, post_json
+
+__all__ = ["OpenAIChatModel", "StructuredOutputMode", "schema_instruction"]
+
+StructuredOutputMode = Literal["auto", "json_schema", "json_object", "prompt"]
+
+_STEP_DOWN: dict[str, str] = {"json_schema": "json_object", "json_object": "prompt"}
+_RESPONSE_FORMAT_WORDS = ("response_format", "json_schema", "json_object", "structured output")
+_SCHEMA_NAME = re.compile(r"[^a-zA-Z0-9_-]")
+
+
+def schema_instruction(answer: type[Any]) -> str:
+    """The system-message text that asks for JSON matching the answer's schema."""
+    schema = json.dumps(answer_schema(answer), separators=(",", ":"))
+    return (
+        "Respond with one JSON object that conforms to this JSON schema, and nothing else "
+        f"(no prose, no code fences):\n{schema}"
+    )
+
+
+def _with_instruction(messages: list[Message], instruction: str) -> list[dict[str, str]]:
+    rendered = [{"role": m.role, "content": m.content} for m in messages]
+    if rendered and rendered[0]["role"] == "system":
+        rendered[0] = {"role": "system", "content": f"{rendered[0]['content']}\n\n{instruction}"}
+    else:
+        rendered.insert(0, {"role": "system", "content": instruction})
+    return rendered
+
+
+def _refuses_response_format(error: ProviderRequestError) -> bool:
+    body = error.body.casefold()
+    return error.status == 400 and any(word in body for word in _RESPONSE_FORMAT_WORDS)
+
+
+def _content_text(content: Any) -> str:
+    if isinstance(content, list):  # some servers send content parts
+        return "".join(part.get("text", "") for part in content if isinstance(part, dict))
+    return content if isinstance(content, str) else ""
+
+
+class OpenAIChatModel:
+    """A ``LanguageModel`` over an OpenAI-compatible ``/chat/completions`` endpoint.
+
+    ``api_key`` goes in ``Authorization: Bearer`` (or in ``api-key`` when ``auth_header="api-key"``,
+    as Azure wants, with ``api_version`` as the ``api-version`` query parameter). ``extra_body``
+    is merged into every request (e.g. ``{"seed": 7}`` or provider routing options).
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str = "https://api.openai.com/v1",
+        api_key: str | None = None,
+        provider: str = "openai",
+        structured_output: StructuredOutputMode = "auto",
+        timeout_s: float = 60.0,
+        temperature: float | None = 0.0,
+        max_tokens_field: str = "max_tokens",
+        auth_header: Literal["bearer", "api-key"] = "bearer",
+        api_version: str | None = None,
+        extra_headers: dict[str, str] | None = None,
+        extra_body: dict[str, Any] | None = None,
+        corrective_retries: int = 1,
+        client: httpx.AsyncClient | None = None,
+    ) -> None:
+        self.model = model
+        self.model_name = f"{provider}:{model}"
+        self.url = base_url.rstrip("/") + "/chat/completions"
+        self.structured_output = structured_output
+        self.mode: str = "json_schema" if structured_output == "auto" else structured_output
+        self.temperature = temperature
+        self.max_tokens_field = max_tokens_field
+        self.extra_body = dict(extra_body or {})
+        self.corrective_retries = corrective_retries
+        self._params = {"api-version": api_version} if api_version else None
+        self._headers = dict(extra_headers or {})
+        if api_key:
+            self._headers.update(
+                {"api-key": api_key} if auth_header == "api-key" else {"Authorization": f"Bearer {api_key}"}
+            )
+        self._timeout_s = timeout_s
+        self._client = client
+
+    @property
+    def client(self) -> httpx.AsyncClient:
+        if self._client is None:
+            self._client = new_http_client(self._timeout_s)
+        return self._client
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+
+    def _payload(self, prompt: Prompt[Any, Any], messages: list[Message], mode: str) -> dict[str, Any]:
+        payload: dict[str, Any] = {"model": self.model, self.max_tokens_field: prompt.max_output_tokens}
+        if self.temperature is not None:
+            payload["temperature"] = self.temperature
+        if mode == "json_schema":
+            payload["messages"] = [{"role": m.role, "content": m.content} for m in messages]
+            payload["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {
+                    "name": _SCHEMA_NAME.sub("_", prompt.name)[:64] or "answer",
+                    "schema": answer_schema(prompt.answer),
+                },
+            }
+        else:
+            payload["messages"] = _with_instruction(messages, schema_instruction(prompt.answer))
+            if mode == "json_object":
+                payload["response_format"] = {"type": "json_object"}
+        payload.update(self.extra_body)
+        return payload
+
+    async def _send(self, prompt: Prompt[Any, Any], messages: list[Message]) -> dict[str, Any]:
+        while True:
+            mode = self.mode
+            payload = self._payload(prompt, messages, mode)
+            try:
+                return await post_json(
+                    self.client, self.url, payload, headers=self._headers, params=self._params, target=self.url
+                )
+            except ProviderRequestError as error:
+                can_step_down = self.structured_output == "auto" and mode in _STEP_DOWN
+                if not (can_step_down and _refuses_response_format(error)):
+                    raise
+                self.mode = _STEP_DOWN[mode]
+
+    def _reply(self, data: dict[str, Any], messages: list[Message]) -> Reply:
+        choices = data.get("choices")
+        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+            raise ProviderUnavailableError(f"{self.url} answered without choices: {str(data)[:300]}")
+        choice = choices[0]
+        message = choice.get("message") or {}
+        text = _content_text(message.get("content"))
+        if not text and message.get("refusal"):
+            raise ModelOutputError(f"{self.model_name} refused to answer: {message['refusal']}")
+        usage = data.get("usage") or {}
+        return Reply(
+            text=text,
+            input_tokens=int(usage.get("prompt_tokens") or estimate_message_tokens(messages)),
+            output_tokens=int(usage.get("completion_tokens") or estimate_tokens(text)),
+            truncated=choice.get("finish_reason") == "length",
+            model=data.get("model") or self.model,
+        )
+
+    async def complete(self, prompt: Prompt[Any, Any], context: Any) -> Completion[Any]:
+        async def ask(messages: list[Message]) -> Reply:
+            return self._reply(await self._send(prompt, messages), messages)
+
+        return await answer_prompt(
+            prompt, context, ask, model=self.model_name, corrective_retries=self.corrective_retries
+        )

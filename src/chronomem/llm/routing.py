@@ -1,0 +1,32 @@
+"""Route each prompt to the model configured for its role (``Prompt.role``)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from chronomem.llm.base import Completion, LanguageModel, Prompt
+from chronomem.llm.closing import aclose_model
+
+__all__ = ["RoutedModel"]
+
+
+class RoutedModel:
+    """Answers a prompt with ``routes[prompt.role]``, or ``default`` when its role has no route."""
+
+    def __init__(self, default: LanguageModel, routes: Mapping[str, LanguageModel] | None = None) -> None:
+        self.default = default
+        self.routes = dict(routes or {})
+
+    def model_for(self, role: str) -> LanguageModel:
+        return self.routes.get(role, self.default)
+
+    async def complete(self, prompt: Prompt[Any, Any], context: Any) -> Completion[Any]:
+        return await self.model_for(prompt.role).complete(prompt, context)
+
+    async def aclose(self) -> None:
+        seen: set[int] = set()
+        for model in (self.default, *self.routes.values()):
+            if id(model) not in seen:
+                seen.add(id(model))
+                await aclose_model(model)
