@@ -1,0 +1,24 @@
+"""Ingestion: episodes in, a bi-temporal knowledge graph out (DESIGN §2; docs/ingestion.md).
+
+The stages live in :mod:`~chronomem.ingest.stages`, their pure rules in :mod:`.resolution`,
+:mod:`.fact_resolution`, :mod:`.invalidation`, :mod:`.summaries` and :mod:`.removal`, the prompts
+and their answer models in :mod:`.prompts`. :class:`Ingestor` runs them.
+"""
+
+from chronomem.ingest.config import ExtractionMode, IngestConfig
+from chronomem.ingest.json_mapping import EntitySpec, FactSpec, JsonMapping
+from chronomem.ingest.ontology import Ontology
+from chronomem.ingest.pipeline import EntitiesAdded, Ingestor, IngestResult, RemovalResult
+
+__all__ = [
+    "EntitiesAdded",
+    "EntitySpec",
+    "ExtractionMode",
+    "FactSpec",
+    "IngestConfig",
+    "IngestResult",
+    "Ingestor",
+    "JsonMapping",
+    "Ontology",
+    "RemovalResult",
+]

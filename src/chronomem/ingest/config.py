@@ -1,0 +1,48 @@
+"""Ingestion settings: one typed, frozen object (DESIGN §2). Thresholds are documented where used."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from chronomem.ingest.json_mapping import JsonMapping
+
+__all__ = ["ExtractionMode", "IngestConfig"]
+
+ExtractionMode = Literal["staged", "combined"]
+
+
+class IngestConfig(BaseModel):
+    """Knobs of the ingestion pipeline. The defaults are the measured ones (docs/ingestion.md)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    # context: the previous n episodes of the group (the paper's n = 4: two dialogue rounds)
+    context_episodes: int = Field(default=4, ge=0)
+    # "staged": entities, then facts (paper); "combined": one call extracts both
+    extraction: ExtractionMode = "staged"
+    # a second pass asking the model which entities it missed (off: it costs one call per episode)
+    reflexion: bool = False
+
+    # entity resolution (see chronomem.ingest.resolution)
+    entity_candidates: int = Field(default=8, ge=1)  # per name, from each of cosine and BM25
+    fuzzy_merge: float = 0.92  # rapidfuzz ratio / 100 at or above which names merge without a model
+    embedding_merge: float = 0.95  # name cosine at or above which names merge without a model
+    fuzzy_ambiguous: float = 0.75  # below the merge bound, above this: ask the model
+    embedding_ambiguous: float = 0.80
+
+    # fact resolution (see chronomem.ingest.fact_resolution)
+    duplicate_similarity: float = 0.55  # same-pair facts at least this close are duplicate candidates
+    contradiction_similarity: float = 0.70  # endpoint-sharing facts at least this close may contradict
+    same_relation_similarity: float = 0.35  # the bound for facts of the same relation type
+    fact_candidates: int = Field(default=6, ge=1)  # per new fact, per kind
+
+    # entity summaries grow by appending facts; past this many characters a batched rewrite shortens them
+    summary_max_chars: int = Field(default=1200, ge=100)
+    summary_target_chars: int = Field(default=400, ge=50)
+    # summaries already past this fraction of the bound join a rewrite that happens anyway (amortized)
+    summary_early_rewrite: float = Field(default=0.7, gt=0, le=1)
+
+    # JSON episodes matching one of these are mapped to entities and facts without a model
+    json_mappings: tuple[JsonMapping, ...] = ()

@@ -1,0 +1,309 @@
+"""``Ingestor``: episodes in, a bi-temporal graph out (DESIGN §2, paper §2).
+
+``add_episode`` persists the episode first, then runs the stages in order::
+
+    context → extract entities → resolve entities → extract facts → resolve facts
+            → invalidation → summaries → one write (graph + `done` + usage)
+
+Lifecycle guarantees:
+
+- re-adding an episode id is a no-op (a different content under the same id is a ``ConflictError``);
+- one group's episodes are processed one at a time (a per-group lock), groups run in parallel;
+- every graph change of an episode and its ``done`` status land in one atomic write: a failure at any
+  stage writes nothing, marks the episode ``failed`` with the stage and error, and a retry completes it;
+- with no model configured, episodes are stored, embedded and searchable, marked ``unextracted``, and
+  :meth:`Ingestor.reprocess` extracts them later; JSON episodes with a declared mapping and
+  :meth:`Ingestor.add_fact` need no model at all.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import weakref
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from chronomem.domain import Entity, Episode, EpisodeKind, EpisodeStatus, Fact
+from chronomem.embed.base import Embedder
+from chronomem.errors import ConfigurationError, ConflictError, IngestionError, InvalidInputError, NotFoundError
+from chronomem.ingest import stages
+from chronomem.ingest.config import IngestConfig
+from chronomem.ingest.json_mapping import find_mapping, parse_record
+from chronomem.ingest.ontology import Ontology
+from chronomem.ingest.prompts import EpisodeText, ExtractedEntity, ExtractedFact, ExtractedGraph
+from chronomem.ingest.removal import plan_removal
+from chronomem.ingest.session import Session
+from chronomem.llm.base import LanguageModel, Usage
+from chronomem.store.base import GraphWrite, Store
+from chronomem.timeutil import ensure_utc, utc_now
+
+__all__ = ["EntitiesAdded", "IngestResult", "Ingestor", "RemovalResult"]
+
+EntitiesAdded = Callable[[str, list[str]], Awaitable[None]]
+"""``(group_id, entity_ids) -> None``: told about the entities an episode created (communities)."""
+
+_RERUNNABLE = (EpisodeStatus.PENDING, EpisodeStatus.PROCESSING, EpisodeStatus.FAILED)
+
+
+@dataclass(frozen=True, slots=True)
+class IngestResult:
+    """What one episode (or fact) did to the graph, and what it cost."""
+
+    episode: Episode
+    entities_created: tuple[Entity, ...] = ()
+    entities_updated: tuple[Entity, ...] = ()
+    facts_created: tuple[Fact, ...] = ()
+    facts_updated: tuple[Fact, ...] = ()  # restated: gained provenance
+    facts_invalidated: tuple[Fact, ...] = ()  # closed by a new fact
+    usage: Usage = field(default_factory=Usage)
+    warnings: tuple[str, ...] = ()
+    skipped: bool = False  # nothing done: already processed (or re-added)
+
+
+@dataclass(frozen=True, slots=True)
+class RemovalResult:
+    episode_id: str
+    facts_deleted: tuple[str, ...]
+    facts_updated: tuple[Fact, ...]
+    entities_deleted: tuple[str, ...]
+    entities_updated: tuple[Entity, ...]
+
+
+@dataclass(slots=True)
+class _Outcome:
+    write: GraphWrite
+    result: IngestResult
+
+
+class Ingestor:
+    """Runs the ingestion pipeline over a store; see the module docstring for its guarantees."""
+
+    def __init__(
+        self,
+        store: Store,
+        embedder: Embedder,
+        llm: LanguageModel | None,
+        *,
+        config: IngestConfig | None = None,
+        ontology: Ontology | None = None,
+        on_entities_added: EntitiesAdded | None = None,
+    ) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.llm = llm
+        self.config = config or IngestConfig()
+        self.ontology = ontology or Ontology()
+        self.on_entities_added = on_entities_added
+        self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
+
+    def _lock(self, group_id: str) -> asyncio.Lock:
+        lock = self._locks.get(group_id)
+        if lock is None:
+            lock = asyncio.Lock()
+            self._locks[group_id] = lock
+        return lock
+
+    # -- episodes ----------------------------------------------------------------------------------
+
+    async def enqueue(self, episode: Episode) -> Episode:
+        """Store the episode durably as ``pending`` (or return the stored one: ids are idempotent)."""
+        stored, inserted = await self.store.insert_episode(episode)
+        if not inserted and (stored.content, stored.kind) != (episode.content, episode.kind):
+            raise ConflictError(f"episode {episode.id!r} already exists in {episode.group_id!r} with other content")
+        return stored
+
+    async def add_episode(self, episode: Episode) -> IngestResult:
+        """Persist, then extract the episode into the graph. Re-adding a processed id changes nothing."""
+        lock = self._lock(episode.group_id)
+        async with lock:
+            stored = await self.enqueue(episode)
+            if stored.status not in _RERUNNABLE:
+                return IngestResult(stored, skipped=True)
+            return await self._process_locked(stored)
+
+    async def process(self, group_id: str, episode_id: str) -> IngestResult:
+        """Extract a stored episode (``pending``, ``failed`` or left ``processing`` by a crash)."""
+        lock = self._lock(group_id)
+        async with lock:
+            found = await self.store.get_episodes(group_id, [episode_id])
+            if not found:
+                raise NotFoundError(f"no episode {episode_id!r} in group {group_id!r}")
+            if found[0].status is EpisodeStatus.DONE:
+                return IngestResult(found[0], skipped=True)
+            return await self._process_locked(found[0])
+
+    async def reprocess(self, group_id: str) -> int:
+        """Extract the group's ``unextracted`` and ``failed`` episodes, oldest first; returns how many."""
+        if self.llm is None:
+            raise ConfigurationError("reprocess needs a language model: configure one (see docs/ingestion.md)")
+        waiting = await self.store.list_episodes(
+            group_id, statuses=[EpisodeStatus.UNEXTRACTED, EpisodeStatus.FAILED], newest_first=False
+        )
+        for episode in waiting:
+            await self.process(group_id, episode.id)
+        return len(waiting)
+
+    async def add_episodes(self, episodes: Sequence[Episode], *, progress: bool = True) -> list[IngestResult]:
+        """Bulk ingestion: each group's episodes in the order given, groups in parallel.
+
+        A failed episode does not stop the others; its result carries the ``failed`` episode.
+        """
+        from chronomem.ingest.bulk import ingest_in_order
+
+        return await ingest_in_order(self, episodes, progress=progress)
+
+    async def _process_locked(self, episode: Episode) -> IngestResult:
+        mapping = find_mapping(self.config.json_mappings, episode) if episode.kind is EpisodeKind.JSON else None
+        if self.llm is None and mapping is None:
+            return await self._store_unextracted(episode)
+        episode = await self.store.set_episode_status(episode.group_id, episode.id, EpisodeStatus.PROCESSING)
+        session = self._session(episode.group_id, episode.reference_time, episode)
+        try:
+            outcome = await self._run_stages(session, episode)
+            await self.store.write(outcome.write)
+        except Exception as exc:
+            message = f"{session.current_stage}: {type(exc).__name__}: {exc}"
+            await self.store.set_episode_status(episode.group_id, episode.id, EpisodeStatus.FAILED, error=message)
+            raise IngestionError(f"episode {episode.id!r} failed at {message}", stage=session.current_stage) from exc
+        await self._announce(outcome.result)
+        return outcome.result
+
+    async def _store_unextracted(self, episode: Episode) -> IngestResult:
+        """No model: keep the episode searchable (text and vector) and say it awaits extraction."""
+        session = self._session(episode.group_id, episode.reference_time, episode)
+        await session.vectors.embed([episode.text])
+        stored = stages.finished(episode, session, EpisodeStatus.UNEXTRACTED)
+        await self.store.write(
+            GraphWrite(episode.group_id, episodes=[stored], episode_vectors={episode.id: session.vectors[episode.text]})
+        )
+        return IngestResult(stored, usage=session.usage)
+
+    def _session(self, group_id: str, reference_time: datetime, episode: Episode | None) -> Session:
+        return Session(
+            store=self.store, embedder=self.embedder, llm=self.llm, config=self.config, ontology=self.ontology,
+            group_id=group_id, reference_time=reference_time, now=utc_now(), episode=episode,
+        )
+
+    async def _run_stages(self, session: Session, episode: Episode) -> _Outcome:
+        """The paper's pipeline, stage by stage (DESIGN §2)."""
+        text = await stages.load_context(session, episode)
+        extracted, trusted = await self._extract(session, episode, text)
+        resolved = await stages.resolve_entities(session, text, stages.named_entities(session, extracted.entities,
+                                                                                      trusted=trusted))
+        fact_texts = extracted.facts
+        if self.config.extraction == "staged" and not trusted:
+            fact_texts = await stages.extract_facts(session, text, resolved)
+        facts = stages.build_facts(session, fact_texts, resolved)
+        outcomes = await stages.resolve_facts(session, facts)
+        changes = stages.apply_invalidation(session, facts, outcomes)
+        await stages.update_summaries(session, resolved, changes)
+        done = stages.finished(episode, session)
+        write = await stages.assemble_write(session, resolved, changes, done=done)
+        done = stages.finished(episode, session)  # final usage, now that every stage has run
+        write.episodes[:] = [done]
+        return _Outcome(write, self._result(done, session, resolved, changes))
+
+    async def _extract(self, session: Session, episode: Episode, text: EpisodeText) -> tuple[ExtractedGraph, bool]:
+        """Entities (and, combined or mapped, facts) of the episode; ``True`` when a declared mapping made them."""
+        mapping = find_mapping(self.config.json_mappings, episode) if episode.kind is EpisodeKind.JSON else None
+        if mapping is not None:
+            session.current_stage = "json_mapping"
+            return mapping.extract(parse_record(episode), episode.reference_time), True
+        if self.config.extraction == "combined":
+            return await stages.extract_graph(session, text), False
+        return ExtractedGraph(entities=await stages.extract_entities(session, text)), False
+
+    @staticmethod
+    def _result(
+        episode: Episode, session: Session, resolved: stages.ResolvedEntities, changes: stages.FactChanges
+    ) -> IngestResult:
+        return IngestResult(
+            episode=episode,
+            entities_created=tuple(resolved.entities[i] for i in resolved.created),
+            entities_updated=tuple(resolved.entities[i] for i in resolved.changed - resolved.created),
+            facts_created=tuple(changes.created),
+            facts_updated=tuple(changes.restated.values()),
+            facts_invalidated=tuple(changes.invalidated.values()),
+            usage=session.usage,
+            warnings=tuple(session.warnings),
+        )
+
+    async def _announce(self, result: IngestResult) -> None:
+        if self.on_entities_added is not None and result.entities_created:
+            await self.on_entities_added(result.episode.group_id, [e.id for e in result.entities_created])
+
+    # -- facts without a model ---------------------------------------------------------------------
+
+    async def add_fact(
+        self,
+        group_id: str,
+        source: str,
+        relation_type: str,
+        target: str,
+        fact: str,
+        *,
+        valid_at: datetime | None = None,
+        invalid_at: datetime | None = None,
+        source_labels: Sequence[str] = ("Entity",),
+        target_labels: Sequence[str] = ("Entity",),
+    ) -> Fact:
+        """Add one fact between named entities, resolved deterministically (no model call).
+
+        A restatement between the same pair gains nothing new and returns the stored fact; a
+        single-valued relation of the ontology closes the previous value at ``valid_at``.
+        """
+        if not fact.strip() or not source.strip() or not target.strip():
+            raise InvalidInputError("add_fact needs a source, a target and a fact text")
+        valid_at = ensure_utc(valid_at) if valid_at else None
+        invalid_at = ensure_utc(invalid_at) if invalid_at else None
+        extracted = ExtractedGraph(
+            entities=[_entity(source, source_labels), _entity(target, target_labels)],
+            facts=[ExtractedFact(source=source, relation_type=relation_type, target=target, fact=fact,
+                                 valid_at=valid_at.isoformat() if valid_at else None,
+                                 invalid_at=invalid_at.isoformat() if invalid_at else None)],
+        )
+        async with self._lock(group_id):
+            session = self._session(group_id, valid_at or utc_now(), None)
+            session.llm = None  # deterministic resolution only, even when a model is configured
+            resolved = await stages.resolve_entities(session, None, stages.named_entities(session, extracted.entities,
+                                                                                          trusted=True))
+            facts = stages.build_facts(session, extracted.facts, resolved)
+            if not facts:
+                raise InvalidInputError(f"source and target are the same entity: {source!r}")
+            changes = stages.apply_invalidation(session, facts, await stages.resolve_facts(session, facts))
+            await stages.update_summaries(session, resolved, changes)
+            await self.store.write(await stages.assemble_write(session, resolved, changes, done=None))
+        if self.on_entities_added is not None and resolved.created:
+            await self.on_entities_added(group_id, sorted(resolved.created))
+        return changes.created[0] if changes.created else next(iter(changes.restated.values()))
+
+    # -- removal -----------------------------------------------------------------------------------
+
+    async def remove_episode(self, group_id: str, episode_id: str) -> RemovalResult:
+        """Delete an episode and what only it supported (see :mod:`chronomem.ingest.removal`)."""
+        async with self._lock(group_id):
+            if not await self.store.get_episodes(group_id, [episode_id]):
+                raise NotFoundError(f"no episode {episode_id!r} in group {group_id!r}")
+            episode_facts = await self.store.facts_of_episode(group_id, episode_id)
+            mentioned = (await self.store.entities_of_episodes(group_id, [episode_id])).get(episode_id, [])
+            entity_ids = list(dict.fromkeys([*mentioned, *(e for f in episode_facts for e in f.entity_ids)]))
+            neighbourhood = await self.store.facts_of_entities(group_id, entity_ids, include_superseded=True)
+            plan = plan_removal(
+                episode_id, episode_facts, neighbourhood,
+                await self.store.get_entities(group_id, entity_ids),
+                await self.store.episodes_of_entities(group_id, entity_ids),
+                summary_max_chars=self.config.summary_max_chars,
+            )
+            await self.store.write(GraphWrite(
+                group_id, entities=list(plan.updated_entities), facts=list(plan.updated_facts),
+                delete_episode_ids=[episode_id], delete_fact_ids=list(plan.deleted_fact_ids),
+                delete_entity_ids=list(plan.deleted_entity_ids),
+            ))
+        return RemovalResult(episode_id, plan.deleted_fact_ids, plan.updated_facts, plan.deleted_entity_ids,
+                             plan.updated_entities)
+
+
+def _entity(name: str, labels: Sequence[str]) -> ExtractedEntity:
+    specific = [label for label in labels if label != "Entity"]
+    return ExtractedEntity(name=name, type=specific[0] if specific else "Entity")

@@ -1,0 +1,64 @@
+"""Removing an episode, the pure part: what cascades (DESIGN §2 lifecycle).
+
+- Facts whose only source was the episode go; facts with other sources lose it from their provenance.
+- Facts that a deleted fact had closed (``superseded_by``) are open again: their cause is gone.
+- Entities no longer mentioned by any episode and joined by no surviving fact go.
+- Surviving entities that were endpoints of a deleted or reopened fact get their summary rebuilt from
+  their surviving current facts, so no summary still states a removed fact.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from chronomem.domain import Entity, Fact
+from chronomem.ingest.invalidation import SUPERSEDED_BY, reopen
+from chronomem.ingest.summaries import rebuild_summary
+
+__all__ = ["RemovalPlan", "plan_removal"]
+
+
+@dataclass(frozen=True, slots=True)
+class RemovalPlan:
+    deleted_fact_ids: tuple[str, ...]
+    updated_facts: tuple[Fact, ...]  # provenance trimmed, or reopened
+    deleted_entity_ids: tuple[str, ...]
+    updated_entities: tuple[Entity, ...]  # summaries rebuilt
+
+
+def plan_removal(
+    episode_id: str,
+    episode_facts: Sequence[Fact],
+    neighbourhood: Iterable[Fact],
+    entities: Sequence[Entity],
+    mentions: Mapping[str, Sequence[str]],
+    *,
+    summary_max_chars: int,
+) -> RemovalPlan:
+    """``neighbourhood``: every fact (superseded too) of ``entities``, the episode's entities and the
+    endpoints of its facts; ``mentions``: entity id → ids of the episodes mentioning it."""
+    deleted = {f.id for f in episode_facts if set(f.episode_ids) <= {episode_id}}
+    updated: dict[str, Fact] = {}
+    for fact in episode_facts:
+        if fact.id not in deleted:
+            updated[fact.id] = fact.model_copy(
+                update={"episode_ids": tuple(e for e in fact.episode_ids if e != episode_id)}
+            )
+    surviving = {f.id: f for f in neighbourhood if f.id not in deleted}
+    surviving.update(updated)
+    reopened = [reopen(f) for f in surviving.values() if f.attributes.get(SUPERSEDED_BY) in deleted]
+    for fact in reopened:
+        surviving[fact.id] = updated[fact.id] = fact
+    touched = {eid for f in (*(f for f in episode_facts if f.id in deleted), *reopened) for eid in f.entity_ids}
+    gone, rebuilt = [], []
+    for entity in entities:
+        still_mentioned = set(mentions.get(entity.id, ())) - {episode_id}
+        facts_left = [f for f in surviving.values() if entity.id in f.entity_ids]
+        if not still_mentioned and not facts_left:
+            gone.append(entity.id)
+        elif entity.id in touched:
+            summary = rebuild_summary(facts_left, summary_max_chars)
+            if summary != entity.summary:
+                rebuilt.append(entity.model_copy(update={"summary": summary}))
+    return RemovalPlan(tuple(sorted(deleted)), tuple(updated.values()), tuple(gone), tuple(rebuilt))

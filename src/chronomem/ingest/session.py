@@ -1,0 +1,119 @@
+"""The working state of one ingestion (one episode, or one ``add_fact``): what every stage shares.
+
+A session meters the model calls it makes (their usage is the episode's usage), embeds each distinct
+string once, remembers which stage is running (so a failure names it) and collects warnings —
+dropped facts, refused attributes, model answers that pointed nowhere — so nothing fails silently.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Concatenate, ParamSpec, TypeVar
+
+import numpy as np
+from pydantic import BaseModel
+
+from chronomem.domain import Episode
+from chronomem.embed.base import Embedder
+from chronomem.ingest.config import IngestConfig
+from chronomem.ingest.ontology import Ontology
+from chronomem.llm.base import LanguageModel, Prompt, Usage
+from chronomem.store.base import Store
+
+__all__ = ["EmbeddingCache", "Session", "stage"]
+
+P = ParamSpec("P")
+R = TypeVar("R")
+Ans = TypeVar("Ans", bound=BaseModel)
+
+
+class EmbeddingCache:
+    """Embeds each distinct text once; every call embeds all the missing texts in one batch."""
+
+    def __init__(self, embedder: Embedder) -> None:
+        self._embedder = embedder
+        self._vectors: dict[str, np.ndarray] = {}
+        self.batches = 0
+
+    async def embed(self, texts: Iterable[str]) -> None:
+        missing = list(dict.fromkeys(t for t in texts if t not in self._vectors))
+        if not missing:
+            return
+        self.batches += 1
+        matrix = await self._embedder.embed(missing)
+        for text, vector in zip(missing, matrix, strict=True):
+            self._vectors[text] = np.asarray(vector, dtype=np.float32)
+
+    def __getitem__(self, text: str) -> np.ndarray:
+        return self._vectors[text]
+
+    def get(self, text: str) -> np.ndarray | None:
+        return self._vectors.get(text)
+
+
+@dataclass
+class Session:
+    store: Store
+    embedder: Embedder
+    llm: LanguageModel | None
+    config: IngestConfig
+    ontology: Ontology
+    group_id: str
+    reference_time: datetime
+    now: datetime
+    episode: Episode | None = None  # None for add_fact
+    usage: Usage = field(default_factory=Usage)
+    warnings: list[str] = field(default_factory=list)
+    current_stage: str = "start"
+    started: float = field(default_factory=time.perf_counter)
+    vectors: EmbeddingCache = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.vectors = EmbeddingCache(self.embedder)
+
+    @property
+    def provenance(self) -> tuple[str, ...]:
+        return (self.episode.id,) if self.episode else ()
+
+    async def ask(self, prompt: Prompt[Any, Ans], context: Any) -> Ans:
+        """One model call; its usage counts towards this session."""
+        assert self.llm is not None, "stages only ask a model when one is configured"
+        completion = await self.llm.complete(prompt, context)
+        self.usage.add(completion.usage)
+        if not completion.usage.by_prompt:
+            self.usage.by_prompt[prompt.name] = self.usage.by_prompt.get(prompt.name, 0) + 1
+        return completion.output
+
+    def warn(self, message: str) -> None:
+        self.warnings.append(f"{self.current_stage}: {message}")
+
+    def usage_record(self) -> dict[str, Any]:
+        """What is stored on the episode: the model usage plus time spent outside the model."""
+        record = self.usage.as_dict()
+        elapsed = time.perf_counter() - self.started
+        record["elapsed_s"] = round(elapsed, 4)
+        record["pipeline_s"] = round(max(0.0, elapsed - self.usage.latency_s), 4)
+        record["embedding_batches"] = self.vectors.batches
+        record["warnings"] = list(self.warnings)
+        return record
+
+
+StageFn = Callable[Concatenate[Session, P], Awaitable[R]]
+
+
+def stage(name: str) -> Callable[[StageFn[P, R]], StageFn[P, R]]:
+    """Mark an async function as a named pipeline stage: a failure inside it is reported with ``name``."""
+
+    def decorate(fn: StageFn[P, R]) -> StageFn[P, R]:
+        @functools.wraps(fn)
+        async def run(session: Session, *args: P.args, **kwargs: P.kwargs) -> R:
+            session.current_stage = name
+            return await fn(session, *args, **kwargs)
+
+        return run
+
+    return decorate
