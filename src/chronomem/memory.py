@@ -185,6 +185,10 @@ class Chronomem:
             group_id, content, kind=kind, speaker=speaker, role=role, reference_time=reference_time,
             source_description=source_description, metadata=metadata, episode_id=episode_id,
         )
+        return await self.ingest(episode)
+
+    async def ingest(self, episode: Episode) -> Any:
+        """Store a built episode and extract it now (re-adding an id is a no-op)."""
         return await self.ingestor.add_episode(episode)
 
     @staticmethod

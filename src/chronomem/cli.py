@@ -1,0 +1,540 @@
+"""The ``chronomem`` command line: a thin shell over the library (parse, call, render).
+
+Every command reads ``Settings.from_env()`` and then the global options (``--data-dir``,
+``--store``, ``--embedder``), so ``CHRONOMEM_*`` variables and flags mix. Commands that open the
+memory import the library lazily: ``chronomem keys`` and ``--help`` load no model.
+The reference page ``docs/cli.md`` is generated from this module (``chronomem docs-cli``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import sys
+from collections.abc import Awaitable, Callable, Coroutine, Iterator
+from contextlib import contextmanager
+from dataclasses import replace
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from chronomem.errors import ChronomemError
+from chronomem.settings import Settings
+
+if TYPE_CHECKING:
+    from chronomem.memory import Chronomem
+    from chronomem.service.controlplane import ControlPlane
+
+__all__ = ["app", "main", "reference_markdown"]
+
+T = TypeVar("T")
+
+app = typer.Typer(
+    name="chronomem",
+    help="Memory for LLM agents on a bi-temporal knowledge graph.",
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode=None,
+    pretty_exceptions_enable=False,
+)
+keys_app = typer.Typer(help="Create, list and revoke API keys (stored hashed, scoped to a project).",
+                       no_args_is_help=True, rich_markup_mode=None)
+app.add_typer(keys_app, name="keys")
+
+console = Console()
+err_console = Console(stderr=True)
+
+
+# -- plumbing ----------------------------------------------------------------------------------------
+
+
+@app.callback()
+def _options(
+    ctx: typer.Context,
+    data_dir: Annotated[Path | None, typer.Option(help="Directory of the embedded store and control plane.")] = None,
+    store: Annotated[str | None, typer.Option(help="Store URL, e.g. sqlite:///memory.db.")] = None,
+    embedder: Annotated[str | None, typer.Option(help="Embedder spec: local, hashing, ...")] = None,
+) -> None:
+    """Memory for LLM agents on a bi-temporal knowledge graph."""
+    ctx.obj = {"data_dir": data_dir, "store": store, "embedder": embedder}
+
+
+def _settings(ctx: typer.Context) -> Settings:
+    settings = Settings.from_env()
+    given = ctx.find_root().obj or {}
+    changes: dict[str, Any] = {}
+    if given.get("data_dir") is not None:
+        changes["data_dir"] = given["data_dir"]
+    if given.get("store") is not None:
+        changes["store_url"] = given["store"]
+    if given.get("embedder") is not None:
+        changes["embedder"] = given["embedder"]
+    return replace(settings, **changes)
+
+
+@contextmanager
+def _clean_errors() -> Iterator[None]:
+    """Library errors become one clean line on stderr and exit status 1."""
+    try:
+        yield
+    except ChronomemError as exc:
+        err_console.print(f"[red]error:[/red] {exc}", highlight=False)
+        raise typer.Exit(1) from None
+
+
+def _run(coro: Coroutine[Any, Any, T]) -> T:
+    with _clean_errors():
+        return asyncio.run(coro)
+
+
+async def _with_memory(settings: Settings, work: Callable[[Chronomem], Awaitable[T]]) -> T:
+    from chronomem.memory import Chronomem
+
+    async with await Chronomem.open(settings) as memory:
+        return await work(memory)
+
+
+@contextmanager
+def _control(ctx: typer.Context) -> Iterator[ControlPlane]:
+    from chronomem.service.controlplane import ControlPlane
+
+    control = ControlPlane.open(_settings(ctx).resolved_control_db)
+    try:
+        yield control
+    finally:
+        control.close()
+
+
+def _when(text: str | None) -> datetime | None:
+    if text is None:
+        return None
+    from chronomem.timeutil import ensure_utc
+
+    try:
+        return ensure_utc(datetime.fromisoformat(text))
+    except ValueError as exc:
+        raise typer.BadParameter(f"{text!r}: {exc} (use ISO 8601 with a timezone, e.g. 2024-05-01T10:00:00Z)") from None
+
+
+def _progress() -> Progress:
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                    console=err_console)
+
+
+# -- serving -----------------------------------------------------------------------------------------
+
+
+@app.command()
+def serve(
+    ctx: typer.Context,
+    host: Annotated[str, typer.Option(help="Interface to bind.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="TCP port.")] = 8000,
+    workers: Annotated[bool, typer.Option(help="Run ingestion workers in this process.")] = True,
+) -> None:
+    """Serve the HTTP API (OpenAPI at /docs) with in-process ingestion workers."""
+    import uvicorn
+
+    from chronomem.service.app import create_app
+
+    settings = _settings(ctx)
+    settings = replace(settings, workers=replace(settings.workers, in_process=workers))
+    uvicorn.run(create_app(settings), host=host, port=port, log_level="info")
+
+
+@app.command()
+def worker(
+    ctx: typer.Context,
+    shard: Annotated[str, typer.Option(help="This worker's share of the groups, i/n (e.g. 0/2).")] = "0/1",
+    concurrency: Annotated[int | None, typer.Option(help="Groups processed at once.")] = None,
+) -> None:
+    """Process queued episodes until stopped (run the server with --no-workers)."""
+    from chronomem.service.workers import Shard, WorkerPool
+
+    settings = _settings(ctx)
+    if concurrency is not None:
+        settings = replace(settings, workers=replace(settings.workers, concurrency=concurrency))
+    try:
+        part = Shard.parse(shard)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+
+    async def work(memory: Chronomem) -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        async with WorkerPool(memory.store, memory.process, settings.workers, shard=part) as pool:
+            err_console.print(f"worker {part.index}/{part.count} running; Ctrl-C to stop")
+            await stop.wait()
+        err_console.print(f"processed {pool.processed}, failed {pool.failed}")
+
+    _run(_with_memory(settings, work))
+
+
+@app.command("mcp")
+def mcp_command(
+    ctx: typer.Context,
+    transport: Annotated[str, typer.Option(help="stdio or http (streamable HTTP).")] = "stdio",
+    host: Annotated[str, typer.Option(help="Interface to bind (http).")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="TCP port (http).")] = 8001,
+    group: Annotated[str, typer.Option(help="Group used when a tool call names none.")] = "default",
+) -> None:
+    """Serve the MCP tools (add memory, search, context, episodes, delete, task status)."""
+    from chronomem.mcp_server import run_mcp
+
+    if transport not in ("stdio", "http"):
+        raise typer.BadParameter("transport must be stdio or http")
+    run_mcp(_settings(ctx), transport=transport, host=host, port=port, default_group=group)  # type: ignore[arg-type]
+
+
+# -- writing -----------------------------------------------------------------------------------------
+
+
+@app.command()
+def add(
+    ctx: typer.Context,
+    group: Annotated[str, typer.Argument(help="Group (graph) id.")],
+    content: Annotated[str, typer.Argument(help="The message or text.")],
+    kind: Annotated[str, typer.Option(help="message, text or json.")] = "message",
+    speaker: Annotated[str | None, typer.Option(help="Who said it (messages).")] = None,
+    at: Annotated[str | None, typer.Option(help="When it was said or happened (ISO 8601).")] = None,
+    source: Annotated[str, typer.Option(help="Source description.")] = "",
+) -> None:
+    """Add one episode and extract it now."""
+    reference_time = _when(at)
+    result = _run(_with_memory(_settings(ctx), lambda m: m.add_episode(
+        group, content, kind=kind, speaker=speaker, reference_time=reference_time, source_description=source)))
+    _print_ingest(result)
+
+
+def _print_ingest(result: Any) -> None:
+    episode = getattr(result, "episode", None)
+    if episode is not None:
+        console.print(f"episode {episode.id}: {episode.status.value}")
+    for name in ("entities", "facts"):
+        objects = getattr(result, name, None)
+        if objects:
+            console.print(f"{len(objects)} {name}")
+
+
+@app.command("add-fact")
+def add_fact(
+    ctx: typer.Context,
+    group: Annotated[str, typer.Argument(help="Group (graph) id.")],
+    source: Annotated[str, typer.Argument(help="Source entity name.")],
+    relation: Annotated[str, typer.Argument(help="Relation type, e.g. WORKS_AT.")],
+    target: Annotated[str, typer.Argument(help="Target entity name.")],
+    fact: Annotated[str, typer.Argument(help="The fact in words.")],
+    valid_at: Annotated[str | None, typer.Option(help="When it became true (ISO 8601).")] = None,
+    invalid_at: Annotated[str | None, typer.Option(help="When it stopped being true (ISO 8601).")] = None,
+) -> None:
+    """Add a fact triple with timestamps (no model involved)."""
+    valid, invalid = _when(valid_at), _when(invalid_at)
+    added = _run(_with_memory(_settings(ctx), lambda m: m.add_fact(
+        group, source_name=source, target_name=target, relation_type=relation, fact=fact,
+        valid_at=valid, invalid_at=invalid)))
+    console.print(f"fact {added.id}: {added.fact}")
+
+
+@app.command("import")
+def import_command(
+    ctx: typer.Context,
+    path: Annotated[Path, typer.Argument(help="File to read.", exists=True, dir_okay=False)],
+    fmt: Annotated[str, typer.Option("--format", help="messages (JSONL), locomo, longmemeval or export.")]
+    = "messages",
+    group: Annotated[str | None, typer.Option(help="Target group (messages, export) or group-id prefix.")] = None,
+    queue: Annotated[bool, typer.Option(help="Only queue the episodes for workers.")] = False,
+    reembed: Annotated[bool, typer.Option(help="export: embed again with this embedder.")] = False,
+) -> None:
+    """Import conversations (JSONL messages, LoCoMo, LongMemEval) or a whole exported group."""
+    if fmt == "export":
+        from chronomem.memory import GroupExport
+
+        export = GroupExport.model_validate_json(path.read_bytes())
+        stats = _run(_with_memory(_settings(ctx), lambda m: m.import_group(export, group_id=group, reembed=reembed)))
+        console.print(f"imported {stats.episodes} episodes, {stats.entities} entities, {stats.facts} facts")
+        return
+    from chronomem.importing import FORMATS, process_in_order, read_episodes
+
+    if fmt not in FORMATS:
+        raise typer.BadParameter(f"--format must be one of {', '.join((*FORMATS, 'export'))}")
+    with _clean_errors():
+        episodes = read_episodes(path, fmt, group_id=group)  # type: ignore[arg-type]
+
+    async def work(memory: Chronomem) -> int:
+        if queue:
+            return len(await memory.enqueue(episodes))
+        with _progress() as progress:
+            bar = progress.add_task("ingesting", total=len(episodes))
+            return await process_in_order(memory.ingest, episodes, on_done=lambda _e: progress.advance(bar))
+
+    count = _run(_with_memory(_settings(ctx), work))
+    groups = len({e.group_id for e in episodes})
+    console.print(f"{'queued' if queue else 'ingested'} {count} episodes into {groups} group(s)")
+
+
+@app.command()
+def export(
+    ctx: typer.Context,
+    group: Annotated[str, typer.Argument(help="Group (graph) id.")],
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="File to write (default: stdout).")] = None,
+) -> None:
+    """Export a whole group (episodes, entities, facts, mentions, communities, vectors) as JSON."""
+    data = _run(_with_memory(_settings(ctx), lambda m: m.export_group(group)))
+    text = data.model_dump_json()
+    if output is None:
+        sys.stdout.write(text + "\n")
+    else:
+        output.write_text(text + "\n", encoding="utf-8")
+        err_console.print(f"wrote {len(data.episodes)} episodes, {len(data.facts)} facts to {output}")
+
+
+@app.command()
+def reprocess(
+    ctx: typer.Context,
+    group: Annotated[str, typer.Argument(help="Group (graph) id.")],
+) -> None:
+    """Extract a group again from its episodes (e.g. after configuring a model)."""
+    with _progress() as progress:
+        progress.add_task(f"reprocessing {group}", total=None)
+        result = _run(_with_memory(_settings(ctx), lambda m: m.reprocess(group)))
+    console.print(f"reprocessed {group}: {result}")
+
+
+@app.command()
+def communities(
+    ctx: typer.Context,
+    group: Annotated[str, typer.Argument(help="Group (graph) id.")],
+) -> None:
+    """Rebuild a group's communities from scratch."""
+    result = _run(_with_memory(_settings(ctx), lambda m: m.build_communities(group)))
+    console.print(f"communities of {group}: {result}")
+
+
+# -- reading -----------------------------------------------------------------------------------------
+
+
+@app.command()
+def search(
+    ctx: typer.Context,
+    group: Annotated[str, typer.Argument(help="Group (graph) id.")],
+    query: Annotated[str, typer.Argument(help="What to look for.")],
+    recipe: Annotated[str, typer.Option(help="Search recipe, e.g. hybrid_rrf, hybrid_mmr, episodes_only.")]
+    = "hybrid_rrf",
+    limit: Annotated[int, typer.Option(help="Results per scope.")] = 10,
+    as_of: Annotated[str | None, typer.Option(help="Facts true at this time (ISO 8601).")] = None,
+    known_at: Annotated[str | None, typer.Option(help="Facts we knew at this time (ISO 8601).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
+) -> None:
+    """Search facts, entities, episodes and communities of a group."""
+    from chronomem.filters import SearchFilters
+    from chronomem.search.config import recipe as named_recipe
+
+    when, known = _when(as_of), _when(known_at)
+    filters = SearchFilters(as_of=when, known_at=known) if when or known else None
+    with _clean_errors():
+        config = named_recipe(recipe).with_limit(limit)
+    results = _run(_with_memory(_settings(ctx), lambda m: m.search([group], query, config=config, filters=filters)))
+    scopes = {"facts": results.facts, "entities": results.entities, "episodes": results.episodes,
+              "communities": results.communities}
+    if as_json:
+        console.print_json(json.dumps({
+            name: [{**obj.model_dump(mode="json"), "score": score} for obj, score in hits]
+            for name, hits in scopes.items()
+        }))
+        return
+    for name, hits in scopes.items():
+        if hits:
+            console.print(_table(name, hits))
+
+
+def _table(name: str, hits: list[tuple[Any, float]]) -> Table:
+    table = Table(title=name, title_justify="left")
+    table.add_column("score", justify="right")
+    table.add_column("id")
+    table.add_column("text")
+    table.add_column("valid", overflow="fold")
+    for obj, score in hits:
+        text = getattr(obj, "fact", None) or getattr(obj, "name", None) or getattr(obj, "text", "")
+        valid = ""
+        if hasattr(obj, "valid_at"):
+            valid = f"{_day(obj.valid_at)} – {_day(obj.invalid_at)}"
+        table.add_row(f"{score:.3f}", obj.id[:12], str(text), valid)
+    return table
+
+
+def _day(moment: datetime | None) -> str:
+    return moment.date().isoformat() if moment else "…"
+
+
+@app.command()
+def context(
+    ctx: typer.Context,
+    group: Annotated[str, typer.Argument(help="Group (graph) id.")],
+    query: Annotated[str, typer.Argument(help="The question the context is for.")],
+) -> None:
+    """Print the context block (the paper's template) for a query."""
+    block = _run(_with_memory(_settings(ctx), lambda m: m.context([group], query)))
+    console.print(block, markup=False, highlight=False)
+
+
+@app.command()
+def groups(ctx: typer.Context) -> None:
+    """List the groups that hold data, with their counts."""
+
+    async def work(memory: Chronomem) -> list[tuple[str, Any]]:
+        return [(g, await memory.stats(g)) for g in await memory.list_groups()]
+
+    table = Table("group", "episodes", "entities", "facts", "current facts", "communities")
+    for group, stats in _run(_with_memory(_settings(ctx), work)):
+        table.add_row(group, *(str(v) for v in (stats.episodes, stats.entities, stats.facts,
+                                                 stats.current_facts, stats.communities)))
+    console.print(table)
+
+
+@app.command("eval")
+def eval_command(
+    locomo: Annotated[Path | None, typer.Option(help="LoCoMo file (locomo10.json).")] = None,
+    longmemeval: Annotated[Path | None, typer.Option(help="LongMemEval file (.json or .json.gz).")] = None,
+) -> None:
+    """Run the retrieval evaluation on LoCoMo and/or LongMemEval and print name: value lines."""
+    from chronomem.eval import run_eval
+
+    if locomo is None and longmemeval is None:
+        raise typer.BadParameter("give --locomo and/or --longmemeval")
+    report = _run(_maybe_await(run_eval(locomo=locomo, longmemeval=longmemeval)))
+    for line in report.lines():
+        console.print(line, markup=False, highlight=False)
+
+
+async def _maybe_await(value: Any) -> Any:
+    return await value if asyncio.iscoroutine(value) else value
+
+
+@app.command()
+def demo(ctx: typer.Context) -> None:
+    """Ingest a small sample conversation into a fresh store and query it."""
+    from chronomem.demo import run_demo
+
+    settings = _settings(ctx)
+    _run(_maybe_await(run_demo(store_url=settings.store_url, console=console)))
+
+
+# -- keys --------------------------------------------------------------------------------------------
+
+
+@keys_app.command("create")
+def keys_create(
+    ctx: typer.Context,
+    project: Annotated[str, typer.Option(help="Project the key works for (created if new).")],
+    name: Annotated[str, typer.Option(help="A label for the key.")] = "",
+) -> None:
+    """Create an API key; it is printed once and stored only hashed."""
+    with _clean_errors(), _control(ctx) as control:
+        info, secret = control.create_key(project, name=name)
+    err_console.print(f"key {info.id} for project {project!r} (shown once, keep it safe):")
+    console.print(secret, markup=False, highlight=False)
+
+
+@keys_app.command("list")
+def keys_list(
+    ctx: typer.Context,
+    project: Annotated[str | None, typer.Option(help="Only this project's keys.")] = None,
+) -> None:
+    """List API keys (ids and labels; secrets are never stored)."""
+    with _clean_errors(), _control(ctx) as control:
+        projects = {p.id: p.name for p in control.list_projects()}
+        keys = control.list_keys(project)
+    table = Table("id", "project", "name", "created", "revoked")
+    for key in keys:
+        revoked = key.revoked_at.isoformat(timespec="seconds") if key.revoked_at else ""
+        table.add_row(key.id, projects.get(key.project_id, "?"), key.name,
+                      key.created_at.isoformat(timespec="seconds"), revoked)
+    console.print(table)
+
+
+@keys_app.command("revoke")
+def keys_revoke(
+    ctx: typer.Context,
+    key_id: Annotated[str, typer.Argument(help="The key's id (from 'keys list').")],
+) -> None:
+    """Revoke an API key: requests with it get 401 from then on."""
+    with _clean_errors(), _control(ctx) as control:
+        control.revoke_key(key_id)
+    console.print(f"revoked {key_id}")
+
+
+# -- reference ---------------------------------------------------------------------------------------
+
+
+def reference_markdown() -> str:
+    """The CLI reference page, generated from the commands themselves (``docs/cli.md``)."""
+    root = typer.main.get_command(app)
+    lines = ["# `chronomem` command reference", "",
+             "Generated by `chronomem docs-cli` from the CLI itself; a test fails when it drifts.", "",
+             "## Global options", "", "Given before the command, e.g. `chronomem --data-dir ./mem search ...`.",
+             "Environment variables (`CHRONOMEM_*`, see `chronomem.settings`) apply first.", ""]
+    lines += _options_markdown(root.params)
+
+    def walk(command: Any, path: list[str]) -> None:
+        subcommands = getattr(command, "commands", None)
+        if subcommands is not None:  # a group
+            for name in sorted(subcommands):
+                walk(subcommands[name], [*path, name])
+            return
+        usage = " ".join(["chronomem", *path, "[OPTIONS]", *(p.name.upper() for p in command.params
+                                                               if p.param_type_name == "argument")])
+        lines.extend([f"## `chronomem {' '.join(path)}`", "", (command.help or "").strip(), "", "```",
+                      usage, "```", ""])
+        lines.extend(_options_markdown(command.params))
+
+    walk(root, [])
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _options_markdown(params: list[Any]) -> list[str]:
+    rows = []
+    for param in params:
+        if param.name in ("help", "ctx"):
+            continue
+        names = ", ".join(f"`{o}`" for o in (*param.opts, *param.secondary_opts))
+        kind = "argument" if param.param_type_name == "argument" else "option"
+        default = "" if param.required or param.default in (None, (), "") else f" (default: `{param.default}`)"
+        text = (getattr(param, "help", None) or "").replace("|", "\\|")
+        rows.append(f"| {names} | {kind} | {text}{default} |")
+    if not rows:
+        return []
+    return ["| name | kind | description |", "|---|---|---|", *rows, ""]
+
+
+@app.command("docs-cli")
+def docs_cli(
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="File to write (default: stdout).")] = None,
+    check: Annotated[bool, typer.Option(help="Exit 1 if the file differs from the generated page.")] = False,
+) -> None:
+    """Generate the CLI reference page (docs/cli.md) from the commands themselves."""
+    page = reference_markdown()
+    if check:
+        if output is None or not output.exists() or output.read_text(encoding="utf-8") != page:
+            err_console.print(f"{output} is out of date; run: chronomem docs-cli -o {output}")
+            raise typer.Exit(1)
+        return
+    if output is None:
+        sys.stdout.write(page)
+    else:
+        output.write_text(page, encoding="utf-8")
+
+
+def main() -> None:
+    """Entry point of the ``chronomem`` console script."""
+    app()
+
+
+if __name__ == "__main__":
+    main()

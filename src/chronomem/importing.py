@@ -1,0 +1,141 @@
+"""Reading conversations from files into episodes, and feeding episodes to a memory in order.
+
+Formats (``read_episodes(path, fmt, group_id=…)``):
+
+- ``messages``: JSON Lines, one message per line: ``{"content": …, "role": "user", "name": "Ann",
+  "created_at": "2024-05-01T10:00:00Z", "uuid": …, "group_id": …, "metadata": {…}}``; only
+  ``content`` is required; ``group_id`` per line overrides the default group.
+- ``locomo``: the LoCoMo file (``locomo10.json``): one group per sample (``<prefix><sample_id>``),
+  one message episode per turn, at its session's date; a shared image becomes its caption.
+- ``longmemeval``: a LongMemEval file (``.json`` or ``.json.gz``): one group per question
+  (``<prefix><question_id>``), one message episode per turn of its haystack, at its session's date.
+
+Episode ids from ``locomo`` and ``longmemeval`` are derived from the file's own ids, so importing a
+file twice adds nothing the second time. Whole-group export files are read by
+``Chronomem.import_group`` (see ``chronomem.memory``), not here.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from chronomem.domain import Episode, EpisodeKind
+from chronomem.errors import InvalidInputError
+from chronomem.timeutil import ensure_utc
+
+__all__ = [
+    "FORMATS",
+    "ImportFormat",
+    "locomo_episodes",
+    "longmemeval_episodes",
+    "message_episodes",
+    "process_in_order",
+    "read_episodes",
+]
+
+ImportFormat = Literal["messages", "locomo", "longmemeval"]
+FORMATS: tuple[str, ...] = ("messages", "locomo", "longmemeval")
+_NAMESPACE = uuid.UUID("6f1c8a52-5d1e-4c39-9a55-2c7f0e0d6b11")
+
+
+def _stable_id(*parts: str) -> str:
+    return uuid.uuid5(_NAMESPACE, "\x1f".join(parts)).hex
+
+
+def _line_episode(raw: Any, line_no: int, group_id: str | None) -> Episode:
+    if not isinstance(raw, dict) or not isinstance(raw.get("content"), str):
+        raise InvalidInputError(f"line {line_no}: expected an object with a string 'content'")
+    group = raw.get("group_id") or group_id
+    if not group:
+        raise InvalidInputError(f"line {line_no}: no group_id on the line and no default group given")
+    fields: dict[str, Any] = {
+        "group_id": group, "kind": EpisodeKind.MESSAGE, "content": raw["content"],
+        "role": raw.get("role", "user"), "speaker": raw.get("name") or raw.get("role", "user"),
+        "metadata": raw.get("metadata") or {}, "source_description": "import",
+    }
+    if raw.get("created_at"):
+        fields["reference_time"] = ensure_utc(datetime.fromisoformat(raw["created_at"]))
+    if raw.get("uuid"):
+        fields["id"] = str(raw["uuid"])
+    try:
+        return Episode(**fields)
+    except ValueError as exc:
+        raise InvalidInputError(f"line {line_no}: {exc}") from exc
+
+
+def message_episodes(lines: Iterable[str], *, group_id: str | None = None) -> list[Episode]:
+    """Episodes from JSON Lines of messages (blank lines skipped)."""
+    episodes = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            raw = json.loads(line)
+        except ValueError as exc:
+            raise InvalidInputError(f"line {number}: not JSON ({exc})") from None
+        episodes.append(_line_episode(raw, number, group_id))
+    return episodes
+
+
+def locomo_episodes(path: str | Path, *, prefix: str = "") -> list[Episode]:
+    from chronomem.eval.locomo import load_locomo
+
+    episodes = []
+    for sample in load_locomo(path):
+        group = f"{prefix}{sample.sample_id}"
+        for turn in sample.turns:
+            content = turn.text + (f" [shares an image: {turn.caption}]" if turn.caption else "")
+            episodes.append(Episode(
+                id=_stable_id("locomo", sample.sample_id, turn.dia_id), group_id=group, kind=EpisodeKind.MESSAGE,
+                content=content, speaker=turn.speaker, role="user", reference_time=turn.date,
+                source_description=f"LoCoMo session {turn.session}", metadata={"dia_id": turn.dia_id},
+            ))
+    return episodes
+
+
+def longmemeval_episodes(path: str | Path, *, prefix: str = "") -> list[Episode]:
+    from chronomem.eval.longmemeval import load_longmemeval
+
+    episodes = []
+    for question in load_longmemeval(path):
+        group = f"{prefix}{question.question_id}"
+        for session in question.sessions:
+            for index, turn in enumerate(session.turns):
+                episodes.append(Episode(
+                    id=_stable_id("longmemeval", question.question_id, session.session_id, str(index)),
+                    group_id=group, kind=EpisodeKind.MESSAGE, content=turn.content, speaker=turn.role,
+                    role=turn.role, reference_time=session.date,
+                    source_description=f"LongMemEval session {session.session_id}",
+                    metadata={"session_id": session.session_id, "turn": index},
+                ))
+    return episodes
+
+
+def read_episodes(path: str | Path, fmt: ImportFormat, *, group_id: str | None = None) -> list[Episode]:
+    """Episodes from a file; ``group_id`` is the group (``messages``) or the group-id prefix."""
+    if fmt == "messages":
+        with open(path, encoding="utf-8") as handle:
+            return message_episodes(handle, group_id=group_id)
+    if fmt == "locomo":
+        return locomo_episodes(path, prefix=group_id or "")
+    if fmt == "longmemeval":
+        return longmemeval_episodes(path, prefix=group_id or "")
+    raise InvalidInputError(f"unknown import format {fmt!r}; known: {', '.join(FORMATS)}")
+
+
+async def process_in_order(
+    add: Callable[[Episode], Any], episodes: Sequence[Episode], *, on_done: Callable[[Episode], None] | None = None
+) -> int:
+    """Feed episodes to ``add`` (e.g. ``Chronomem.ingest``) one by one, each group in
+    (reference_time, file) order; returns how many were fed."""
+    ordered = sorted(enumerate(episodes), key=lambda pair: (pair[1].group_id, pair[1].reference_time, pair[0]))
+    for _, episode in ordered:
+        await add(episode)
+        if on_done is not None:
+            on_done(episode)
+    return len(ordered)
