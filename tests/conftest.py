@@ -6,6 +6,8 @@ import os
 
 import pytest
 
+pytest_plugins = ["falkordb_server"]  # a FalkorDB server for the tests that need one
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 

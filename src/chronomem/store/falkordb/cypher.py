@@ -1,0 +1,156 @@
+"""The Cypher of the FalkorDB backend: schema, filters and the reusable query fragments.
+
+Query texts depend only on the *shape* of a request (which filters are present), never on its
+values, which travel as ``$parameters``; FalkorDB caches one plan per distinct text.
+Labels and property names below are constants of this module.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from chronomem.filters import SearchFilters, TimeRange
+from chronomem.store.base import Scope
+from chronomem.store.falkordb.records import (
+    COMMUNITY_FIELDS,
+    ENTITY_FIELDS,
+    EPISODE_FIELDS,
+    FACT_FIELDS,
+    to_micros,
+)
+from chronomem.timeutil import utc_now
+
+__all__ = [
+    "FULLTEXT_INDEXES",
+    "LABELS",
+    "RANGE_INDEXES",
+    "FactFilter",
+    "columns",
+    "entity_label_condition",
+    "vector_index_statement",
+]
+
+LABELS = {Scope.EPISODES: "Episode", Scope.ENTITIES: "Entity", Scope.FACTS: "Fact", Scope.COMMUNITIES: "Community"}
+_FIELDS = {"Episode": EPISODE_FIELDS, "Entity": ENTITY_FIELDS, "Fact": FACT_FIELDS, "Community": COMMUNITY_FIELDS}
+
+# Exact-match lookups. Entity names are looked up through `norm_names` (an array index), never with
+# `name IN $names`: FalkorDB 4.16.3 segfaults on that shape when `name` also has a full-text index
+# with stop words (see docs/falkordb.md).
+RANGE_INDEXES = (
+    ("Episode", "id"), ("Episode", "status"), ("Entity", "id"), ("Entity", "norm_names"),
+    ("Fact", "id"), ("Fact", "entity_ids"), ("Fact", "episode_ids"), ("Community", "id"),
+    ("Mention", "episode_id"), ("Mention", "entity_id"),
+)
+# Full-text indexes are created without stop words: "The" or "It" are real entity names, and an
+# empty stop-word list is the other half of the guard against the crash above.
+FULLTEXT_INDEXES = (
+    ("Episode", ("text",)), ("Entity", ("name", "summary")), ("Fact", ("fact",)),
+    ("Community", ("name", "summary")),
+)
+HNSW_M, HNSW_EF_CONSTRUCTION, HNSW_EF_RUNTIME = 16, 200, 200
+
+
+def vector_index_statement(label: str, dimension: int) -> str:
+    # Index DDL takes no parameters; label comes from LABELS and dimension is a checked int.
+    if label not in _FIELDS or not isinstance(dimension, int) or dimension <= 0:
+        raise ValueError(f"bad vector index request: {label!r}, {dimension!r}")
+    return (
+        f"CREATE VECTOR INDEX FOR (n:{label}) ON (n.emb) OPTIONS {{dimension:{dimension}, "
+        f"similarityFunction:'cosine', M:{HNSW_M}, efConstruction:{HNSW_EF_CONSTRUCTION}, "
+        f"efRuntime:{HNSW_EF_RUNTIME}}}"
+    )
+
+
+def columns(label: str, alias: str) -> str:
+    """``alias.f1, alias.f2, …`` in the order the record decoders expect."""
+    return ", ".join(f"{alias}.{name}" for name in _FIELDS[label])
+
+
+class FactFilter:
+    """Translates :class:`SearchFilters` into a WHERE condition over a fact node, plus parameters.
+
+    ``labels`` needs the endpoints' labels, which are not on the fact: :meth:`label_clause` adds
+    the two optional matches that bring them in.
+    """
+
+    def __init__(self, filters: SearchFilters | None, *, alias: str = "f", default_current: bool = True) -> None:
+        self.alias = alias
+        self.params: dict[str, Any] = {}
+        self._conditions: list[str] = []
+        self.labels: tuple[str, ...] | None = None
+        if filters is None:
+            if default_current:
+                self._current(utc_now())
+            return
+        self._build(filters)
+
+    def _param(self, name: str, value: Any) -> str:
+        self.params[f"flt_{name}"] = value
+        return f"$flt_{name}"
+
+    def _current(self, now: datetime) -> None:
+        f = self.alias
+        now_p = self._param("now", to_micros(now))
+        self._conditions.append(f"{f}.expired_at IS NULL AND ({f}.invalid_at IS NULL OR {f}.invalid_at > {now_p})")
+
+    def _range(self, name: str, time_range: TimeRange) -> None:
+        prop = f"{self.alias}.{name}"
+        bounds = [f"{prop} IS NOT NULL"]
+        if time_range.start is not None:
+            bounds.append(f"{prop} >= {self._param(name + '_start', to_micros(time_range.start))}")
+        if time_range.end is not None:
+            bounds.append(f"{prop} < {self._param(name + '_end', to_micros(time_range.end))}")
+        inside = " AND ".join(bounds)
+        self._conditions.append(f"({prop} IS NULL OR ({inside}))" if time_range.include_null else f"({inside})")
+
+    def _between(self, name: str, start: str, end: str, at: datetime) -> None:
+        f, at_p = self.alias, self._param(name, to_micros(at))
+        self._conditions.append(
+            f"({f}.{start} IS NULL OR {f}.{start} <= {at_p}) AND ({f}.{end} IS NULL OR {at_p} < {f}.{end})"
+        )
+
+    def _build(self, filters: SearchFilters) -> None:
+        if filters.relation_types is not None:
+            self._conditions.append(f"{self.alias}.relation_type IN {self._param('rel', list(filters.relation_types))}")
+        for name in ("valid_at", "invalid_at", "created_at", "expired_at"):
+            time_range: TimeRange | None = getattr(filters, name)
+            if time_range is not None:
+                self._range(name, time_range)
+        if filters.as_of is not None:
+            self._between("as_of", "valid_at", "invalid_at", filters.as_of)
+        if filters.known_at is not None:
+            self._between("known_at", "created_at", "expired_at", filters.known_at)
+        if filters.current_only:
+            self._current(filters.effective_now())
+        if filters.labels is not None:
+            self.labels = filters.labels
+            self.params["flt_labels"] = list(filters.labels)
+
+    def condition(self) -> str:
+        """The conditions joined with AND (``true`` when there are none)."""
+        return " AND ".join(f"({c})" for c in self._conditions) or "true"
+
+    def label_clause(self, carry: str) -> str:
+        """Clauses that keep only facts whose source or target has a wanted label ('' if none asked).
+
+        ``carry`` lists the variables the rest of the query needs (the fact alias among them).
+        """
+        if self.labels is None:
+            return ""
+        f = self.alias
+        return (
+            f" OPTIONAL MATCH (ls:Entity {{id: {f}.source_id}}) OPTIONAL MATCH (lt:Entity {{id: {f}.target_id}})"
+            f" WITH {carry}, ls, lt WHERE any(l IN coalesce(ls.labels, []) + coalesce(lt.labels, [])"
+            " WHERE l IN $flt_labels)"
+            f" WITH {carry}"
+        )
+
+
+def entity_label_condition(filters: SearchFilters | None, alias: str, params: dict[str, Any]) -> str:
+    """The entity side of ``labels``: entities carrying any of them."""
+    if filters is None or filters.labels is None:
+        return "true"
+    params["flt_labels"] = list(filters.labels)
+    return f"any(l IN {alias}.labels WHERE l IN $flt_labels)"
+

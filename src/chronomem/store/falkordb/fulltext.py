@@ -1,0 +1,32 @@
+"""User text → a RediSearch query that can only match words.
+
+FalkorDB's full-text indexes are RediSearch indexes and the query string is RediSearch syntax, where
+``-``, ``|``, ``@field:``, ``*``, ``%``, quotes and brackets are operators. We keep the words of the
+user's text (unicode letters, digits, underscore), escape what RediSearch treats specially inside a
+word, and join them with ``|`` (any word may match; relevance ranks documents matching more words
+first). Nothing else of the input reaches the engine, and no group id is ever part of the query
+(one graph per group makes a group filter unnecessary).
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["MAX_TERMS", "fulltext_query"]
+
+MAX_TERMS = 32  # bounds the cost of one query; longer inputs keep their first distinct words
+_WORD = re.compile(r"\w+")
+
+
+def _escape(word: str) -> str:
+    return "".join(ch if ch.isalnum() else "\\" + ch for ch in word)
+
+
+def fulltext_query(text: str) -> str | None:
+    """The RediSearch query for ``text``, or None when it holds no word."""
+    seen: dict[str, None] = {}
+    for word in _WORD.findall(text):
+        seen.setdefault(word.casefold(), None)
+        if len(seen) == MAX_TERMS:
+            break
+    return "|".join(_escape(w) for w in seen) or None

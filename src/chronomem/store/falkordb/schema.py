@@ -1,0 +1,82 @@
+"""Indexes of a group's graph, created on the first write that puts something in it.
+
+A graph is created by its first write, so reads never create graphs (a group with no objects has
+no key). Vector indexes need the embedding dimension, so each is created when the first vector of
+its label arrives. What exists is cached per process; creating an index that another process just
+created is not an error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from chronomem.errors import StoreError
+from chronomem.store.falkordb.connection import FalkorConnection, MissingGraphError
+from chronomem.store.falkordb.cypher import FULLTEXT_INDEXES, RANGE_INDEXES, vector_index_statement
+
+__all__ = ["SchemaManager"]
+
+
+def _range_statement(label: str, prop: str) -> str:
+    return f"CREATE INDEX FOR (n:{label}) ON (n.{prop})"
+
+
+def _fulltext_statement(label: str, props: tuple[str, ...]) -> str:
+    fields = ", ".join(f"'{p}'" for p in props)
+    return f"CALL db.idx.fulltext.createNodeIndex({{label: '{label}', stopwords: []}}, {fields})"
+
+
+class SchemaManager:
+    """Makes sure a graph carries the backend's indexes before data goes in."""
+
+    def __init__(self, connection: FalkorConnection) -> None:
+        self._connection = connection
+        self._existing: dict[str, set[str]] = {}
+        self._locks: dict[str, asyncio.Lock] = {}
+
+    async def _load(self, key: str) -> set[str]:
+        try:
+            rows = await self._connection.query(
+                key, "CALL db.indexes() YIELD label, properties, types RETURN label, types", read_only=True
+            )
+        except MissingGraphError:
+            return set()
+        found: set[str] = set()
+        for label, types in rows:
+            for prop, kinds in types.items():
+                found.update(f"{label}.{prop}:{kind}" for kind in kinds)
+        return found
+
+    async def _create(self, key: str, statement: str) -> None:
+        try:
+            await self._connection.query(key, statement)
+        except StoreError as exc:
+            if "already" not in str(exc).lower():  # a concurrent writer got there first
+                raise
+
+    async def ensure(self, key: str, vector_dimensions: dict[str, int]) -> None:
+        wanted = self._wanted(vector_dimensions)
+        if wanted <= self._existing.get(key, set()):
+            return
+        async with self._locks.setdefault(key, asyncio.Lock()):
+            existing = self._existing.get(key) or await self._load(key)
+            for label, prop in RANGE_INDEXES:
+                if f"{label}.{prop}:RANGE" not in existing:
+                    await self._create(key, _range_statement(label, prop))
+            for label, props in FULLTEXT_INDEXES:
+                if f"{label}.{props[0]}:FULLTEXT" not in existing:
+                    await self._create(key, _fulltext_statement(label, props))
+            for label, dimension in vector_dimensions.items():
+                if f"{label}.emb:VECTOR" not in existing:
+                    await self._create(key, vector_index_statement(label, dimension))
+            self._existing[key] = existing | wanted
+
+    @staticmethod
+    def _wanted(vector_dimensions: dict[str, int]) -> set[str]:
+        wanted = {f"{label}.{prop}:RANGE" for label, prop in RANGE_INDEXES}
+        wanted |= {f"{label}.{props[0]}:FULLTEXT" for label, props in FULLTEXT_INDEXES}
+        return wanted | {f"{label}.emb:VECTOR" for label in vector_dimensions}
+
+    def forget(self, key: str) -> None:
+        """The graph was deleted: its indexes went with it."""
+        self._existing.pop(key, None)

@@ -1,0 +1,99 @@
+"""One :class:`GraphWrite` → one Cypher query, so the whole batch commits or fails as a unit.
+
+FalkorDB runs a query under the graph's write lock and undoes it if it fails, which gives us the
+port's "everything lands, or nothing does" without a transaction API. Each section is an
+``UNWIND $rows …`` followed by ``WITH count(*) AS _``: the aggregate yields one row even when the
+list is empty, so an empty section never stops the sections after it. Only non-empty sections are
+included; the text depends on which sections are present, never on values.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from chronomem.errors import InvalidInputError
+from chronomem.store.base import GraphWrite
+from chronomem.store.falkordb.records import community_props, entity_props, episode_props, fact_props
+
+__all__ = ["compose_write", "vector_dimensions"]
+
+_SECTIONS: tuple[tuple[str, str], ...] = (
+    ("del_mentions", "UNWIND $del_mentions AS d MATCH (m:Mention {episode_id: d.episode, entity_id: d.entity}) "
+                     "DELETE m"),
+    ("del_facts", "UNWIND $del_facts AS id MATCH (f:Fact {id: id}) DELETE f"),
+    ("del_entities", "UNWIND $del_entities AS id OPTIONAL MATCH (n:Entity {id: id}) DELETE n "
+                     "WITH DISTINCT id OPTIONAL MATCH (m:Mention {entity_id: id}) DELETE m "
+                     "WITH DISTINCT id MATCH (c:Community) WHERE id IN c.member_ids "
+                     "SET c.member_ids = [x IN c.member_ids WHERE x <> id]"),
+    ("del_episodes", "UNWIND $del_episodes AS id OPTIONAL MATCH (e:Episode {id: id}) DELETE e "
+                     "WITH DISTINCT id MATCH (m:Mention {episode_id: id}) DELETE m"),
+    ("del_communities", "UNWIND $del_communities AS id MATCH (c:Community {id: id}) DELETE c"),
+    ("keep_communities", "MATCH (c:Community) WHERE NOT c.id IN $keep_communities DELETE c"),
+    ("episodes", "UNWIND $episodes AS r MERGE (e:Episode {id: r.id}) SET e += r"),
+    ("entities", "UNWIND $entities AS r MERGE (n:Entity {id: r.id}) SET n += r"),
+    ("facts", "UNWIND $facts AS r MERGE (f:Fact {id: r.id}) SET f += r"),
+    ("communities", "UNWIND $communities AS r MERGE (c:Community {id: r.id}) SET c += r"),
+    ("mentions", "UNWIND $mentions AS r MERGE (:Mention {episode_id: r.episode, entity_id: r.entity})"),
+    ("episode_vectors", "UNWIND $episode_vectors AS r MATCH (e:Episode {id: r.id}) SET e.emb = vecf32(r.v)"),
+    ("entity_vectors", "UNWIND $entity_vectors AS r MATCH (n:Entity {id: r.id}) SET n.emb = vecf32(r.v)"),
+    ("fact_vectors", "UNWIND $fact_vectors AS r MATCH (f:Fact {id: r.id}) SET f.emb = vecf32(r.v)"),
+    ("community_vectors", "UNWIND $community_vectors AS r MATCH (c:Community {id: r.id}) SET c.emb = vecf32(r.v)"),
+)
+
+
+def _check_group(batch: GraphWrite) -> None:
+    objects = [*batch.episodes, *batch.entities, *batch.facts, *batch.mentions, *batch.communities,
+               *batch.delete_mentions]
+    strangers = {o.group_id for o in objects} - {batch.group_id}
+    if strangers:
+        raise InvalidInputError(f"write to group {batch.group_id!r} holds objects of other groups: {sorted(strangers)}")
+
+
+def _vectors(vectors: dict[str, np.ndarray]) -> list[dict[str, Any]]:
+    return [{"id": key, "v": np.asarray(v, dtype=np.float32)} for key, v in vectors.items()]
+
+
+def _rows(batch: GraphWrite) -> dict[str, Any]:
+    rows: dict[str, Any] = {
+        "del_mentions": [{"episode": m.episode_id, "entity": m.entity_id} for m in batch.delete_mentions],
+        "del_facts": list(batch.delete_fact_ids),
+        "del_entities": list(batch.delete_entity_ids),
+        "del_episodes": list(batch.delete_episode_ids),
+        "del_communities": list(batch.delete_community_ids),
+        "episodes": [episode_props(e) for e in batch.episodes],
+        "entities": [entity_props(e) for e in batch.entities],
+        "facts": [fact_props(f) for f in batch.facts],
+        "communities": [community_props(c) for c in batch.communities],
+        "mentions": [{"episode": m.episode_id, "entity": m.entity_id} for m in batch.mentions],
+        "episode_vectors": _vectors(batch.episode_vectors),
+        "entity_vectors": _vectors(batch.entity_vectors),
+        "fact_vectors": _vectors(batch.fact_vectors),
+        "community_vectors": _vectors(batch.community_vectors),
+    }
+    if batch.replace_communities:
+        rows["keep_communities"] = [c.id for c in batch.communities]
+    return rows
+
+
+def compose_write(batch: GraphWrite) -> tuple[str, dict[str, Any]]:
+    """The query text and parameters applying ``batch``; ('', {}) when there is nothing to do."""
+    _check_group(batch)
+    rows = _rows(batch)
+    present = [(name, text) for name, text in _SECTIONS if name in rows and (rows[name] or name == "keep_communities")]
+    if not present:
+        return "", {}
+    text = " WITH count(*) AS _ ".join(body for _, body in present) + " RETURN 1"
+    return text, {name: rows[name] for name, _ in present}
+
+
+def vector_dimensions(batch: GraphWrite) -> dict[str, int]:
+    """Label → dimension of the vectors this batch writes (for creating vector indexes on demand)."""
+    found: dict[str, int] = {}
+    for label, vectors in (("Episode", batch.episode_vectors), ("Entity", batch.entity_vectors),
+                           ("Fact", batch.fact_vectors), ("Community", batch.community_vectors)):
+        for vector in vectors.values():
+            found[label] = int(np.asarray(vector).size)
+            break
+    return found
