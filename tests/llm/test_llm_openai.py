@@ -119,8 +119,7 @@ async def test_malformed_json_body_is_retried_as_a_server_fault(fake_server, sta
 
 async def test_answer_with_think_block_code_fence_and_prose_is_parsed_without_retry(fake_server, stack):
     text = (
-        "<think>The speaker is Alice.</think>\nHere you go:\n"
-        '```json\n{"name": "Alice", "role": "speaker"}\n```\nDone.'
+        '<think>The speaker is Alice.</think>\nHere you go:\n```json\n{"name": "Alice", "role": "speaker"}\n```\nDone.'
     )
     fake_server.enqueue(Answer(text))
     completion = await stack().complete(PERSON, Question(text="x"))

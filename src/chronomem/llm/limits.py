@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -70,9 +70,11 @@ class RateLimiter:
         requests_per_minute: float | None = None,
         tokens_per_minute: float | None = None,
         clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
     ) -> None:
         self.max_concurrency = max_concurrency
         self._clock = clock
+        self._sleep = sleep
         now = clock()
         self._requests = _Bucket(requests_per_minute, requests_per_minute, now) if requests_per_minute else None
         self._tokens = _Bucket(tokens_per_minute, tokens_per_minute, now) if tokens_per_minute else None
@@ -124,7 +126,7 @@ class RateLimiter:
                 if self._tokens is not None:
                     self._tokens.level -= min(tokens, self._tokens.per_minute)
                 return
-            await asyncio.sleep(wait)
+            await self._sleep(wait)
 
     def _return_tokens(self, amount: int) -> None:
         if self._tokens is not None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from chronomem.llm.base import Completion, LanguageModel, Prompt
@@ -14,9 +14,16 @@ __all__ = ["RoutedModel"]
 class RoutedModel:
     """Answers a prompt with ``routes[prompt.role]``, or ``default`` when its role has no route."""
 
-    def __init__(self, default: LanguageModel, routes: Mapping[str, LanguageModel] | None = None) -> None:
+    def __init__(
+        self,
+        default: LanguageModel,
+        routes: Mapping[str, LanguageModel] | None = None,
+        *,
+        on_close: Callable[[], None] | None = None,
+    ) -> None:
         self.default = default
         self.routes = dict(routes or {})
+        self._on_close = on_close  # releases what the stacks share (the disk cache)
 
     def model_for(self, role: str) -> LanguageModel:
         return self.routes.get(role, self.default)
@@ -30,3 +37,5 @@ class RoutedModel:
             if id(model) not in seen:
                 seen.add(id(model))
                 await aclose_model(model)
+        if self._on_close is not None:
+            self._on_close()
