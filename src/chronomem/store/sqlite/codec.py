@@ -1,0 +1,140 @@
+"""Rows to domain objects and back: timestamps as exact epoch microseconds, dicts and tuples as JSON.
+
+Microseconds rather than milliseconds because Python datetimes carry microseconds: storing them
+whole makes a read return exactly what was written, and makes SQL comparisons agree with
+:func:`chronomem.filters.fact_matches` to the microsecond.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import numpy as np
+
+from chronomem.domain import Community, Entity, Episode, EpisodeKind, EpisodeStatus, Fact
+from chronomem.errors import InvalidInputError
+from chronomem.timeutil import ensure_utc
+
+__all__ = [
+    "COMMUNITY_COLUMNS",
+    "ENTITY_COLUMNS",
+    "EPISODE_COLUMNS",
+    "FACT_COLUMNS",
+    "community_from_row",
+    "dumps",
+    "entity_from_row",
+    "episode_from_row",
+    "fact_from_row",
+    "from_us",
+    "to_us",
+    "vector_blob",
+]
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_ONE_US = timedelta(microseconds=1)
+
+EPISODE_COLUMNS = (
+    "id, kind, content, speaker, role, reference_time, created_at, source_description, metadata, "
+    "status, attempts, last_error, usage"
+)
+ENTITY_COLUMNS = "id, name, labels, summary, aliases, attributes, created_at"
+FACT_COLUMNS = (
+    "id, source_id, target_id, other_entity_ids, relation_type, fact, episode_ids, attributes, "
+    "valid_at, invalid_at, created_at, expired_at"
+)
+COMMUNITY_COLUMNS = "id, name, summary, created_at"
+
+
+def to_us(value: datetime | None) -> int | None:
+    """Exact epoch microseconds (integer arithmetic, no float rounding)."""
+    return None if value is None else (ensure_utc(value) - _EPOCH) // _ONE_US
+
+
+def from_us(value: int | None) -> datetime | None:
+    return None if value is None else _EPOCH + timedelta(microseconds=value)
+
+
+def dumps(value: Any) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(f"value is not JSON-serializable: {exc}") from exc
+
+
+def vector_blob(vector: Any) -> bytes:
+    """A finite, non-zero vector as unit float32 bytes (cosine becomes a dot product)."""
+    array = np.asarray(vector, dtype=np.float32).reshape(-1)
+    norm = float(np.linalg.norm(array)) if array.size else 0.0
+    if not np.isfinite(norm) or norm == 0.0:
+        raise InvalidInputError("an embedding must be a non-empty, finite, non-zero vector")
+    return (array / norm).astype(np.float32).tobytes()
+
+
+# Rows come from our own schema, so construction skips re-validation (it is the hot path of reads).
+
+
+def episode_from_row(group_id: str, row: tuple[Any, ...]) -> Episode:
+    (id_, kind, content, speaker, role, ref, created, source, metadata, status, attempts, error, usage) = row
+    return Episode.model_construct(
+        id=id_,
+        group_id=group_id,
+        kind=EpisodeKind(kind),
+        content=content,
+        speaker=speaker,
+        role=role,
+        reference_time=from_us(ref),
+        created_at=from_us(created),
+        source_description=source,
+        metadata=json.loads(metadata),
+        status=EpisodeStatus(status),
+        attempts=attempts,
+        last_error=error,
+        usage=json.loads(usage),
+    )
+
+
+def entity_from_row(group_id: str, row: tuple[Any, ...]) -> Entity:
+    id_, name, labels, summary, aliases, attributes, created = row
+    return Entity.model_construct(
+        id=id_,
+        group_id=group_id,
+        name=name,
+        labels=tuple(json.loads(labels)),
+        summary=summary,
+        aliases=tuple(json.loads(aliases)),
+        attributes=json.loads(attributes),
+        created_at=from_us(created),
+    )
+
+
+def fact_from_row(group_id: str, row: tuple[Any, ...]) -> Fact:
+    (id_, source, target, others, relation, text, episodes, attributes, valid, invalid, created, expired) = row
+    return Fact.model_construct(
+        id=id_,
+        group_id=group_id,
+        source_id=source,
+        target_id=target,
+        other_entity_ids=tuple(json.loads(others)),
+        relation_type=relation,
+        fact=text,
+        episode_ids=tuple(json.loads(episodes)),
+        attributes=json.loads(attributes),
+        valid_at=from_us(valid),
+        invalid_at=from_us(invalid),
+        created_at=from_us(created),
+        expired_at=from_us(expired),
+    )
+
+
+def community_from_row(group_id: str, row: tuple[Any, ...], member_ids: tuple[str, ...]) -> Community:
+    id_, name, summary, created = row
+    return Community.model_construct(
+        id=id_,
+        group_id=group_id,
+        name=name,
+        summary=summary,
+        member_ids=member_ids,
+        created_at=from_us(created),
+    )

@@ -1,0 +1,318 @@
+"""Read queries, each a plain function of a connection and a group's integer id (``gid``)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections import defaultdict
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from chronomem.domain import Community, Entity, Episode, EpisodeStatus, Fact, normalize_name
+from chronomem.filters import SearchFilters
+from chronomem.store.base import GroupStats, Scope, ScoredId, WeightedEdge
+from chronomem.store.sqlite.codec import (
+    COMMUNITY_COLUMNS,
+    ENTITY_COLUMNS,
+    EPISODE_COLUMNS,
+    FACT_COLUMNS,
+    community_from_row,
+    entity_from_row,
+    episode_from_row,
+    fact_from_row,
+    to_us,
+)
+from chronomem.store.sqlite.fulltext import fts_table, match_expression
+from chronomem.store.sqlite.where import entity_conditions, fact_conditions
+from chronomem.timeutil import utc_now
+
+__all__ = [
+    "accepted_ids",
+    "communities_by_ids",
+    "entities_by_ids",
+    "entities_by_names",
+    "entities_of_episodes",
+    "entity_edges",
+    "episodes_by_ids",
+    "episodes_of_entities",
+    "facts_between",
+    "facts_by_ids",
+    "facts_of_entities",
+    "facts_of_episode",
+    "fulltext",
+    "group_stats",
+    "list_communities",
+    "list_entities",
+    "list_episodes",
+    "list_facts",
+    "vectors_by_ids",
+]
+
+_IN_JSON = "IN (SELECT value FROM json_each(?))"
+_MAIN_TABLE = {
+    Scope.FACTS: "facts",
+    Scope.ENTITIES: "entities",
+    Scope.EPISODES: "episodes",
+    Scope.COMMUNITIES: "communities",
+}
+
+
+def _ids_param(ids: Sequence[str]) -> str:
+    return json.dumps(list(ids))
+
+
+def _in_given_order(objects: list[Any], ids: Sequence[str]) -> list[Any]:
+    by_id = {obj.id: obj for obj in objects}
+    return [by_id[i] for i in ids if i in by_id]
+
+
+def episodes_by_ids(conn: sqlite3.Connection, gid: int, group_id: str, ids: Sequence[str]) -> list[Episode]:
+    rows = conn.execute(
+        f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE gid = ? AND id {_IN_JSON}", (gid, _ids_param(ids))
+    )
+    return _in_given_order([episode_from_row(group_id, r) for r in rows], ids)
+
+
+def entities_by_ids(conn: sqlite3.Connection, gid: int, group_id: str, ids: Sequence[str]) -> list[Entity]:
+    rows = conn.execute(
+        f"SELECT {ENTITY_COLUMNS} FROM entities WHERE gid = ? AND id {_IN_JSON}", (gid, _ids_param(ids))
+    )
+    return _in_given_order([entity_from_row(group_id, r) for r in rows], ids)
+
+
+def facts_by_ids(conn: sqlite3.Connection, gid: int, group_id: str, ids: Sequence[str]) -> list[Fact]:
+    rows = conn.execute(f"SELECT {FACT_COLUMNS} FROM facts WHERE gid = ? AND id {_IN_JSON}", (gid, _ids_param(ids)))
+    return _in_given_order([fact_from_row(group_id, r) for r in rows], ids)
+
+
+def _members(conn: sqlite3.Connection, gid: int, community_ids: Sequence[str]) -> dict[str, tuple[str, ...]]:
+    members: dict[str, list[str]] = defaultdict(list)
+    for community_id, entity_id in conn.execute(
+        f"SELECT community_id, entity_id FROM community_members WHERE gid = ? AND community_id {_IN_JSON} "
+        "ORDER BY community_id, position",
+        (gid, _ids_param(community_ids)),
+    ):
+        members[community_id].append(entity_id)
+    return {k: tuple(v) for k, v in members.items()}
+
+
+def communities_by_ids(conn: sqlite3.Connection, gid: int, group_id: str, ids: Sequence[str]) -> list[Community]:
+    rows = conn.execute(
+        f"SELECT {COMMUNITY_COLUMNS} FROM communities WHERE gid = ? AND id {_IN_JSON}", (gid, _ids_param(ids))
+    ).fetchall()
+    members = _members(conn, gid, [r[0] for r in rows])
+    return _in_given_order([community_from_row(group_id, r, members.get(r[0], ())) for r in rows], ids)
+
+
+def vectors_by_ids(conn: sqlite3.Connection, gid: int, scope: Scope, ids: Sequence[str]) -> dict[str, np.ndarray]:
+    rows = conn.execute(
+        f"SELECT id, vec FROM vectors WHERE gid = ? AND scope = ? AND id {_IN_JSON}",
+        (gid, scope.value, _ids_param(ids)),
+    )
+    return {id_: np.frombuffer(blob, dtype=np.float32).copy() for id_, blob in rows}
+
+
+def list_episodes(
+    conn: sqlite3.Connection,
+    gid: int,
+    group_id: str,
+    *,
+    limit: int | None,
+    before: datetime | None,
+    statuses: Sequence[EpisodeStatus] | None,
+    newest_first: bool,
+) -> list[Episode]:
+    where, params = ["gid = ?"], [gid]
+    if before is not None:
+        where.append("reference_time < ?")
+        params.append(to_us(before))
+    if statuses is not None:
+        where.append(f"status {_IN_JSON}")
+        params.append(json.dumps([EpisodeStatus(s).value for s in statuses]))
+    direction = "DESC" if newest_first else "ASC"
+    params.append(-1 if limit is None else limit)
+    rows = conn.execute(
+        f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE {' AND '.join(where)} "
+        f"ORDER BY reference_time {direction}, created_at {direction}, id {direction} LIMIT ?",
+        params,
+    )
+    return [episode_from_row(group_id, r) for r in rows]
+
+
+def list_entities(conn: sqlite3.Connection, gid: int, group_id: str, *, limit: int | None, offset: int) -> list[Entity]:
+    rows = conn.execute(
+        f"SELECT {ENTITY_COLUMNS} FROM entities WHERE gid = ? ORDER BY created_at, id LIMIT ? OFFSET ?",
+        (gid, -1 if limit is None else limit, offset),
+    )
+    return [entity_from_row(group_id, r) for r in rows]
+
+
+def _select_facts(
+    conn: sqlite3.Connection, group_id: str, conditions: list[str], params: list[Any], tail: str = ""
+) -> list[Fact]:
+    columns = ", ".join(f"f.{c.strip()}" for c in FACT_COLUMNS.split(","))
+    sql = f"SELECT {columns} FROM facts f WHERE {' AND '.join(conditions)} ORDER BY f.created_at, f.id {tail}"
+    return [fact_from_row(group_id, r) for r in conn.execute(sql, params)]
+
+
+def list_facts(
+    conn: sqlite3.Connection,
+    gid: int,
+    group_id: str,
+    *,
+    filters: SearchFilters | None,
+    limit: int | None,
+    offset: int,
+) -> list[Fact]:
+    conditions, params = ["f.gid = ?"], [gid]
+    if filters is not None:  # None lists every fact, superseded ones included
+        extra, extra_params = fact_conditions(filters)
+        conditions += extra
+        params += extra_params
+    return _select_facts(
+        conn, group_id, conditions, [*params, -1 if limit is None else limit, offset], "LIMIT ? OFFSET ?"
+    )
+
+
+def list_communities(conn: sqlite3.Connection, gid: int, group_id: str) -> list[Community]:
+    ids = [r[0] for r in conn.execute("SELECT id FROM communities WHERE gid = ? ORDER BY created_at, id", (gid,))]
+    return communities_by_ids(conn, gid, group_id, ids)
+
+
+def entities_by_names(conn: sqlite3.Connection, gid: int, group_id: str, names: Sequence[str]) -> list[Entity]:
+    normalized = sorted({normalize_name(n) for n in names} - {""})
+    rows = conn.execute(
+        f"SELECT {', '.join('e.' + c.strip() for c in ENTITY_COLUMNS.split(','))} FROM entities e "
+        f"WHERE e.gid = ? AND e.id IN (SELECT entity_id FROM entity_names WHERE gid = ? AND normalized {_IN_JSON}) "
+        "ORDER BY e.created_at, e.id",
+        (gid, gid, json.dumps(normalized)),
+    )
+    return [entity_from_row(group_id, r) for r in rows]
+
+
+def _current_unless(include_superseded: bool) -> tuple[list[str], list[Any]]:
+    return ([], []) if include_superseded else fact_conditions(None)
+
+
+def facts_between(
+    conn: sqlite3.Connection, gid: int, group_id: str, a: str, b: str, *, include_superseded: bool
+) -> list[Fact]:
+    extra, extra_params = _current_unless(include_superseded)
+    conditions = [
+        "f.gid = ?",
+        "((f.source_id = ? AND f.target_id = ?) OR (f.source_id = ? AND f.target_id = ?))",
+        *extra,
+    ]
+    return _select_facts(conn, group_id, conditions, [gid, a, b, b, a, *extra_params])
+
+
+def facts_of_entities(
+    conn: sqlite3.Connection, gid: int, group_id: str, entity_ids: Sequence[str], *, include_superseded: bool
+) -> list[Fact]:
+    extra, extra_params = _current_unless(include_superseded)
+    conditions = [
+        "f.gid = ?",
+        f"f.id IN (SELECT fact_id FROM fact_entities WHERE gid = ? AND entity_id {_IN_JSON})",
+        *extra,
+    ]
+    return _select_facts(conn, group_id, conditions, [gid, gid, _ids_param(entity_ids), *extra_params])
+
+
+def facts_of_episode(conn: sqlite3.Connection, gid: int, group_id: str, episode_id: str) -> list[Fact]:
+    conditions = ["f.gid = ?", "f.id IN (SELECT fact_id FROM fact_episodes WHERE gid = ? AND episode_id = ?)"]
+    return _select_facts(conn, group_id, conditions, [gid, gid, episode_id])
+
+
+def entities_of_episodes(conn: sqlite3.Connection, gid: int, episode_ids: Sequence[str]) -> dict[str, list[str]]:
+    result: dict[str, list[str]] = {i: [] for i in dict.fromkeys(episode_ids)}
+    for episode_id, entity_id in conn.execute(
+        f"SELECT episode_id, entity_id FROM mentions WHERE gid = ? AND episode_id {_IN_JSON} "
+        "ORDER BY episode_id, entity_id",
+        (gid, _ids_param(episode_ids)),
+    ):
+        result[episode_id].append(entity_id)
+    return result
+
+
+def episodes_of_entities(conn: sqlite3.Connection, gid: int, entity_ids: Sequence[str]) -> dict[str, list[str]]:
+    result: dict[str, list[str]] = {i: [] for i in dict.fromkeys(entity_ids)}
+    for entity_id, episode_id in conn.execute(
+        f"SELECT entity_id, episode_id FROM mentions WHERE gid = ? AND entity_id {_IN_JSON} "
+        "ORDER BY entity_id, episode_id",
+        (gid, _ids_param(entity_ids)),
+    ):
+        result[entity_id].append(episode_id)
+    return result
+
+
+def entity_edges(conn: sqlite3.Connection, gid: int) -> tuple[list[str], list[WeightedEdge]]:
+    ids = [r[0] for r in conn.execute("SELECT id FROM entities WHERE gid = ? ORDER BY created_at, id", (gid,))]
+    known = set(ids)
+    current, params = fact_conditions(None)
+    rows = conn.execute(
+        "SELECT min(f.source_id, f.target_id) AS a, max(f.source_id, f.target_id) AS b, count(*) FROM facts f "
+        f"WHERE f.gid = ? AND f.source_id != f.target_id AND {' AND '.join(current)} GROUP BY a, b ORDER BY a, b",
+        (gid, *params),
+    )
+    edges = [WeightedEdge(a, b, n) for a, b, n in rows if a in known and b in known]
+    return ids, edges
+
+
+def group_stats(conn: sqlite3.Connection, gid: int) -> GroupStats:
+    now = to_us(utc_now())
+    row = conn.execute(
+        "SELECT (SELECT count(*) FROM episodes WHERE gid = :g), (SELECT count(*) FROM entities WHERE gid = :g), "
+        "(SELECT count(*) FROM facts WHERE gid = :g), "
+        "(SELECT count(*) FROM facts WHERE gid = :g AND expired_at IS NULL "
+        "AND (invalid_at IS NULL OR invalid_at > :now)), "
+        "(SELECT count(*) FROM communities WHERE gid = :g)",
+        {"g": gid, "now": now},
+    ).fetchone()
+    return GroupStats(*row)
+
+
+def _scope_conditions(scope: Scope, filters: SearchFilters | None, alias: str) -> tuple[list[str], list[Any]]:
+    if scope is Scope.FACTS:
+        return fact_conditions(filters, alias)
+    if scope is Scope.ENTITIES:
+        return entity_conditions(filters, alias)
+    return [], []
+
+
+def fulltext(
+    conn: sqlite3.Connection,
+    gid: int,
+    key: str,
+    scope: Scope,
+    query: str,
+    *,
+    limit: int,
+    filters: SearchFilters | None,
+) -> list[ScoredId]:
+    expression = match_expression(query)
+    if expression is None or limit <= 0:
+        return []
+    table = fts_table(key, scope)
+    conditions, params = _scope_conditions(scope, filters, "m")
+    where = " AND ".join(["m.gid = ?", f"{table} MATCH ?", *conditions])
+    rows = conn.execute(
+        f"SELECT m.id, -{table}.rank FROM {table} JOIN {_MAIN_TABLE[scope]} m ON m.rowid = {table}.rowid "
+        f"WHERE {where} ORDER BY {table}.rank LIMIT ?",
+        (gid, expression, *params, limit),
+    )
+    return [ScoredId(id_, float(score)) for id_, score in rows]
+
+
+def accepted_ids(
+    conn: sqlite3.Connection, gid: int, scope: Scope, filters: SearchFilters | None, ids: list[str]
+) -> set[str] | None:
+    """Which of ``ids`` pass the filters (``None``: the scope has no filter to apply)."""
+    conditions, params = _scope_conditions(scope, filters, "m")
+    if not conditions:
+        return None
+    where = " AND ".join(["m.gid = ?", f"m.id {_IN_JSON}", *conditions])
+    rows = conn.execute(f"SELECT m.id FROM {_MAIN_TABLE[scope]} m WHERE {where}", (gid, _ids_param(ids), *params))
+    return {r[0] for r in rows}

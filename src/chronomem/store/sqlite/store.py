@@ -1,0 +1,438 @@
+"""The embedded store: one SQLite file in WAL mode, FTS5 per group, vectors searched in memory.
+
+Threading: every write runs on one writer thread with the one writer connection (SQLite allows a
+single writer; a second would fail with "database is locked"), so concurrent callers queue instead
+of failing. Reads run on a small pool of threads, each with its own read-only connection, and in WAL
+mode they never wait for the writer. The event loop never blocks on SQLite. Both pools are plain
+thread pools, so the store may be shared by coroutines of several event loops and threads.
+(An in-memory database cannot be shared between connections, so ":memory:" does everything on the
+writer thread.)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
+from typing import Any, TypeVar
+
+import numpy as np
+
+from chronomem.domain import Community, Entity, Episode, EpisodeStatus, Fact
+from chronomem.errors import InvalidInputError, NotFoundError, StoreError, StoreUnavailableError
+from chronomem.filters import SearchFilters
+from chronomem.store.base import BfsResult, GraphWrite, GroupStats, Scope, ScoredId, WeightedEdge
+from chronomem.store.sqlite import reads
+from chronomem.store.sqlite.codec import EPISODE_COLUMNS, episode_from_row
+from chronomem.store.sqlite.connection import apply_migrations, connect
+from chronomem.store.sqlite.fulltext import drop_fts_tables
+from chronomem.store.sqlite.graph import breadth_first
+from chronomem.store.sqlite.vectors import VectorIndex, VectorRegistry
+from chronomem.store.sqlite.writes import apply_write, find_group, insert_episode_row
+
+__all__ = ["SQLiteStore"]
+
+T = TypeVar("T")
+_READER_THREADS = 4
+_EMPTY_STATS = GroupStats(0, 0, 0, 0, 0)
+
+
+def _translate(exc: sqlite3.Error) -> StoreError:
+    message = str(exc)
+    if "locked" in message or "busy" in message:
+        return StoreUnavailableError(f"SQLite is busy: {message}")
+    return StoreError(f"SQLite failed: {message}")
+
+
+class SQLiteStore:
+    """Implements :class:`chronomem.store.Store`; open with :meth:`open`."""
+
+    def __init__(self, path: str, writer: sqlite3.Connection) -> None:
+        self._path = path
+        self._writer = writer
+        self._in_memory = path == ":memory:"
+        self._write_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="chronomem-sqlite-writer")
+        self._read_pool = (
+            self._write_pool
+            if self._in_memory
+            else ThreadPoolExecutor(max_workers=_READER_THREADS, thread_name_prefix="chronomem-sqlite-reader")
+        )
+        self._local = threading.local()
+        self._readers: list[sqlite3.Connection] = []
+        self._readers_lock = threading.Lock()
+        self._vectors = VectorRegistry()
+        self._closed = False
+
+    @classmethod
+    async def open(cls, path: str) -> SQLiteStore:
+        """Open (creating if needed) the database at ``path`` (or ``":memory:"``) and migrate it."""
+
+        def prepare() -> sqlite3.Connection:
+            conn = connect(path)
+            try:
+                apply_migrations(conn)
+            except BaseException:
+                conn.close()
+                raise
+            return conn
+
+        writer = await asyncio.to_thread(prepare)
+        return cls(path, writer)
+
+    @property
+    def path(self) -> str:
+        return self._path
+
+    # -- plumbing ----------------------------------------------------------------------------------
+
+    def _reader(self) -> sqlite3.Connection:
+        if self._in_memory:
+            return self._writer
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = connect(self._path, reader=True)
+            self._local.conn = conn
+            with self._readers_lock:
+                self._readers.append(conn)
+        return conn
+
+    async def _run(self, pool: ThreadPoolExecutor, fn: Callable[..., T], *args: Any) -> T:
+        if self._closed:
+            raise StoreError("the store is closed")
+
+        def call() -> T:
+            try:
+                return fn(*args)
+            except sqlite3.Error as exc:
+                raise _translate(exc) from exc
+
+        return await asyncio.get_running_loop().run_in_executor(pool, call)
+
+    async def _write(self, fn: Callable[..., T], *args: Any) -> T:
+        return await self._run(self._write_pool, lambda: fn(self._writer, *args))
+
+    async def _read_group(self, group_id: str, fn: Callable[..., T], *args: Any, default: T) -> T:
+        """Run ``fn(conn, gid, *args)`` on a reader; ``default`` if the group was never written."""
+
+        def read() -> T:
+            conn = self._reader()
+            found = find_group(conn, group_id)
+            return default if found is None else fn(conn, found[0], *args)
+
+        return await self._run(self._read_pool, read)
+
+    # -- lifecycle ---------------------------------------------------------------------------------
+
+    async def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        await asyncio.to_thread(self._shutdown)
+
+    def _shutdown(self) -> None:
+        self._write_pool.shutdown(wait=True)
+        if self._read_pool is not self._write_pool:
+            self._read_pool.shutdown(wait=True)
+        with self._readers_lock:
+            for conn in self._readers:
+                conn.close()
+            self._readers.clear()
+        self._writer.close()
+        self._vectors.clear()
+
+    async def list_groups(self) -> list[str]:
+        def query() -> list[str]:
+            rows = self._reader().execute(
+                "SELECT name FROM groups g WHERE EXISTS (SELECT 1 FROM episodes WHERE gid = g.gid) "
+                "OR EXISTS (SELECT 1 FROM entities WHERE gid = g.gid) "
+                "OR EXISTS (SELECT 1 FROM facts WHERE gid = g.gid) "
+                "OR EXISTS (SELECT 1 FROM communities WHERE gid = g.gid)"
+            )
+            return sorted(r[0] for r in rows)
+
+        return await self._run(self._read_pool, query)
+
+    async def delete_group(self, group_id: str) -> None:
+        def delete(conn: sqlite3.Connection) -> None:
+            found = find_group(conn, group_id)
+            if found is None:
+                return
+            gid, key = found
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                for table in (
+                    "episodes",
+                    "entities",
+                    "entity_names",
+                    "entity_labels",
+                    "facts",
+                    "fact_entities",
+                    "fact_episodes",
+                    "mentions",
+                    "communities",
+                    "community_members",
+                    "vectors",
+                    "groups",
+                ):
+                    conn.execute(f"DELETE FROM {table} WHERE gid = ?", (gid,))
+                drop_fts_tables(conn, key)
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            self._vectors.drop_group(group_id)
+
+        await self._write(delete)
+
+    async def stats(self, group_id: str) -> GroupStats:
+        return await self._read_group(group_id, reads.group_stats, default=_EMPTY_STATS)
+
+    # -- writes ------------------------------------------------------------------------------------
+
+    async def insert_episode(self, episode: Episode) -> tuple[Episode, bool]:
+        def insert(conn: sqlite3.Connection) -> tuple[Episode, bool]:
+            inserted = insert_episode_row(conn, episode)
+            return _episode(conn, episode.group_id, episode.id), inserted
+
+        return await self._write(insert)
+
+    async def write(self, batch: GraphWrite) -> None:
+        def write(conn: sqlite3.Connection) -> None:
+            self._vectors.apply(apply_write(conn, batch))
+
+        await self._write(write)
+
+    async def set_episode_status(
+        self, group_id: str, episode_id: str, status: EpisodeStatus, *, error: str | None = None
+    ) -> Episode:
+        status = EpisodeStatus(status)
+
+        def update(conn: sqlite3.Connection) -> Episode:
+            found = find_group(conn, group_id)
+            changed = None
+            if found is not None:
+                changed = conn.execute(
+                    "UPDATE episodes SET status = ?, attempts = attempts + ?, "
+                    "last_error = CASE WHEN ? THEN NULL WHEN ? IS NOT NULL THEN ? ELSE last_error END "
+                    "WHERE gid = ? AND id = ? RETURNING 1",
+                    (
+                        status.value,
+                        int(status is EpisodeStatus.PROCESSING),
+                        status is EpisodeStatus.DONE,
+                        error,
+                        error,
+                        found[0],
+                        episode_id,
+                    ),
+                ).fetchone()
+            if changed is None:
+                raise NotFoundError(f"no episode {episode_id!r} in group {group_id!r}")
+            return _episode(conn, group_id, episode_id)
+
+        return await self._write(update)
+
+    async def reset_processing(self) -> int:
+        def reset(conn: sqlite3.Connection) -> int:
+            cursor = conn.execute(
+                "UPDATE episodes SET status = ? WHERE status = ?",
+                (EpisodeStatus.PENDING.value, EpisodeStatus.PROCESSING.value),
+            )
+            return cursor.rowcount
+
+        return await self._write(reset)
+
+    async def pending_groups(self) -> list[str]:
+        def query() -> list[str]:
+            rows = self._reader().execute(
+                "SELECT g.name FROM groups g WHERE g.gid IN (SELECT gid FROM episodes WHERE status = ?)",
+                (EpisodeStatus.PENDING.value,),
+            )
+            return sorted(r[0] for r in rows)
+
+        return await self._run(self._read_pool, query)
+
+    # -- reads by id -------------------------------------------------------------------------------
+
+    async def get_episodes(self, group_id: str, ids: Sequence[str]) -> list[Episode]:
+        return await self._read_group(group_id, reads.episodes_by_ids, group_id, list(ids), default=[])
+
+    async def get_entities(self, group_id: str, ids: Sequence[str]) -> list[Entity]:
+        return await self._read_group(group_id, reads.entities_by_ids, group_id, list(ids), default=[])
+
+    async def get_facts(self, group_id: str, ids: Sequence[str]) -> list[Fact]:
+        return await self._read_group(group_id, reads.facts_by_ids, group_id, list(ids), default=[])
+
+    async def get_communities(self, group_id: str, ids: Sequence[str]) -> list[Community]:
+        return await self._read_group(group_id, reads.communities_by_ids, group_id, list(ids), default=[])
+
+    async def get_vectors(self, group_id: str, scope: Scope, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        return await self._read_group(group_id, reads.vectors_by_ids, Scope(scope), list(ids), default={})
+
+    # -- listings ----------------------------------------------------------------------------------
+
+    async def list_episodes(
+        self,
+        group_id: str,
+        *,
+        limit: int | None = None,
+        before: datetime | None = None,
+        statuses: Sequence[EpisodeStatus] | None = None,
+        newest_first: bool = True,
+    ) -> list[Episode]:
+        return await self._read_group(
+            group_id,
+            lambda conn, gid: reads.list_episodes(
+                conn, gid, group_id, limit=limit, before=before, statuses=statuses, newest_first=newest_first
+            ),
+            default=[],
+        )
+
+    async def list_entities(self, group_id: str, *, limit: int | None = None, offset: int = 0) -> list[Entity]:
+        return await self._read_group(
+            group_id, lambda conn, gid: reads.list_entities(conn, gid, group_id, limit=limit, offset=offset), default=[]
+        )
+
+    async def list_facts(
+        self,
+        group_id: str,
+        *,
+        filters: SearchFilters | None = None,
+        limit: int | None = None,
+        offset: int = 0,
+    ) -> list[Fact]:
+        return await self._read_group(
+            group_id,
+            lambda conn, gid: reads.list_facts(conn, gid, group_id, filters=filters, limit=limit, offset=offset),
+            default=[],
+        )
+
+    async def list_communities(self, group_id: str) -> list[Community]:
+        return await self._read_group(group_id, reads.list_communities, group_id, default=[])
+
+    # -- lookups -----------------------------------------------------------------------------------
+
+    async def find_entities_by_names(self, group_id: str, names: Sequence[str]) -> list[Entity]:
+        return await self._read_group(group_id, reads.entities_by_names, group_id, list(names), default=[])
+
+    async def facts_between(self, group_id: str, a: str, b: str, *, include_superseded: bool = False) -> list[Fact]:
+        return await self._read_group(
+            group_id,
+            lambda conn, gid: reads.facts_between(conn, gid, group_id, a, b, include_superseded=include_superseded),
+            default=[],
+        )
+
+    async def facts_of_entities(
+        self, group_id: str, entity_ids: Sequence[str], *, include_superseded: bool = False
+    ) -> list[Fact]:
+        ids = list(entity_ids)
+        return await self._read_group(
+            group_id,
+            lambda conn, gid: reads.facts_of_entities(conn, gid, group_id, ids, include_superseded=include_superseded),
+            default=[],
+        )
+
+    async def facts_of_episode(self, group_id: str, episode_id: str) -> list[Fact]:
+        return await self._read_group(group_id, reads.facts_of_episode, group_id, episode_id, default=[])
+
+    async def entities_of_episodes(self, group_id: str, episode_ids: Sequence[str]) -> dict[str, list[str]]:
+        ids = list(episode_ids)
+        return await self._read_group(
+            group_id, reads.entities_of_episodes, ids, default={i: [] for i in dict.fromkeys(ids)}
+        )
+
+    async def episodes_of_entities(self, group_id: str, entity_ids: Sequence[str]) -> dict[str, list[str]]:
+        ids = list(entity_ids)
+        return await self._read_group(
+            group_id, reads.episodes_of_entities, ids, default={i: [] for i in dict.fromkeys(ids)}
+        )
+
+    async def entity_edges(self, group_id: str) -> tuple[list[str], list[WeightedEdge]]:
+        return await self._read_group(group_id, reads.entity_edges, default=([], []))
+
+    # -- search ------------------------------------------------------------------------------------
+
+    async def fulltext_search(
+        self, group_id: str, scope: Scope, query: str, *, limit: int = 10, filters: SearchFilters | None = None
+    ) -> list[ScoredId]:
+        scope = Scope(scope)
+
+        def search(conn: sqlite3.Connection, gid: int) -> list[ScoredId]:
+            key = conn.execute("SELECT fts_key FROM groups WHERE gid = ?", (gid,)).fetchone()[0]
+            return reads.fulltext(conn, gid, key, scope, query, limit=limit, filters=filters)
+
+        return await self._read_group(group_id, search, default=[])
+
+    async def vector_search(
+        self,
+        group_id: str,
+        scope: Scope,
+        vector: np.ndarray,
+        *,
+        limit: int = 10,
+        filters: SearchFilters | None = None,
+        min_score: float | None = None,
+    ) -> list[ScoredId]:
+        scope = Scope(scope)
+        query = np.asarray(vector, dtype=np.float32).reshape(-1)
+        norm = float(np.linalg.norm(query)) if query.size else 0.0
+        if not np.isfinite(norm) or norm == 0.0:
+            raise InvalidInputError("the query vector must be non-empty, finite and non-zero")
+        query = query / norm
+        if limit <= 0:
+            return []
+        index = self._vectors.get(group_id, scope.value) or await self._write(self._load_index, group_id, scope)
+        if index is None:
+            return []
+
+        def search(conn: sqlite3.Connection, gid: int) -> list[ScoredId]:
+            def accept(ids: list[str]) -> set[str]:
+                passing = reads.accepted_ids(conn, gid, scope, filters, ids)
+                return set(ids) if passing is None else passing
+
+            needs_check = reads.accepted_ids(conn, gid, scope, filters, []) is not None
+            return index.search(query, limit, min_score=min_score, accept=accept if needs_check else None)
+
+        return await self._read_group(group_id, search, default=[])
+
+    def _load_index(self, conn: sqlite3.Connection, group_id: str, scope: Scope) -> VectorIndex | None:
+        """Build a (group, scope) matrix; on the writer thread, so no write lands in between."""
+        index = self._vectors.get(group_id, scope.value)
+        if index is not None:
+            return index
+        found = find_group(conn, group_id)
+        if found is None:
+            return None
+        rows = conn.execute(
+            "SELECT id, vec FROM vectors WHERE gid = ? AND scope = ?", (found[0], scope.value)
+        ).fetchall()
+        return self._vectors.install(group_id, scope.value, [r[0] for r in rows], [r[1] for r in rows])
+
+    async def bfs(
+        self,
+        group_id: str,
+        seed_entity_ids: Sequence[str],
+        *,
+        max_hops: int = 2,
+        seed_episode_ids: Sequence[str] = (),
+        filters: SearchFilters | None = None,
+        limit: int | None = None,
+    ) -> BfsResult:
+        entity_seeds, episode_seeds = list(seed_entity_ids), list(seed_episode_ids)
+        return await self._read_group(
+            group_id,
+            lambda conn, gid: breadth_first(
+                conn, gid, entity_seeds, max_hops=max_hops, seed_episode_ids=episode_seeds, filters=filters, limit=limit
+            ),
+            default=BfsResult(entities={}, facts={}),
+        )
+
+
+def _episode(conn: sqlite3.Connection, group_id: str, episode_id: str) -> Episode:
+    row = conn.execute(
+        f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE gid = (SELECT gid FROM groups WHERE name = ?) AND id = ?",
+        (group_id, episode_id),
+    ).fetchone()
+    return episode_from_row(group_id, row)

@@ -1,0 +1,91 @@
+"""SearchFilters as SQL conditions over the ``facts`` and ``entities`` tables.
+
+The translation mirrors :func:`chronomem.filters.fact_matches` clause by clause (the contract
+suite compares the two on randomized facts). Lists travel as one JSON parameter (``json_each``),
+so no filter ever changes the query's shape with its size or splices a value into SQL.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from chronomem.filters import SearchFilters, TimeRange
+from chronomem.store.sqlite.codec import to_us
+from chronomem.timeutil import utc_now
+
+__all__ = ["entity_conditions", "fact_conditions"]
+
+_TIME_COLUMNS = ("valid_at", "invalid_at", "created_at", "expired_at")
+
+
+def _current(alias: str, now_us: int | None) -> tuple[str, list[Any]]:
+    return (
+        f"{alias}.expired_at IS NULL AND ({alias}.invalid_at IS NULL OR {alias}.invalid_at > ?)",
+        [now_us],
+    )
+
+
+def _time_range(column: str, time_range: TimeRange) -> tuple[str, list[Any]]:
+    parts, params = [], []
+    if time_range.start is not None:
+        parts.append(f"{column} >= ?")
+        params.append(to_us(time_range.start))
+    if time_range.end is not None:
+        parts.append(f"{column} < ?")
+        params.append(to_us(time_range.end))
+    bounded = " AND ".join(parts) if parts else f"{column} IS NOT NULL"
+    if time_range.include_null:
+        return f"({column} IS NULL OR ({bounded}))", params
+    return f"({bounded})", params
+
+
+def _labels(alias: str, entity_expr: str, labels: tuple[str, ...]) -> tuple[str, list[Any]]:
+    return (
+        f"EXISTS (SELECT 1 FROM entity_labels l WHERE l.gid = {alias}.gid AND l.entity_id IN ({entity_expr})"
+        " AND l.label IN (SELECT value FROM json_each(?)))",
+        [json.dumps(list(labels))],
+    )
+
+
+def fact_conditions(filters: SearchFilters | None, alias: str = "f") -> tuple[list[str], list[Any]]:
+    """SQL conditions (AND-ed by the caller) and their parameters; ``None`` means current facts."""
+    if filters is None:
+        sql, params = _current(alias, to_us(utc_now()))
+        return [sql], params
+    conditions: list[str] = []
+    params: list[Any] = []
+
+    def add(sql: str, values: list[Any]) -> None:
+        conditions.append(sql)
+        params.extend(values)
+
+    if filters.relation_types is not None:
+        add(f"{alias}.relation_type IN (SELECT value FROM json_each(?))", [json.dumps(list(filters.relation_types))])
+    if filters.labels is not None:
+        add(*_labels(alias, f"{alias}.source_id, {alias}.target_id", filters.labels))
+    for name in _TIME_COLUMNS:
+        time_range: TimeRange | None = getattr(filters, name)
+        if time_range is not None:
+            add(*_time_range(f"{alias}.{name}", time_range))
+    if filters.as_of is not None:
+        t = to_us(filters.as_of)
+        add(
+            f"({alias}.valid_at IS NULL OR {alias}.valid_at <= ?) "
+            f"AND ({alias}.invalid_at IS NULL OR ? < {alias}.invalid_at)",
+            [t, t],
+        )
+    if filters.known_at is not None:
+        t = to_us(filters.known_at)
+        add(f"{alias}.created_at <= ? AND ({alias}.expired_at IS NULL OR ? < {alias}.expired_at)", [t, t])
+    if filters.current_only:
+        add(*_current(alias, to_us(filters.effective_now())))
+    return conditions, params
+
+
+def entity_conditions(filters: SearchFilters | None, alias: str = "e") -> tuple[list[str], list[Any]]:
+    """Only ``labels`` filters entities; every other filter concerns facts."""
+    if filters is None or filters.labels is None:
+        return [], []
+    sql, params = _labels(alias, f"{alias}.id", filters.labels)
+    return [sql], params

@@ -1,0 +1,382 @@
+"""Applying writes on the single writer connection: GraphWrite batches and queue inserts.
+
+Each batch is one ``BEGIN IMMEDIATE … COMMIT``: refused batches never reach SQL, and any failure
+inside rolls everything back (including a group's FTS tables created by it: DDL is transactional).
+The in-memory vector matrices change only after the commit, from the returned changes.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from chronomem.domain import Community, Entity, Episode, Fact, Mention
+from chronomem.errors import InvalidInputError
+from chronomem.store.base import GraphWrite, Scope
+from chronomem.store.sqlite.codec import dumps, to_us, vector_blob
+from chronomem.store.sqlite.fulltext import FTS_COLUMNS, create_fts_tables, fts_key, fts_table
+from chronomem.store.sqlite.vectors import VectorChange
+
+__all__ = ["apply_write", "check_batch", "ensure_group", "find_group", "insert_episode_row"]
+
+_TABLES = {
+    Scope.EPISODES: "episodes",
+    Scope.ENTITIES: "entities",
+    Scope.FACTS: "facts",
+    Scope.COMMUNITIES: "communities",
+}
+
+
+@dataclass(slots=True)
+class _Tx:
+    """What one transaction needs: the connection, the group, and the vector changes so far."""
+
+    conn: sqlite3.Connection
+    group_id: str
+    gid: int
+    key: str
+    changes: list[VectorChange] = field(default_factory=list)
+
+    def fts(self, scope: Scope) -> str:
+        return fts_table(self.key, scope)
+
+
+def find_group(conn: sqlite3.Connection, group_id: str) -> tuple[int, str] | None:
+    """(gid, fts key) of a group, or None if it was never written."""
+    row = conn.execute("SELECT gid, fts_key FROM groups WHERE name = ?", (group_id,)).fetchone()
+    return None if row is None else (row[0], row[1])
+
+
+def ensure_group(conn: sqlite3.Connection, group_id: str) -> tuple[int, str]:
+    found = find_group(conn, group_id)
+    if found is not None:
+        return found
+    key = fts_key(group_id)
+    gid = conn.execute("INSERT INTO groups (name, fts_key) VALUES (?, ?) RETURNING gid", (group_id, key)).fetchone()[0]
+    create_fts_tables(conn, key)
+    return gid, key
+
+
+def check_batch(batch: GraphWrite) -> None:
+    """Refuse a batch that names another group anywhere (before anything is written)."""
+    if not batch.group_id:
+        raise InvalidInputError("a write needs a group_id")
+    objects: Iterable[Episode | Entity | Fact | Mention | Community] = (
+        *batch.episodes,
+        *batch.entities,
+        *batch.facts,
+        *batch.mentions,
+        *batch.communities,
+        *batch.delete_mentions,
+    )
+    for obj in objects:
+        if obj.group_id != batch.group_id:
+            raise InvalidInputError(
+                f"{type(obj).__name__} of group {obj.group_id!r} in a write to group {batch.group_id!r}"
+            )
+
+
+def apply_write(conn: sqlite3.Connection, batch: GraphWrite) -> list[VectorChange]:
+    check_batch(batch)
+    if batch.is_empty():
+        return []
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        gid, key = ensure_group(conn, batch.group_id)
+        tx = _Tx(conn, batch.group_id, gid, key)
+        _apply_deletions(tx, batch)
+        _apply_upserts(tx, batch)
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return tx.changes
+
+
+def insert_episode_row(conn: sqlite3.Connection, episode: Episode) -> bool:
+    """Insert unless the id exists in the group; True if inserted now."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        gid, key = ensure_group(conn, episode.group_id)
+        tx = _Tx(conn, episode.group_id, gid, key)
+        inserted = _upsert_episode(tx, episode, replace=False)
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return inserted
+
+
+# -- deletions -------------------------------------------------------------------------------------
+
+
+def _apply_deletions(tx: _Tx, batch: GraphWrite) -> None:
+    for mention in batch.delete_mentions:
+        tx.conn.execute(
+            "DELETE FROM mentions WHERE gid = ? AND episode_id = ? AND entity_id = ?",
+            (tx.gid, mention.episode_id, mention.entity_id),
+        )
+    for fact_id in batch.delete_fact_ids:
+        _delete_fact(tx, fact_id)
+    for entity_id in batch.delete_entity_ids:
+        _delete_entity(tx, entity_id)
+    for episode_id in batch.delete_episode_ids:
+        _delete_episode(tx, episode_id)
+    community_ids = list(batch.delete_community_ids)
+    if batch.replace_communities:
+        keep = {c.id for c in batch.communities}
+        stored = [r[0] for r in tx.conn.execute("SELECT id FROM communities WHERE gid = ?", (tx.gid,))]
+        community_ids += [c for c in stored if c not in keep]
+    for community_id in community_ids:
+        _delete_community(tx, community_id)
+
+
+def _delete_row(tx: _Tx, scope: Scope, object_id: str) -> None:
+    """The object's row, its FTS row and its vector."""
+    table = _TABLES[scope]
+    row = tx.conn.execute(
+        f"DELETE FROM {table} WHERE gid = ? AND id = ? RETURNING rowid", (tx.gid, object_id)
+    ).fetchone()
+    if row is not None:
+        tx.conn.execute(f"DELETE FROM {tx.fts(scope)} WHERE rowid = ?", (row[0],))
+    _delete_vector(tx, scope, object_id)
+
+
+def _delete_vector(tx: _Tx, scope: Scope, object_id: str) -> None:
+    removed = tx.conn.execute(
+        "DELETE FROM vectors WHERE gid = ? AND scope = ? AND id = ? RETURNING 1", (tx.gid, scope.value, object_id)
+    ).fetchone()
+    if removed is not None:
+        tx.changes.append(VectorChange(tx.group_id, scope.value, object_id, None))
+
+
+def _delete_fact(tx: _Tx, fact_id: str) -> None:
+    tx.conn.execute("DELETE FROM fact_entities WHERE gid = ? AND fact_id = ?", (tx.gid, fact_id))
+    tx.conn.execute("DELETE FROM fact_episodes WHERE gid = ? AND fact_id = ?", (tx.gid, fact_id))
+    _delete_row(tx, Scope.FACTS, fact_id)
+
+
+def _delete_entity(tx: _Tx, entity_id: str) -> None:
+    for table in ("mentions", "community_members", "entity_names", "entity_labels"):
+        tx.conn.execute(f"DELETE FROM {table} WHERE gid = ? AND entity_id = ?", (tx.gid, entity_id))
+    _delete_row(tx, Scope.ENTITIES, entity_id)
+
+
+def _delete_episode(tx: _Tx, episode_id: str) -> None:
+    tx.conn.execute("DELETE FROM mentions WHERE gid = ? AND episode_id = ?", (tx.gid, episode_id))
+    _delete_row(tx, Scope.EPISODES, episode_id)
+
+
+def _delete_community(tx: _Tx, community_id: str) -> None:
+    tx.conn.execute("DELETE FROM community_members WHERE gid = ? AND community_id = ?", (tx.gid, community_id))
+    _delete_row(tx, Scope.COMMUNITIES, community_id)
+
+
+# -- upserts ---------------------------------------------------------------------------------------
+
+
+def _apply_upserts(tx: _Tx, batch: GraphWrite) -> None:
+    for episode in batch.episodes:
+        _upsert_episode(tx, episode, replace=True)
+    for entity in batch.entities:
+        _upsert_entity(tx, entity)
+    for fact in batch.facts:
+        _upsert_fact(tx, fact)
+    tx.conn.executemany(
+        "INSERT OR IGNORE INTO mentions (gid, episode_id, entity_id) VALUES (?, ?, ?)",
+        [(tx.gid, m.episode_id, m.entity_id) for m in batch.mentions],
+    )
+    for community in batch.communities:
+        _upsert_community(tx, community)
+    written = {
+        Scope.EPISODES: {e.id for e in batch.episodes},
+        Scope.ENTITIES: {e.id for e in batch.entities},
+        Scope.FACTS: {f.id for f in batch.facts},
+        Scope.COMMUNITIES: {c.id for c in batch.communities},
+    }
+    for scope, vectors in (
+        (Scope.EPISODES, batch.episode_vectors),
+        (Scope.ENTITIES, batch.entity_vectors),
+        (Scope.FACTS, batch.fact_vectors),
+        (Scope.COMMUNITIES, batch.community_vectors),
+    ):
+        for object_id, vector in vectors.items():
+            _upsert_vector(tx, scope, object_id, vector, written[scope])
+
+
+def _refresh_fts(tx: _Tx, scope: Scope, rowid: int, old: tuple[str, ...] | None, new: tuple[str, ...]) -> None:
+    """Reindex a row whose indexed text changed (an unchanged text costs nothing)."""
+    if old == new:
+        return
+    table = tx.fts(scope)
+    if old is not None:
+        tx.conn.execute(f"DELETE FROM {table} WHERE rowid = ?", (rowid,))
+    placeholders = ", ".join("?" for _ in new)
+    columns = ", ".join(FTS_COLUMNS[scope])
+    tx.conn.execute(f"INSERT INTO {table} (rowid, {columns}) VALUES (?, {placeholders})", (rowid, *new))
+
+
+def _previous(tx: _Tx, table: str, columns: str, object_id: str) -> tuple | None:
+    return tx.conn.execute(f"SELECT {columns} FROM {table} WHERE gid = ? AND id = ?", (tx.gid, object_id)).fetchone()
+
+
+def _upsert_episode(tx: _Tx, episode: Episode, *, replace: bool) -> bool:
+    values = (
+        tx.gid,
+        episode.id,
+        episode.kind.value,
+        episode.content,
+        episode.speaker,
+        episode.role,
+        to_us(episode.reference_time),
+        to_us(episode.created_at),
+        episode.source_description,
+        dumps(episode.metadata),
+        episode.status.value,
+        episode.attempts,
+        episode.last_error,
+        dumps(episode.usage),
+    )
+    previous = _previous(tx, "episodes", "rowid, kind, content, speaker", episode.id)
+    if previous is not None and not replace:
+        return False
+    conflict = (
+        "DO UPDATE SET kind = excluded.kind, content = excluded.content, speaker = excluded.speaker, "
+        "role = excluded.role, reference_time = excluded.reference_time, created_at = excluded.created_at, "
+        "source_description = excluded.source_description, metadata = excluded.metadata, "
+        "status = excluded.status, attempts = excluded.attempts, last_error = excluded.last_error, "
+        "usage = excluded.usage"
+    )
+    rowid = tx.conn.execute(
+        "INSERT INTO episodes (gid, id, kind, content, speaker, role, reference_time, created_at, "
+        "source_description, metadata, status, attempts, last_error, usage) "
+        f"VALUES ({', '.join('?' * 14)}) ON CONFLICT (gid, id) {conflict} RETURNING rowid",
+        values,
+    ).fetchone()[0]
+    old_text = None if previous is None else (_episode_text(previous[1], previous[2], previous[3]),)
+    _refresh_fts(tx, Scope.EPISODES, rowid, old_text, (episode.text,))
+    return True
+
+
+def _episode_text(kind: str, content: str, speaker: str | None) -> str:
+    return f"{speaker}: {content}" if kind == "message" and speaker else content
+
+
+def _upsert_entity(tx: _Tx, entity: Entity) -> None:
+    previous = _previous(tx, "entities", "rowid, name, summary", entity.id)
+    rowid = tx.conn.execute(
+        "INSERT INTO entities (gid, id, name, labels, summary, aliases, attributes, created_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (gid, id) DO UPDATE SET name = excluded.name, "
+        "labels = excluded.labels, summary = excluded.summary, aliases = excluded.aliases, "
+        "attributes = excluded.attributes, created_at = excluded.created_at RETURNING rowid",
+        (
+            tx.gid,
+            entity.id,
+            entity.name,
+            dumps(list(entity.labels)),
+            entity.summary,
+            dumps(list(entity.aliases)),
+            dumps(entity.attributes),
+            to_us(entity.created_at),
+        ),
+    ).fetchone()[0]
+    _refresh_fts(
+        tx, Scope.ENTITIES, rowid, None if previous is None else tuple(previous[1:]), (entity.name, entity.summary)
+    )
+    for table, column, values in (
+        ("entity_names", "normalized", entity.normalized_names),
+        ("entity_labels", "label", set(entity.labels)),
+    ):
+        tx.conn.execute(f"DELETE FROM {table} WHERE gid = ? AND entity_id = ?", (tx.gid, entity.id))
+        tx.conn.executemany(
+            f"INSERT INTO {table} (gid, entity_id, {column}) VALUES (?, ?, ?)",
+            [(tx.gid, entity.id, value) for value in values],
+        )
+
+
+def _upsert_fact(tx: _Tx, fact: Fact) -> None:
+    previous = _previous(tx, "facts", "rowid, fact, source_id, target_id, other_entity_ids, episode_ids", fact.id)
+    others, episodes = dumps(list(fact.other_entity_ids)), dumps(list(fact.episode_ids))
+    rowid = tx.conn.execute(
+        "INSERT INTO facts (gid, id, source_id, target_id, other_entity_ids, relation_type, fact, episode_ids, "
+        "attributes, valid_at, invalid_at, created_at, expired_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT (gid, id) DO UPDATE SET source_id = excluded.source_id, target_id = excluded.target_id, "
+        "other_entity_ids = excluded.other_entity_ids, relation_type = excluded.relation_type, "
+        "fact = excluded.fact, episode_ids = excluded.episode_ids, attributes = excluded.attributes, "
+        "valid_at = excluded.valid_at, invalid_at = excluded.invalid_at, created_at = excluded.created_at, "
+        "expired_at = excluded.expired_at RETURNING rowid",
+        (
+            tx.gid,
+            fact.id,
+            fact.source_id,
+            fact.target_id,
+            others,
+            fact.relation_type,
+            fact.fact,
+            episodes,
+            dumps(fact.attributes),
+            to_us(fact.valid_at),
+            to_us(fact.invalid_at),
+            to_us(fact.created_at),
+            to_us(fact.expired_at),
+        ),
+    ).fetchone()[0]
+    _refresh_fts(tx, Scope.FACTS, rowid, None if previous is None else (previous[1],), (fact.fact,))
+    if previous is None or previous[2:4] != (fact.source_id, fact.target_id) or previous[4] != others:
+        tx.conn.execute("DELETE FROM fact_entities WHERE gid = ? AND fact_id = ?", (tx.gid, fact.id))
+        tx.conn.executemany(
+            "INSERT OR IGNORE INTO fact_entities (gid, entity_id, fact_id) VALUES (?, ?, ?)",
+            [(tx.gid, entity_id, fact.id) for entity_id in fact.entity_ids],
+        )
+    if previous is None or previous[5] != episodes:
+        tx.conn.execute("DELETE FROM fact_episodes WHERE gid = ? AND fact_id = ?", (tx.gid, fact.id))
+        tx.conn.executemany(
+            "INSERT OR IGNORE INTO fact_episodes (gid, episode_id, fact_id) VALUES (?, ?, ?)",
+            [(tx.gid, episode_id, fact.id) for episode_id in fact.episode_ids],
+        )
+
+
+def _upsert_community(tx: _Tx, community: Community) -> None:
+    previous = _previous(tx, "communities", "rowid, name, summary", community.id)
+    rowid = tx.conn.execute(
+        "INSERT INTO communities (gid, id, name, summary, created_at) VALUES (?, ?, ?, ?, ?) "
+        "ON CONFLICT (gid, id) DO UPDATE SET name = excluded.name, summary = excluded.summary, "
+        "created_at = excluded.created_at RETURNING rowid",
+        (tx.gid, community.id, community.name, community.summary, to_us(community.created_at)),
+    ).fetchone()[0]
+    _refresh_fts(
+        tx,
+        Scope.COMMUNITIES,
+        rowid,
+        None if previous is None else tuple(previous[1:]),
+        (community.name, community.summary),
+    )
+    tx.conn.execute("DELETE FROM community_members WHERE gid = ? AND community_id = ?", (tx.gid, community.id))
+    tx.conn.executemany(
+        "INSERT OR IGNORE INTO community_members (gid, community_id, entity_id, position) VALUES (?, ?, ?, ?)",
+        [(tx.gid, community.id, entity_id, position) for position, entity_id in enumerate(community.member_ids)],
+    )
+
+
+def _upsert_vector(tx: _Tx, scope: Scope, object_id: str, vector: np.ndarray, written: set[str]) -> None:
+    """Store a unit vector for an object of this group (refused for unknown ids and odd dimensions)."""
+    if object_id not in written and _previous(tx, _TABLES[scope], "1", object_id) is None:
+        raise InvalidInputError(f"{scope.value} vector for {object_id!r}, which is not in group {tx.group_id!r}")
+    blob = vector_blob(vector)
+    other = tx.conn.execute(
+        "SELECT length(vec) FROM vectors WHERE gid = ? AND scope = ? AND id != ? LIMIT 1",
+        (tx.gid, scope.value, object_id),
+    ).fetchone()
+    if other is not None and other[0] != len(blob):
+        raise InvalidInputError(
+            f"{scope.value} vector of dimension {len(blob) // 4} for {object_id!r}; this group's are {other[0] // 4}"
+        )
+    tx.conn.execute(
+        "INSERT INTO vectors (gid, scope, id, vec) VALUES (?, ?, ?, ?) "
+        "ON CONFLICT (gid, scope, id) DO UPDATE SET vec = excluded.vec",
+        (tx.gid, scope.value, object_id, blob),
+    )
+    tx.changes.append(VectorChange(tx.group_id, scope.value, object_id, np.frombuffer(blob, dtype=np.float32)))
