@@ -237,8 +237,7 @@ def add_fact(
     """Add a fact triple with timestamps (no model involved)."""
     valid, invalid = _when(valid_at), _when(invalid_at)
     added = _run(_with_memory(_settings(ctx), lambda m: m.add_fact(
-        group, source_name=source, target_name=target, relation_type=relation, fact=fact,
-        valid_at=valid, invalid_at=invalid)))
+        group, source, relation, target, fact, valid_at=valid, invalid_at=invalid)))
     console.print(f"fact {added.id}: {added.fact}")
 
 
@@ -260,7 +259,7 @@ def import_command(
         stats = _run(_with_memory(_settings(ctx), lambda m: m.import_group(export, group_id=group, reembed=reembed)))
         console.print(f"imported {stats.episodes} episodes, {stats.entities} entities, {stats.facts} facts")
         return
-    from chronomem.importing import FORMATS, process_in_order, read_episodes
+    from chronomem.importing import FORMATS, read_episodes
 
     if fmt not in FORMATS:
         raise typer.BadParameter(f"--format must be one of {', '.join((*FORMATS, 'export'))}")
@@ -270,9 +269,7 @@ def import_command(
     async def work(memory: Chronomem) -> int:
         if queue:
             return len(await memory.enqueue(episodes))
-        with _progress() as progress:
-            bar = progress.add_task("ingesting", total=len(episodes))
-            return await process_in_order(memory.ingest, episodes, on_done=lambda _e: progress.advance(bar))
+        return len(await memory.add_episodes(episodes, progress=True))
 
     count = _run(_with_memory(_settings(ctx), work))
     groups = len({e.group_id for e in episodes})

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -34,7 +34,6 @@ __all__ = [
     "locomo_episodes",
     "longmemeval_episodes",
     "message_episodes",
-    "process_in_order",
     "read_episodes",
 ]
 
@@ -126,16 +125,3 @@ def read_episodes(path: str | Path, fmt: ImportFormat, *, group_id: str | None =
     if fmt == "longmemeval":
         return longmemeval_episodes(path, prefix=group_id or "")
     raise InvalidInputError(f"unknown import format {fmt!r}; known: {', '.join(FORMATS)}")
-
-
-async def process_in_order(
-    add: Callable[[Episode], Any], episodes: Sequence[Episode], *, on_done: Callable[[Episode], None] | None = None
-) -> int:
-    """Feed episodes to ``add`` (e.g. ``Chronomem.ingest``) one by one, each group in
-    (reference_time, file) order; returns how many were fed."""
-    ordered = sorted(enumerate(episodes), key=lambda pair: (pair[1].group_id, pair[1].reference_time, pair[0]))
-    for _, episode in ordered:
-        await add(episode)
-        if on_done is not None:
-            on_done(episode)
-    return len(ordered)

@@ -22,12 +22,22 @@ from __future__ import annotations
 import base64
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from chronomem.domain import Community, Entity, Episode, EpisodeKind, EpisodeStatus, Fact, Mention
+from chronomem.domain import (
+    Community,
+    Entity,
+    Episode,
+    EpisodeKind,
+    EpisodeStatus,
+    Fact,
+    Mention,
+    to_relation_type,
+)
 from chronomem.errors import ConflictError, InvalidInputError, NotFoundError
 from chronomem.settings import Settings
 from chronomem.store.base import GraphWrite, GroupStats, Scope, Store
@@ -38,7 +48,7 @@ if TYPE_CHECKING:
     from chronomem.embed.base import Embedder
     from chronomem.ingest import Ingestor
     from chronomem.llm.base import LanguageModel
-    from chronomem.search import Searcher
+    from chronomem.search.searcher import Searcher
 
 __all__ = ["EXPORT_FORMAT", "Chronomem", "GroupExport", "NewMessage"]
 
@@ -105,7 +115,7 @@ class Chronomem:
     ) -> None:
         from chronomem.communities import CommunityBuilder
         from chronomem.ingest import Ingestor
-        from chronomem.search import Searcher
+        from chronomem.search.searcher import Searcher
 
         self.settings = settings or Settings()
         self.store = store
@@ -251,9 +261,26 @@ class Chronomem:
             if e.status is EpisodeStatus.FAILED
         ]
 
-    async def add_fact(self, group_id: str, **fact: Any) -> Any:
-        """Add a fact triple with its timestamps, without a model (see ``Ingestor.add_fact``)."""
-        return await self.ingestor.add_fact(group_id, **fact)
+    async def add_episodes(self, episodes: Sequence[Episode], *, progress: bool = False) -> list[Any]:
+        """Store and extract many episodes now: each group's in the order given, groups in
+        parallel; a failed episode is recorded in its result, not raised."""
+        return await self.ingestor.add_episodes(episodes, progress=progress)
+
+    async def add_fact(
+        self,
+        group_id: str,
+        source: str,
+        relation_type: str,
+        target: str,
+        fact: str,
+        *,
+        valid_at: datetime | None = None,
+        invalid_at: datetime | None = None,
+    ) -> Fact:
+        """Add a fact triple with its timestamps, resolved without a model (see ``Ingestor.add_fact``)."""
+        return await self.ingestor.add_fact(
+            group_id, source, to_relation_type(relation_type), target, fact, valid_at=valid_at, invalid_at=invalid_at
+        )
 
     async def reprocess(self, group_id: str) -> Any:
         """Extract the group again from its episodes (e.g. after configuring a model)."""
@@ -327,7 +354,9 @@ class Chronomem:
         return fact
 
     async def delete_group(self, group_id: str) -> None:
+        """Delete a group and everything in it."""
         await self.store.delete_group(group_id)
+        self.communities.forget(group_id)
 
     # -- export / import ---------------------------------------------------------------------------
 

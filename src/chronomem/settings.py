@@ -18,7 +18,9 @@ Environment variables read by :meth:`Settings.from_env` (all optional):
 ``CHRONOMEM_AUTH``              ``0`` to serve without API keys (local development only)
 ==============================  ==========================================================
 
-plus whatever ``chronomem.llm.settings.LLMSettings.from_env`` reads for the model.
+and, when ``CHRONOMEM_LLM_MODEL`` is set (e.g. ``openai:gpt-4o-mini``), whatever
+``chronomem.llm.settings.LLMSettings.from_env`` reads for the model. Without it no model is used:
+episodes are stored and searchable as ``unextracted`` until ``chronomem reprocess``.
 """
 
 from __future__ import annotations
@@ -122,6 +124,9 @@ class Settings:
 
 
 def _llm_from_env(env: Mapping[str, str]) -> LLMSettings | None:
+    """The model settings, when a model is chosen (``CHRONOMEM_LLM_MODEL``); else no model."""
+    if not env.get("CHRONOMEM_LLM_MODEL"):
+        return None
     from chronomem.llm.settings import LLMSettings
 
     return LLMSettings.from_env(env)

@@ -190,8 +190,9 @@ class ProjectSpace:
         self._notify()
         return stored, task
 
-    async def add_fact(self, ref: GraphRef, **fact: Any) -> Any:
-        return await self._memory.add_fact(self.group_of(ref), **fact)
+    async def add_fact(self, ref: GraphRef, source: str, relation_type: str, target: str, fact: str,
+                       **times: Any) -> Fact:
+        return await self._memory.add_fact(self.group_of(ref), source, relation_type, target, fact, **times)
 
     # -- graph reads and deletes -------------------------------------------------------------------
 

@@ -115,8 +115,8 @@ async def delete_episode(uuid: str, target: Target, space: Space) -> Response:
              summary="Add a fact triple with timestamps (no model involved)")
 async def add_fact(body: AddFactRequest, space: Space) -> FactOut:
     fact = await space.add_fact(
-        _ref(body), source_name=body.source_node_name, target_name=body.target_node_name,
-        relation_type=body.fact_name, fact=body.fact, valid_at=body.valid_at, invalid_at=body.invalid_at,
+        _ref(body), body.source_node_name, body.fact_name, body.target_node_name, body.fact,
+        valid_at=body.valid_at, invalid_at=body.invalid_at,
     )
     return FactOut.from_domain(fact)
 
