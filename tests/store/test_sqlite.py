@@ -1,0 +1,214 @@
+"""Behaviour specific to the embedded SQLite backend (the contract suite covers the Store port)."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from chronomem.domain import Entity, Episode, Fact
+from chronomem.embed.testing import HashingEmbedder
+from chronomem.errors import StoreError
+from chronomem.store import GraphWrite, Scope, open_store
+from chronomem.store.sqlite import SQLiteStore
+from chronomem.store.sqlite.connection import SCHEMA_VERSION
+from chronomem.store.sqlite.fulltext import match_expression
+
+G = "group"
+EMBED = HashingEmbedder(32)
+
+
+def sample(group: str = G, text: str = "Ann rows a boat") -> tuple[Entity, Fact]:
+    ann = Entity(group_id=group, name="Ann")
+    return ann, Fact(group_id=group, source_id=ann.id, target_id=ann.id, fact=text)
+
+
+async def write_sample(store: SQLiteStore, group: str = G, text: str = "Ann rows a boat") -> Fact:
+    ann, fact = sample(group, text)
+    await store.write(
+        GraphWrite(group_id=group, entities=[ann], facts=[fact], fact_vectors={fact.id: EMBED.embed_one(text)})
+    )
+    return fact
+
+
+async def test_data_survives_closing_and_reopening_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "memory.db"
+    store = await open_store(f"sqlite:///{path}")
+    fact = await write_sample(store)
+    await store.insert_episode(Episode(group_id=G, content="queued"))
+    await store.close()
+    await store.close()  # idempotent
+
+    reopened = await SQLiteStore.open(str(path))
+    try:
+        assert await reopened.get_facts(G, [fact.id]) == [fact]
+        assert [h.id for h in await reopened.fulltext_search(G, Scope.FACTS, "boat")] == [fact.id]
+        assert [h.id for h in await reopened.vector_search(G, Scope.FACTS, EMBED.embed_one(fact.fact))] == [fact.id]
+        assert await reopened.pending_groups() == [G]
+    finally:
+        await reopened.close()
+
+
+async def test_the_file_is_in_wal_mode_at_the_current_schema_version(tmp_path: Path) -> None:
+    path = tmp_path / "memory.db"
+    store = await SQLiteStore.open(str(path))
+    await store.close()
+    conn = sqlite3.connect(path)
+    try:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        versions = [r[0] for r in conn.execute("SELECT version FROM schema_migrations")]
+        assert versions == list(range(1, SCHEMA_VERSION + 1))
+    finally:
+        conn.close()
+    again = await SQLiteStore.open(str(path))  # migrations are not re-applied
+    await again.close()
+
+
+async def test_a_file_from_a_newer_version_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "memory.db"
+    await (await SQLiteStore.open(str(path))).close()
+    conn = sqlite3.connect(path)
+    conn.execute("INSERT INTO schema_migrations VALUES (?, 'later')", (SCHEMA_VERSION + 1,))
+    conn.commit()
+    conn.close()
+    with pytest.raises(StoreError, match="newer"):
+        await SQLiteStore.open(str(path))
+
+
+async def test_a_closed_store_refuses_calls(tmp_path: Path) -> None:
+    store = await SQLiteStore.open(str(tmp_path / "x.db"))
+    await store.close()
+    with pytest.raises(StoreError):
+        await store.list_groups()
+
+
+async def test_an_in_memory_store_works() -> None:
+    store = await open_store("sqlite://:memory:")
+    try:
+        fact = await write_sample(store)
+        assert [h.id for h in await store.fulltext_search(G, Scope.FACTS, "rows")] == [fact.id]
+        assert [h.id for h in await store.vector_search(G, Scope.FACTS, EMBED.embed_one(fact.fact))] == [fact.id]
+    finally:
+        await store.close()
+
+
+async def test_reads_do_not_wait_for_another_process_holding_the_write_lock(tmp_path: Path) -> None:
+    path = tmp_path / "memory.db"
+    store = await SQLiteStore.open(str(path))
+    try:
+        fact = await write_sample(store)
+        other = sqlite3.connect(path, isolation_level=None)
+        other.execute("BEGIN IMMEDIATE")
+        other.execute("DELETE FROM facts")
+        try:
+            found = await asyncio.wait_for(store.get_facts(G, [fact.id]), timeout=2)
+            assert found == [fact]  # the uncommitted delete is invisible, and nothing blocked
+        finally:
+            other.execute("ROLLBACK")
+            other.close()
+    finally:
+        await store.close()
+
+
+async def test_the_store_can_be_shared_by_threads_with_their_own_event_loops(tmp_path: Path) -> None:
+    store = await SQLiteStore.open(str(tmp_path / "memory.db"))
+    errors: list[BaseException] = []
+
+    def worker(n: int) -> None:
+        async def run() -> None:
+            for i in range(5):
+                fact = await write_sample(store, f"group {n}", f"thread {n} item {i}")
+                assert await store.get_facts(f"group {n}", [fact.id]) == [fact]
+                assert await store.fulltext_search(f"group {n}", Scope.FACTS, "thread")
+
+        try:
+            asyncio.run(run())
+        except BaseException as exc:  # surfaced below, in the test's thread
+            errors.append(exc)
+
+    try:
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            await asyncio.get_running_loop().run_in_executor(None, lambda: list(pool.map(worker, range(4))))
+        assert errors == []
+        for n in range(4):
+            assert (await store.stats(f"group {n}")).facts == 5
+    finally:
+        await store.close()
+
+
+async def test_vector_search_sees_writes_racing_the_first_search(tmp_path: Path) -> None:
+    store = await SQLiteStore.open(str(tmp_path / "memory.db"))
+    try:
+        written = await asyncio.gather(*(write_sample(store, G, f"fact number {i}") for i in range(30)))
+        searches = [store.vector_search(G, Scope.FACTS, EMBED.embed_one("fact"), limit=100) for _ in range(5)]
+        more = [write_sample(store, G, f"later fact {i}") for i in range(30)]
+        results = await asyncio.gather(*searches, *more)
+        later = results[5:]
+        final = await store.vector_search(G, Scope.FACTS, EMBED.embed_one("fact"), limit=100)
+        assert {h.id for h in final} == {f.id for f in [*written, *later]}
+    finally:
+        await store.close()
+
+
+async def test_deleting_a_group_drops_its_fulltext_tables(tmp_path: Path) -> None:
+    path = tmp_path / "memory.db"
+    store = await SQLiteStore.open(str(path))
+    await write_sample(store)
+
+    def fts_tables() -> int:
+        conn = sqlite3.connect(path)
+        try:
+            return conn.execute("SELECT count(*) FROM sqlite_master WHERE name LIKE 'fts\\_%' ESCAPE '\\'").fetchone()[
+                0
+            ]
+        finally:
+            conn.close()
+
+    assert fts_tables() > 0
+    await store.delete_group(G)
+    await store.close()
+    assert fts_tables() == 0
+
+
+@pytest.mark.parametrize(
+    ("query", "expression"),
+    [
+        ("coffee tea", '"coffee" OR "tea"'),
+        ('NEAR("a" b) OR c*', '"NEAR" OR "a" OR "b" OR "OR" OR "c"'),
+        ("Coffee coffee COFFEE", '"Coffee"'),
+        ("  \t", None),
+        ("-:^()*", None),
+        ("snake_case", '"snake" OR "case"'),
+    ],
+)
+def test_queries_become_quoted_words(query: str, expression: str | None) -> None:
+    assert match_expression(query) == expression
+
+
+def test_very_long_queries_are_capped() -> None:
+    expression = match_expression(" ".join(f"w{i}" for i in range(1000)))
+    assert expression is not None and expression.count(" OR ") == 63
+
+
+async def test_vectors_are_stored_unit_normalized(tmp_path: Path) -> None:
+    store = await SQLiteStore.open(str(tmp_path / "memory.db"))
+    try:
+        ann = Entity(group_id=G, name="Ann")
+        await store.write(GraphWrite(group_id=G, entities=[ann], entity_vectors={ann.id: np.array([3.0, 4.0])}))
+        stored = (await store.get_vectors(G, Scope.ENTITIES, [ann.id]))[ann.id]
+        np.testing.assert_allclose(stored, [0.6, 0.8], rtol=1e-6)
+        assert stored.dtype == np.float32
+    finally:
+        await store.close()
+
+
+def test_nothing_runs_on_import() -> None:
+    before = threading.active_count()
+    import chronomem.store.sqlite  # noqa: F401
+
+    assert threading.active_count() == before
