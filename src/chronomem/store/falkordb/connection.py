@@ -119,6 +119,9 @@ class FalkorConnection:
 
     async def close(self) -> None:
         await self._client.aclose()
+        pool = getattr(self._client, "connection_pool", None)
+        if pool is not None:  # a pool we built is not closed by the client that borrows it
+            await pool.disconnect()
 
     # -- commands ------------------------------------------------------------------------------------
 

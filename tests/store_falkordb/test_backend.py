@@ -1,0 +1,158 @@
+"""FalkorDB-specific behaviour on a real server: hostile text and group ids, filters against the
+reference semantics, vector search under filters, BFS, atomic writes."""
+
+from __future__ import annotations
+
+import random
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+import pytest
+
+from chronomem.domain import Entity, Episode, Fact
+from chronomem.errors import InvalidInputError
+from chronomem.filters import SearchFilters, TimeRange, fact_matches
+from chronomem.store.base import GraphWrite, Scope
+
+pytestmark = pytest.mark.integration
+
+T0 = datetime(2024, 1, 1, tzinfo=UTC)
+HOSTILE_TEXT = 'say "hi" \\ it\'s {x} $param */ // MATCH (n) DETACH DELETE n\n\ttab ünï 日本 🎉'
+
+
+def unit(seed: int, dim: int = 16) -> np.ndarray:
+    v = np.random.default_rng(seed).normal(size=dim).astype(np.float32)
+    return v / np.linalg.norm(v)
+
+
+async def test_hostile_text_round_trips_through_every_field(falkordb_store) -> None:
+    group = "g"
+    episode = Episode(group_id=group, content=HOSTILE_TEXT, speaker=HOSTILE_TEXT, metadata={"k": HOSTILE_TEXT})
+    entity = Entity(group_id=group, name=HOSTILE_TEXT, summary=HOSTILE_TEXT, aliases=(HOSTILE_TEXT,),
+                    attributes={HOSTILE_TEXT: [HOSTILE_TEXT]})
+    fact = Fact(group_id=group, source_id=entity.id, target_id=entity.id, fact=HOSTILE_TEXT, episode_ids=(episode.id,))
+    await falkordb_store.insert_episode(episode)
+    await falkordb_store.write(GraphWrite(group_id=group, entities=[entity], facts=[fact]))
+    assert await falkordb_store.get_episodes(group, [episode.id]) == [episode]
+    assert await falkordb_store.get_entities(group, [entity.id]) == [entity]
+    assert await falkordb_store.get_facts(group, [fact.id]) == [fact]
+    assert await falkordb_store.find_entities_by_names(group, [HOSTILE_TEXT.upper()]) == [entity]
+
+
+async def test_text_with_nul_is_refused_and_nothing_is_written(falkordb_store) -> None:
+    entity = Entity(group_id="g", name="bad\x00name")
+    with pytest.raises(InvalidInputError):
+        await falkordb_store.write(GraphWrite(group_id="g", entities=[entity]))
+    assert await falkordb_store.list_groups() == []
+
+
+@pytest.mark.parametrize("group_id", ["3f2b9c1e-8d4a-4c2b-9e1f-0a1b2c3d4e5f", "it's", 'a"b', "{tag}", "日本-🎉"])
+async def test_any_group_id_is_a_separate_searchable_graph(falkordb_store, group_id: str) -> None:
+    mine = Entity(group_id=group_id, name="Alice Smith", summary="likes hiking")
+    theirs = Entity(group_id="other", name="Alice Jones", summary="likes hiking")
+    await falkordb_store.write(GraphWrite(group_id=group_id, entities=[mine], entity_vectors={mine.id: unit(1)}))
+    await falkordb_store.write(GraphWrite(group_id="other", entities=[theirs], entity_vectors={theirs.id: unit(1)}))
+    assert sorted(await falkordb_store.list_groups()) == sorted([group_id, "other"])
+    hits = await falkordb_store.fulltext_search(group_id, Scope.ENTITIES, "alice hiking")
+    assert [h.id for h in hits] == [mine.id]  # a dashed or quoted group id does not empty full-text search
+    assert [h.id for h in await falkordb_store.vector_search(group_id, Scope.ENTITIES, unit(1))] == [mine.id]
+    await falkordb_store.delete_group(group_id)
+    assert await falkordb_store.list_groups() == ["other"]
+
+
+@pytest.mark.parametrize("query", ['"', "-", "*", "@name:x", "(a|b)", "~%", "\\", "AND OR NOT", "{}[]", "'; DROP"])
+async def test_any_query_text_is_safe(falkordb_store, query: str) -> None:
+    entity = Entity(group_id="g", name="Alice", summary="and or not drop a b x name")
+    await falkordb_store.write(GraphWrite(group_id="g", entities=[entity]))
+    hits = await falkordb_store.fulltext_search("g", Scope.ENTITIES, query)
+    assert all(h.id == entity.id and h.score > 0 for h in hits)
+
+
+async def test_reads_of_an_unknown_group_are_empty_and_create_nothing(falkordb_store) -> None:
+    assert await falkordb_store.fulltext_search("nobody", Scope.FACTS, "x") == []
+    assert await falkordb_store.vector_search("nobody", Scope.FACTS, unit(0)) == []
+    assert (await falkordb_store.bfs("nobody", ["e"])).facts == {}
+    await falkordb_store.write(GraphWrite(group_id="nobody", delete_fact_ids=["f"]))
+    assert await falkordb_store.list_groups() == []
+
+
+def random_facts(group: str, count: int, rng: random.Random) -> list[Fact]:
+    def maybe(start: int) -> datetime | None:
+        return None if rng.random() < 0.3 else T0 + timedelta(days=start + rng.randint(0, 20))
+
+    facts = []
+    for i in range(count):
+        valid, created = maybe(0), T0 + timedelta(days=rng.randint(0, 20))
+        invalid = None if rng.random() < 0.5 else (valid or T0) + timedelta(days=rng.randint(1, 10))
+        expired = None if rng.random() < 0.5 else created + timedelta(days=rng.randint(1, 10))
+        facts.append(Fact(group_id=group, source_id=f"e{i % 7}", target_id=f"e{(i * 3) % 11}",
+                          relation_type=rng.choice(["KNOWS", "LIKES"]), fact=f"fact number {i}",
+                          valid_at=valid, invalid_at=invalid, created_at=created, expired_at=expired))
+    return facts
+
+
+FILTERS = [
+    SearchFilters(as_of=T0 + timedelta(days=8)),
+    SearchFilters(known_at=T0 + timedelta(days=12)),
+    SearchFilters(as_of=T0 + timedelta(days=5), known_at=T0 + timedelta(days=15)),
+    SearchFilters(valid_at=TimeRange(start=T0 + timedelta(days=3), end=T0 + timedelta(days=9))),
+    SearchFilters(invalid_at=TimeRange(end=T0 + timedelta(days=10), include_null=True), include_superseded=True),
+    SearchFilters(expired_at=TimeRange(start=T0), relation_types=("LIKES",), include_superseded=True),
+    SearchFilters(now=T0 + timedelta(days=14)),
+    SearchFilters(include_superseded=True, labels=("Person",)),
+]
+
+
+@pytest.mark.parametrize("filters", FILTERS)
+async def test_fact_filters_match_the_reference_semantics(falkordb_store, filters: SearchFilters) -> None:
+    facts = random_facts("g", 80, random.Random(7))
+    people = [Entity(group_id="g", id=f"e{i}", name=f"p{i}", labels=("Person",) if i % 2 else ("Place",))
+              for i in range(11)]
+    await falkordb_store.write(GraphWrite(group_id="g", entities=people, facts=facts))
+    labels = {p.id: set(p.labels) for p in people}
+    expected = [f.id for f in sorted(facts, key=lambda f: (f.created_at, f.id))
+                if fact_matches(f, filters, endpoint_labels=labels[f.source_id] | labels[f.target_id])]
+    assert expected, "the scenario must keep some facts"
+    assert [f.id for f in await falkordb_store.list_facts("g", filters=filters)] == expected
+
+
+async def test_vector_search_widens_until_filtered_hits_are_found(falkordb_store) -> None:
+    query = unit(0)
+    close_but_superseded = [
+        Fact(group_id="g", source_id="a", target_id="b", fact=f"old {i}", expired_at=T0) for i in range(60)
+    ]
+    current = Fact(group_id="g", source_id="a", target_id="b", fact="current")
+    vectors = {f.id: query + 0.01 * unit(i + 1) for i, f in enumerate(close_but_superseded)}
+    vectors[current.id] = unit(999)
+    await falkordb_store.write(GraphWrite(group_id="g", facts=[*close_but_superseded, current], fact_vectors=vectors))
+    hits = await falkordb_store.vector_search("g", Scope.FACTS, query, limit=1)
+    assert [h.id for h in hits] == [current.id]
+    everything = await falkordb_store.vector_search(
+        "g", Scope.FACTS, query, limit=5, filters=SearchFilters(include_superseded=True), min_score=0.9
+    )
+    assert len(everything) == 5 and all(0.9 <= h.score <= 1.0 for h in everything)
+
+
+async def test_bfs_counts_hops_and_skips_superseded_edges(falkordb_store) -> None:
+    chain = [Fact(group_id="g", source_id=f"n{i}", target_id=f"n{i + 1}", fact=f"link {i}") for i in range(4)]
+    retired = Fact(group_id="g", source_id="n0", target_id="x", fact="retired", expired_at=T0)
+    await falkordb_store.write(GraphWrite(group_id="g", facts=[*chain, retired]))
+    result = await falkordb_store.bfs("g", ["n0"], max_hops=2)
+    assert result.entities == {"n0": 0, "n1": 1, "n2": 2}
+    assert result.facts == {chain[0].id: 1, chain[1].id: 2}
+
+
+async def test_a_batch_with_a_foreign_object_writes_nothing(falkordb_store) -> None:
+    ok = Entity(group_id="g", name="ok")
+    stranger = Entity(group_id="h", name="stranger")
+    with pytest.raises(InvalidInputError):
+        await falkordb_store.write(GraphWrite(group_id="g", entities=[ok, stranger]))
+    assert await falkordb_store.list_groups() == []
+
+
+async def test_reinserting_an_episode_keeps_one_copy(falkordb_store) -> None:
+    episode = Episode(group_id="g", content="hello")
+    assert (await falkordb_store.insert_episode(episode))[1] is True
+    again, inserted = await falkordb_store.insert_episode(episode.model_copy(update={"content": "changed"}))
+    assert (again, inserted) == (episode, False)
+    assert (await falkordb_store.stats("g")).episodes == 1
