@@ -60,6 +60,7 @@ class ScopeConfig(BaseModel):
     rrf_k: float = Field(default=60.0, gt=0)
     mmr_lambda: float = Field(default=0.5, ge=0.0, le=1.0)  # 1 = pure relevance, 0 = pure diversity
     bfs_max_hops: int = Field(default=2, ge=1, le=6)
+    distance_max_hops: int = Field(default=4, ge=1, le=8)  # node distance: farther counts as unreached
     rerank_pool: int = Field(default=50, ge=1)  # how many fused candidates MMR/cross-encoder look at
 
 
@@ -73,6 +74,7 @@ class SearchConfig(BaseModel):
     episodes: ScopeConfig | None = None
     communities: ScopeConfig | None = ScopeConfig(limit=3)
     time_mode: TimeMode = TimeMode.BOOST
+    time_boost: float = Field(default=1.0, ge=0.0)  # RRF weight of the "dated inside the window" ranking
     recent_episodes_for_bfs: int = Field(default=4, ge=0)  # BFS seeds when no other seed exists
 
     def with_limit(self, limit: int) -> SearchConfig:

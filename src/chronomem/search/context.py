@@ -46,7 +46,7 @@ def fact_line(fact: Fact, *, now: datetime | None = None) -> str:
     ended = fact.invalid_at is not None and (now is None or fact.invalid_at <= now)
     end = _date(fact.invalid_at) if ended else "present"
     line = f"- {fact.fact} (Date range: {start} - {end})"
-    if fact.expired_at is not None:
+    if fact.expired_at is not None and (now is None or fact.expired_at <= now):
         if fact.invalid_at is not None:
             line += f" [superseded: no longer true from {_date(fact.invalid_at)}]"
         else:

@@ -1,0 +1,402 @@
+"""The retrieval entry points: ``Searcher.search`` and ``Searcher.context`` — f(α) = χ(ρ(φ(α))).
+
+For each group (the store is per group; several groups fan out and merge), one search:
+
+1. parses time expressions in the query against ``now`` (the question's date, or the clock);
+2. runs the configured φ methods of every scope concurrently — cosine and BM25 first, and BFS from
+   the given seeds, or else from the entities of their hits, or else from the entities of the
+   group's latest episodes;
+3. fuses each scope's rankings with RRF (plus, in ``boost`` time mode, a ranking of the candidates
+   dated inside the query's window), applies the scope's ρ reranker, the minimum-score cut and the
+   limit;
+4. loads the objects. ``context`` then renders them with χ.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from chronomem.crossencoder.base import CrossEncoder
+from chronomem.domain import Community, Entity, Episode, Fact
+from chronomem.embed.base import Embedder
+from chronomem.errors import ConfigurationError, InvalidInputError
+from chronomem.filters import SearchFilters
+from chronomem.search import methods
+from chronomem.search.config import RECIPES, Method, Reranker, ScopeConfig, SearchConfig, TimeMode
+from chronomem.search.context import DEFAULT_TOKEN_BUDGET, build_context
+from chronomem.search.rerank import (
+    Ranked,
+    cut_below,
+    entity_distances_to_fact_distances,
+    episode_mentions,
+    mmr,
+    node_distance,
+    order_by_scores,
+    rrf,
+)
+from chronomem.search.timeparse import ParsedTime, TimeWindow, parse_time
+from chronomem.store.base import Scope, ScoredId, Store
+from chronomem.timeutil import ensure_utc
+
+__all__ = ["SearchResults", "Searcher"]
+
+_SCOPES = {s.value: s for s in Scope}
+_Hits = dict[Scope, dict[Method, list[ScoredId]]]
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResults:
+    """Ranked results per scope, best first, each with the score of the reranker that ordered it."""
+
+    facts: list[tuple[Fact, float]] = field(default_factory=list)
+    entities: list[tuple[Entity, float]] = field(default_factory=list)
+    episodes: list[tuple[Episode, float]] = field(default_factory=list)
+    communities: list[tuple[Community, float]] = field(default_factory=list)
+    time: ParsedTime = field(default_factory=ParsedTime)  # what the query said about time
+
+
+@dataclass(frozen=True, slots=True)
+class _Request:
+    query: str
+    bm25_query: str
+    vector: np.ndarray | None
+    config: SearchConfig
+    filters: SearchFilters
+    time: ParsedTime
+    center_entity_id: str | None
+    seed_entity_ids: tuple[str, ...]
+    seed_episode_ids: tuple[str, ...]
+
+
+def _groups(group_ids: str | Sequence[str]) -> list[str]:
+    groups = [group_ids] if isinstance(group_ids, str) else list(dict.fromkeys(group_ids))
+    if not groups or any(not g for g in groups):
+        raise InvalidInputError("search needs at least one non-empty group id")
+    return groups
+
+
+def _with_now(filters: SearchFilters | None, now: datetime | None, include_superseded: bool) -> SearchFilters:
+    update: dict[str, Any] = {}
+    if now is not None:
+        update["now"] = ensure_utc(now)
+    if include_superseded:
+        update["include_superseded"] = True
+    return (filters or SearchFilters()).model_copy(update=update)
+
+
+def _dated_inside(obj: Any, windows: Sequence[TimeWindow]) -> bool:
+    """Events (facts' ``valid_at``, episodes' ``reference_time``) inside a window, or bounded fact
+    intervals that overlap one. Undated objects are never inside."""
+    if isinstance(obj, Episode):
+        return any(w.contains(obj.reference_time) for w in windows)
+    if isinstance(obj, Fact) and obj.valid_at is not None:
+        if obj.invalid_at is not None:
+            return any(w.overlaps(obj.valid_at, obj.invalid_at) for w in windows)
+        return any(w.contains(obj.valid_at) for w in windows)
+    return False
+
+
+def _apply_time(
+    fused: Ranked, rankings: list[list[str]], objects: dict[str, Any], windows: Sequence[TimeWindow],
+    config: SearchConfig, rrf_k: float,
+) -> Ranked:
+    """``filter``: keep only what is dated inside the windows; ``boost``: fuse once more with the
+    ranking of those, so they rise without the others vanishing."""
+    inside = [i for i, _ in fused if _dated_inside(objects[i], windows)]
+    if config.time_mode is TimeMode.FILTER:
+        keep = set(inside)
+        return [(i, s) for i, s in fused if i in keep]
+    if config.time_mode is TimeMode.OFF or not inside:
+        return fused
+    return rrf([*rankings, inside], k=rrf_k, weights=[1.0] * len(rankings) + [config.time_boost])
+
+
+def _passage(obj: Any) -> str:
+    """What a cross-encoder reads for each kind of result."""
+    if isinstance(obj, Fact):
+        return obj.fact
+    if isinstance(obj, Episode):
+        return obj.text
+    return f"{obj.name}: {obj.summary}" if obj.summary else obj.name
+
+
+class Searcher:
+    """Search and context over a store. ``cross_encoder`` is needed only by the cross-encoder reranker."""
+
+    def __init__(self, store: Store, embedder: Embedder, cross_encoder: CrossEncoder | None = None) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.cross_encoder = cross_encoder
+
+    # -- public API ------------------------------------------------------------------------------
+
+    async def search(
+        self,
+        group_ids: str | Sequence[str],
+        query: str,
+        *,
+        config: SearchConfig | None = None,
+        filters: SearchFilters | None = None,
+        now: datetime | None = None,
+        center_entity_id: str | None = None,
+        seed_entity_ids: Sequence[str] = (),
+        seed_episode_ids: Sequence[str] = (),
+    ) -> SearchResults:
+        """Search one or more groups (default config: the ``hybrid_rrf`` recipe).
+
+        ``now`` is when the question is asked: relative dates in ``query`` resolve against it and
+        "current" facts are judged at it (default: the clock). ``filters`` narrows facts by type,
+        labels, the four timestamps, ``as_of`` and ``known_at``. ``center_entity_id`` is required by
+        the node-distance reranker; seeds steer BFS.
+        """
+        request = await self._request(
+            query, config or RECIPES["hybrid_rrf"], _with_now(filters, now, False),
+            center_entity_id, seed_entity_ids, seed_episode_ids,
+        )
+        per_group = await asyncio.gather(*(self._search_group(g, request) for g in _groups(group_ids)))
+        return self._merge(per_group, request)
+
+    async def context(
+        self,
+        group_ids: str | Sequence[str],
+        query: str,
+        *,
+        config: SearchConfig | None = None,
+        filters: SearchFilters | None = None,
+        now: datetime | None = None,
+        center_entity_id: str | None = None,
+        seed_entity_ids: Sequence[str] = (),
+        seed_episode_ids: Sequence[str] = (),
+        token_budget: int = DEFAULT_TOKEN_BUDGET,
+        include_superseded: bool = False,
+        include_episodes: bool = False,
+    ) -> str:
+        """The paper's context block for ``query`` (default config: the ``context`` recipe, 20 facts
+        and 20 entities). Current facts only unless ``include_superseded`` (superseded ones are
+        marked with when they stopped being true); raw episodes only with ``include_episodes``."""
+        config = config or RECIPES["context"]
+        if include_episodes and config.episodes is None:
+            config = config.model_copy(update={"episodes": ScopeConfig(limit=5)})
+        elif not include_episodes:
+            config = config.model_copy(update={"episodes": None})
+        filters = _with_now(filters, now, include_superseded)
+        request = await self._request(
+            query, config, filters, center_entity_id, seed_entity_ids, seed_episode_ids
+        )
+        per_group = await asyncio.gather(*(self._search_group(g, request) for g in _groups(group_ids)))
+        results = self._merge(per_group, request)
+        return build_context(
+            [f for f, _ in results.facts],
+            [e for e, _ in results.entities],
+            [c for c, _ in results.communities],
+            [e for e, _ in results.episodes],
+            token_budget=token_budget,
+            now=filters.known_at or filters.effective_now(),
+        )
+
+    # -- one search -------------------------------------------------------------------------------
+
+    async def _request(
+        self,
+        query: str,
+        config: SearchConfig,
+        filters: SearchFilters,
+        center_entity_id: str | None,
+        seed_entity_ids: Sequence[str],
+        seed_episode_ids: Sequence[str],
+    ) -> _Request:
+        time = parse_time(query, filters.effective_now()) if config.time_mode is not TimeMode.OFF else ParsedTime()
+        scopes = config.scopes().values()
+        needs_vector = any(Method.COSINE in s.methods or s.reranker is Reranker.MMR for s in scopes)
+        vector = (await self.embedder.embed([query]))[0] if needs_vector and query.strip() else None
+        return _Request(
+            query=query,
+            bm25_query=time.remainder or query,  # "May" the month must not match "may" the verb
+            vector=vector,
+            config=config,
+            filters=filters,
+            time=time,
+            center_entity_id=center_entity_id,
+            seed_entity_ids=tuple(seed_entity_ids),
+            seed_episode_ids=tuple(seed_episode_ids),
+        )
+
+    async def _search_group(self, group_id: str, request: _Request) -> dict[Scope, list[tuple[Any, float]]]:
+        windows = [*request.time.windows, *await self._anchor_windows(group_id, request)]
+        hits = await self._run_methods(group_id, request)
+        scopes = {_SCOPES[name]: sc for name, sc in request.config.scopes().items()}
+        ranked = await asyncio.gather(
+            *(self._rank_scope(group_id, scope, sc, hits[scope], request, windows) for scope, sc in scopes.items())
+        )
+        return dict(zip(scopes, ranked, strict=True))
+
+    async def _run_methods(self, group_id: str, request: _Request) -> _Hits:
+        """Cosine and BM25 (and BFS from explicit seeds) concurrently; then BFS from their hits."""
+        scopes = {_SCOPES[name]: sc for name, sc in request.config.scopes().items()}
+        jobs: dict[tuple[Scope, Method], Any] = {}
+        explicit_seeds = bool(request.seed_entity_ids or request.seed_episode_ids)
+        for scope, sc in scopes.items():
+            if Method.COSINE in sc.methods and request.vector is not None:
+                jobs[scope, Method.COSINE] = methods.cosine_search(
+                    self.store, group_id, scope, request.vector, limit=sc.candidates,
+                    filters=request.filters, min_score=sc.cosine_min_score,
+                )
+            if Method.BM25 in sc.methods:
+                jobs[scope, Method.BM25] = methods.bm25_search(
+                    self.store, group_id, scope, request.bm25_query, limit=sc.candidates, filters=request.filters
+                )
+            if Method.BFS in sc.methods and explicit_seeds:
+                jobs[scope, Method.BFS] = self._bfs(
+                    group_id, scope, sc, request, request.seed_entity_ids, request.seed_episode_ids
+                )
+        hits: _Hits = {scope: {} for scope in scopes}
+        for (scope, method), found in zip(jobs, await asyncio.gather(*jobs.values()), strict=True):
+            hits[scope][method] = found
+        if not explicit_seeds and any(Method.BFS in sc.methods for sc in scopes.values()):
+            await self._bfs_from_hits(group_id, request, scopes, hits)
+        return hits
+
+    async def _bfs(
+        self, group_id: str, scope: Scope, sc: ScopeConfig, request: _Request,
+        entity_ids: Sequence[str], episode_ids: Sequence[str] = (),
+    ) -> list[ScoredId]:
+        return await methods.bfs_search(
+            self.store, group_id, scope, seed_entity_ids=entity_ids, seed_episode_ids=episode_ids,
+            max_hops=sc.bfs_max_hops, limit=sc.candidates, filters=request.filters,
+        )
+
+    async def _bfs_from_hits(
+        self, group_id: str, request: _Request, scopes: dict[Scope, ScopeConfig], hits: _Hits
+    ) -> None:
+        found = {scope: [h.id for by in hits[scope].values() for h in by] for scope in hits}
+        seeds = await methods.entities_of_hits(self.store, group_id, found)
+        if not seeds:
+            seeds = await methods.entities_of_recent_episodes(
+                self.store, group_id, request.config.recent_episodes_for_bfs
+            )
+        wanted = [scope for scope, sc in scopes.items() if Method.BFS in sc.methods]
+        results = await asyncio.gather(*(self._bfs(group_id, s, scopes[s], request, seeds) for s in wanted))
+        for scope, found_by_bfs in zip(wanted, results, strict=True):
+            hits[scope][Method.BFS] = found_by_bfs
+
+    async def _anchor_windows(self, group_id: str, request: _Request) -> list[TimeWindow]:
+        """Date "two weeks before the trip" by the best full-text hit for "the trip"."""
+        windows = []
+        for anchored in request.time.anchored:
+            anchor_time = await self._time_of(group_id, anchored.anchor, request.filters)
+            if anchor_time is not None:
+                windows.append(anchored.window_around(anchor_time))
+        return windows
+
+    async def _time_of(self, group_id: str, text: str, filters: SearchFilters) -> datetime | None:
+        facts = await methods.bm25_search(self.store, group_id, Scope.FACTS, text, limit=1, filters=filters)
+        if facts:
+            (fact,) = await self.store.get_facts(group_id, [facts[0].id]) or [None]
+            if fact is not None and fact.valid_at is not None:
+                return fact.valid_at
+        episodes = await methods.bm25_search(self.store, group_id, Scope.EPISODES, text, limit=1, filters=filters)
+        if episodes:
+            found = await self.store.get_episodes(group_id, [episodes[0].id])
+            return found[0].reference_time if found else None
+        return None
+
+    # -- ρ per scope -------------------------------------------------------------------------------
+
+    async def _rank_scope(
+        self, group_id: str, scope: Scope, sc: ScopeConfig, hits: dict[Method, list[ScoredId]],
+        request: _Request, windows: Sequence[TimeWindow],
+    ) -> list[tuple[Any, float]]:
+        rankings = [[h.id for h in found] for found in hits.values()]
+        pool = list(dict.fromkeys(i for ranking in rankings for i in ranking))
+        objects = await self._load(group_id, scope, pool, request.filters)
+        rankings = [[i for i in ranking if i in objects] for ranking in rankings]
+        fused = rrf(rankings, k=sc.rrf_k)
+        if windows and scope in (Scope.FACTS, Scope.EPISODES):
+            fused = _apply_time(fused, rankings, objects, windows, request.config, sc.rrf_k)
+        ranked = await self._rerank(group_id, scope, sc, fused, objects, request)
+        return [(objects[i], score) for i, score in cut_below(ranked, sc.min_score)[: sc.limit]]
+
+    async def _load(self, group_id: str, scope: Scope, ids: list[str], filters: SearchFilters) -> dict[str, Any]:
+        if not ids:
+            return {}
+        getter = {
+            Scope.FACTS: self.store.get_facts,
+            Scope.ENTITIES: self.store.get_entities,
+            Scope.EPISODES: self.store.get_episodes,
+            Scope.COMMUNITIES: self.store.get_communities,
+        }[scope]
+        objects = {o.id: o for o in await getter(group_id, ids)}
+        if scope is Scope.ENTITIES and filters.labels is not None:
+            wanted = set(filters.labels)
+            objects = {i: e for i, e in objects.items() if wanted & set(e.labels)}
+        return objects
+
+    async def _rerank(
+        self, group_id: str, scope: Scope, sc: ScopeConfig, fused: Ranked, objects: dict[str, Any], request: _Request
+    ) -> Ranked:
+        ids = [i for i, _ in fused][: sc.rerank_pool] if sc.reranker is not Reranker.RRF else []
+        if sc.reranker is Reranker.RRF:
+            return fused
+        if sc.reranker is Reranker.MMR:
+            if request.vector is None:
+                return fused
+            vectors = await self.store.get_vectors(group_id, scope, ids)
+            return mmr(request.vector, ids, vectors, lambda_=sc.mmr_lambda, limit=sc.limit)
+        if sc.reranker is Reranker.EPISODE_MENTIONS:
+            return episode_mentions(ids, await self._mention_counts(group_id, scope, ids, objects))
+        if sc.reranker is Reranker.NODE_DISTANCE:
+            return node_distance(ids, await self._hops_from_center(group_id, scope, sc, ids, objects, request))
+        return await self._cross_encode(request.query, ids, objects)
+
+    async def _mention_counts(
+        self, group_id: str, scope: Scope, ids: list[str], objects: dict[str, Any]
+    ) -> dict[str, int]:
+        if scope is Scope.FACTS:
+            return {i: len(objects[i].episode_ids) for i in ids}
+        if scope is Scope.ENTITIES:
+            return {i: len(eps) for i, eps in (await self.store.episodes_of_entities(group_id, ids)).items()}
+        return {}
+
+    async def _hops_from_center(
+        self, group_id: str, scope: Scope, sc: ScopeConfig, ids: list[str], objects: dict[str, Any],
+        request: _Request,
+    ) -> dict[str, int]:
+        if request.center_entity_id is None:
+            raise InvalidInputError("the node_distance reranker needs center_entity_id")
+        reached = await self.store.bfs(
+            group_id, [request.center_entity_id], max_hops=sc.distance_max_hops, filters=request.filters
+        )
+        if scope is Scope.ENTITIES:
+            return {i: reached.entities[i] for i in ids if i in reached.entities}
+        if scope is Scope.FACTS:
+            return entity_distances_to_fact_distances({i: objects[i].entity_ids for i in ids}, reached.entities)
+        if scope is Scope.COMMUNITIES:
+            members = {i: objects[i].member_ids for i in ids}
+        else:
+            members = await self.store.entities_of_episodes(group_id, ids)
+        # an episode or community is one hop beyond its nearest entity
+        return {i: d + 1 for i, d in entity_distances_to_fact_distances(members, reached.entities).items()}
+
+    async def _cross_encode(self, query: str, ids: list[str], objects: dict[str, Any]) -> Ranked:
+        if self.cross_encoder is None:
+            raise ConfigurationError("the cross_encoder reranker needs a Searcher built with a cross_encoder")
+        scores = await self.cross_encoder.score(query, [_passage(objects[i]) for i in ids])
+        return order_by_scores(ids, dict(zip(ids, scores, strict=True)))
+
+    # -- merge groups ------------------------------------------------------------------------------
+
+    @staticmethod
+    def _merge(per_group: Sequence[dict[Scope, list[tuple[Any, float]]]], request: _Request) -> SearchResults:
+        merged: dict[str, list[tuple[Any, float]]] = {}
+        for name, sc in request.config.scopes().items():
+            rows = [row for group in per_group for row in group.get(_SCOPES[name], [])]
+            if len(per_group) > 1:
+                rows.sort(key=lambda row: -row[1])  # stable: ties keep group order
+            merged[name] = rows[: sc.limit]
+        return SearchResults(**merged, time=request.time)
