@@ -96,6 +96,7 @@ class Ingestor:
         self.ontology = ontology or Ontology()
         self.on_entities_added = on_entities_added
         self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
+        self._populated: set[tuple[str, str]] = set()  # (group, scope) known to hold vectors
 
     def _lock(self, group_id: str) -> asyncio.Lock:
         lock = self._locks.get(group_id)
@@ -183,6 +184,7 @@ class Ingestor:
         return Session(
             store=self.store, embedder=self.embedder, llm=self.llm, config=self.config, ontology=self.ontology,
             group_id=group_id, reference_time=reference_time, now=utc_now(), episode=episode,
+            populated=self._populated,
         )
 
     async def _run_stages(self, session: Session, episode: Episode) -> _Outcome:

@@ -22,7 +22,7 @@ from chronomem.embed.base import Embedder
 from chronomem.ingest.config import IngestConfig
 from chronomem.ingest.ontology import Ontology
 from chronomem.llm.base import LanguageModel, Prompt, Usage
-from chronomem.store.base import Store
+from chronomem.store.base import Scope, Store
 
 __all__ = ["EmbeddingCache", "Session", "stage"]
 
@@ -71,6 +71,8 @@ class Session:
     current_stage: str = "start"
     started: float = field(default_factory=time.perf_counter)
     vectors: EmbeddingCache = field(init=False)
+    # (group, scope) pairs known to hold vectors, shared by the Ingestor's sessions (see has_vectors)
+    populated: set[tuple[str, str]] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         self.vectors = EmbeddingCache(self.embedder)
@@ -87,6 +89,23 @@ class Session:
         if not completion.usage.by_prompt:
             self.usage.by_prompt[prompt.name] = self.usage.by_prompt.get(prompt.name, 0) + 1
         return completion.output
+
+    async def has_vectors(self, scope: Scope) -> bool:
+        """Whether the group holds anything to vector-search in ``scope`` (entities or facts).
+
+        Searching an empty scope is pointless, and on the SQLite store it currently leaves an empty
+        index that fails the next write of a vector to it; so we look first, once per group.
+        """
+        key = (self.group_id, scope.value)
+        if key in self.populated:
+            return True
+        if scope is Scope.ENTITIES:
+            found = bool(await self.store.list_entities(self.group_id, limit=1))
+        else:
+            found = bool(await self.store.list_facts(self.group_id, limit=1))
+        if found:
+            self.populated.add(key)
+        return found
 
     def warn(self, message: str) -> None:
         self.warnings.append(f"{self.current_stage}: {message}")

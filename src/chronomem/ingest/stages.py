@@ -259,6 +259,8 @@ async def _exact_matches(session: Session, named: Sequence[NamedEntity]) -> dict
 
 
 async def _candidates_for(session: Session, name: str) -> tuple[dict[str, float], list[str]]:
+    if not await session.has_vectors(Scope.ENTITIES):
+        return {}, []
     limit = session.config.entity_candidates
     by_vector, by_text = await asyncio.gather(
         session.store.vector_search(session.group_id, Scope.ENTITIES, session.vectors[name], limit=limit),
@@ -372,6 +374,8 @@ def _to_fact(session: Session, item: ExtractedFact, resolved: ResolvedEntities) 
 async def _existing_facts(session: Session, facts: Sequence[Fact]) -> tuple[dict[str, Fact], dict[str, object]]:
     """Current facts near the new ones: the same pairs, and the nearest by fact embedding."""
     store, group = session.store, session.group_id
+    if not await session.has_vectors(Scope.FACTS):
+        return {}, {}
     limit = session.config.fact_candidates * 4
     pairs = list(dict.fromkeys(tuple(sorted((f.source_id, f.target_id))) for f in facts))
     between, nearest = await asyncio.gather(

@@ -1,0 +1,129 @@
+"""Pure resolution rules: entity match/ask/new, fact candidates, dates, summaries, removal plans."""
+
+from __future__ import annotations
+
+import numpy as np
+from ingest_doubles import at
+
+from chronomem.domain import Entity, Fact
+from chronomem.ingest.dates import parse_model_datetime, resolve_relative
+from chronomem.ingest.fact_resolution import identical_fact, select_candidates, single_valued_outcome
+from chronomem.ingest.prompts import ExtractedEntity
+from chronomem.ingest.removal import plan_removal
+from chronomem.ingest.resolution import (
+    Candidate,
+    ResolutionThresholds,
+    Verdict,
+    decide,
+    match_key,
+    merge_extracted,
+    search_query,
+)
+from chronomem.ingest.summaries import append_sentences, rebuild_summary, remove_sentences, to_rewrite
+
+T = ResolutionThresholds()
+
+
+def entity(name: str, *labels: str, **extra: object) -> Entity:
+    return Entity(group_id="g", name=name, labels=("Entity", *labels), **extra)
+
+
+def test_near_identical_spelling_merges_without_a_model():
+    acme = entity("Acme Corporation")
+    decision = decide("Acme Corporaton", ("Entity",), [Candidate(acme, 0.5)], T)
+    assert decision.verdict is Verdict.MATCH and decision.match == acme
+
+
+def test_nickname_or_partial_name_is_ambiguous_not_merged():
+    robert = entity("Robert Smith")
+    decision = decide("Bob", ("Entity",), [Candidate(robert, 0.05)], T)
+    assert decision.verdict is Verdict.AMBIGUOUS and decision.candidates == (robert,)
+    assert "robert" in search_query("Bob").split()
+
+
+def test_unrelated_names_are_new_and_typed_entities_of_other_types_never_merge():
+    assert decide("Lisbon", ("Entity",), [Candidate(entity("Alice"), 0.1)], T).verdict is Verdict.NEW
+    paris_city = entity("Paris", "City")
+    assert decide("Paris", ("Entity", "Person"), [Candidate(paris_city, 0.99)], T).verdict is Verdict.NEW
+
+
+def test_match_key_ignores_case_punctuation_and_leading_articles():
+    assert match_key("The Acme, Inc.") == match_key("acme inc")
+
+
+def test_merge_extracted_keeps_first_mention_and_the_specific_type():
+    merged = merge_extracted([ExtractedEntity(name="Alice"), ExtractedEntity(name="alice ", type="Person")])
+    assert [(e.name, e.type) for e in merged] == [("Alice", "Person")]
+
+
+def fact(source: str, target: str, text: str, relation: str = "RELATES_TO", **extra: object) -> Fact:
+    return Fact(group_id="g", source_id=source, target_id=target, relation_type=relation, fact=text, **extra)
+
+
+def test_identical_text_is_a_duplicate_only_between_the_same_pair():
+    old = fact("a", "b", "Alice loves jazz.")
+    assert identical_fact(fact("b", "a", "alice loves jazz"), [old]) == old
+    assert identical_fact(fact("a", "c", "Alice loves jazz."), [old]) is None
+
+
+def test_candidates_share_an_endpoint_and_are_close_in_meaning():
+    new = fact("alice", "beta", "Alice works at Beta", "WORKS_FOR")
+    same_pair = fact("alice", "beta", "Alice joined Beta", "JOINED")
+    job = fact("alice", "acme", "Alice works at Acme", "WORKS_FOR")
+    dog = fact("alice", "rex", "Alice adopted a dog", "OWNS")
+    stranger = fact("bob", "acme", "Bob works at Acme", "WORKS_FOR")
+    v = {f.id: np.array(vec, dtype=np.float32) for f, vec in
+         [(same_pair, [0.6, 0.8]), (job, [0.8, 0.6]), (dog, [0.0, 1.0]), (stranger, [1.0, 0.0])]}
+    found = select_candidates(new, np.array([1.0, 0.0], dtype=np.float32), [same_pair, job, dog, stranger], v,
+                              duplicate_similarity=0.55, contradiction_similarity=0.9,
+                              same_relation_similarity=0.35, limit=5)
+    assert found.duplicates == (same_pair,)
+    assert found.contradictions == (job,)  # same relation, close enough; the dog and Bob are not candidates
+
+
+def test_single_valued_relation_restates_or_replaces_without_a_model():
+    lisbon = fact("alice", "lisbon", "Alice lives in Lisbon", "LIVES_IN")
+    outcome = single_valued_outcome(fact("alice", "paris", "Alice lives in Paris", "LIVES_IN"), [lisbon])
+    assert outcome.contradicts == (lisbon,) and outcome.duplicate_of is None
+    again = single_valued_outcome(fact("alice", "lisbon", "Alice moved to Lisbon", "LIVES_IN"), [lisbon])
+    assert again.duplicate_of == lisbon
+
+
+def test_relative_and_partial_dates_resolve_against_the_reference_time():
+    ref = at("2024-06-01T15:30")
+    assert resolve_relative("I started two weeks ago", ref) == at("2024-05-18")
+    assert resolve_relative("yesterday", ref) == at("2024-05-31")
+    assert resolve_relative("last summer", ref) == at("2023-06-01")
+    assert parse_model_datetime("2023-05-08", ref) == at("2023-05-08")
+    assert parse_model_datetime("2019", ref) == at("2019-01-01")
+    assert parse_model_datetime("2024-05-18T10:00:00+02:00", ref) == at("2024-05-18T08:00")
+    assert parse_model_datetime("sometime", ref) is None and parse_model_datetime(None, ref) is None
+
+
+def test_summaries_grow_shrink_and_are_rewritten_only_past_the_bound():
+    summary = append_sentences("Alice is a pianist.", ["Alice works at Acme", "Alice is a pianist."])
+    assert summary == "Alice is a pianist. Alice works at Acme."
+    assert remove_sentences(summary, ["Alice works at Acme"]) == "Alice is a pianist."
+    short, near, long = entity("A", summary="x" * 80), entity("B", summary="x" * 90), entity("C", summary="x" * 120)
+    assert to_rewrite([short, near], 100, 0.7) == []
+    assert to_rewrite([short, near, long], 100, 0.85) == [near, long]
+
+
+def test_removal_plan_cascades_and_rebuilds_summaries():
+    alice = entity("Alice", summary="Alice works at Acme. Alice plays piano.")
+    piano = entity("piano")
+    acme = entity("Acme")
+    job = fact(alice.id, acme.id, "Alice works at Acme", episode_ids=("e1", "e2"))
+    hobby = fact(alice.id, piano.id, "Alice plays piano", episode_ids=("e2",))
+    old_job = fact(alice.id, acme.id, "Alice interned at Acme", episode_ids=("e0",), invalid_at=at("2024-01-01"),
+                   expired_at=at("2024-06-01"), attributes={"superseded_by": hobby.id})
+    plan = plan_removal("e2", [job, hobby], [job, hobby, old_job], [alice, piano, acme],
+                        {alice.id: ["e1", "e2"], piano.id: ["e2"], acme.id: ["e1", "e2"]}, summary_max_chars=500)
+    assert plan.deleted_fact_ids == (hobby.id,)
+    assert plan.deleted_entity_ids == (piano.id,)
+    updated = {f.id: f for f in plan.updated_facts}
+    assert updated[job.id].episode_ids == ("e1",)
+    assert updated[old_job.id].expired_at is None and updated[old_job.id].invalid_at is None
+    (rebuilt,) = [e for e in plan.updated_entities if e.id == alice.id]
+    assert "piano" not in rebuilt.summary and "Alice works at Acme." in rebuilt.summary
+    assert rebuild_summary([job], 10) == ""  # nothing fits: nothing stated
