@@ -134,13 +134,15 @@ def form_cluster(ports: list[int], timeout: float = 30.0) -> None:
 
     clients = [redis.Redis(host="127.0.0.1", port=p, decode_responses=True) for p in ports]
     try:
-        share = CLUSTER_SLOTS // len(ports)
-        for i, client in enumerate(clients):
-            first = i * share
-            last = CLUSTER_SLOTS - 1 if i == len(ports) - 1 else first + share - 1
-            client.execute_command("CLUSTER", "ADDSLOTSRANGE", first, last)
-        for client in clients[1:]:
-            client.execute_command("CLUSTER", "MEET", "127.0.0.1", ports[0])
+        formed = any(int(c.cluster("info")["cluster_slots_assigned"]) for c in clients)
+        if not formed:  # a restart from existing data directories keeps its nodes.conf
+            share = CLUSTER_SLOTS // len(ports)
+            for i, client in enumerate(clients):
+                first = i * share
+                last = CLUSTER_SLOTS - 1 if i == len(ports) - 1 else first + share - 1
+                client.execute_command("CLUSTER", "ADDSLOTSRANGE", first, last)
+            for client in clients[1:]:
+                client.execute_command("CLUSTER", "MEET", "127.0.0.1", ports[0])
         deadline = time.monotonic() + timeout
         while not all(c.cluster("info")["cluster_state"] == "ok" for c in clients):
             if time.monotonic() > deadline:
