@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
+import time
+
+import pytest
 from ingest_doubles import Script, at
 
 from chronomem.domain import Episode, EpisodeStatus, true_at
+from chronomem.errors import ConflictError, IngestionError
+from chronomem.filters import SearchFilters
 from chronomem.ingest import Ingestor
+from chronomem.llm.testing import FunctionModel
 from chronomem.store.base import Store
+from chronomem.store.factory import open_store
 
 
 def message(group: str, speaker: str, text: str, when: str, **extra: object) -> Episode:
@@ -42,3 +50,221 @@ async def test_job_change_invalidates_the_old_employer_at_the_new_valid_at(store
     assert true_at(acme, at("2024-03-01")) and not true_at(acme, at("2024-07-01"))
     assert result.episode.status is EpisodeStatus.DONE
     assert result.episode.usage["calls"] == model.usage.calls - 2  # the second episode's own calls
+
+
+def works(person: str, company: str, valid: str | None = None) -> dict[str, object]:
+    return {"source": person, "relation_type": "WORKS_FOR", "target": company, "fact": f"{person} works at {company}",
+            "valid_at": valid}
+
+
+async def test_two_weeks_ago_resolves_against_the_reference_time(store, embedder, model, script: Script):
+    script.episodes["two weeks ago"] = (["Alice", "Beta"], [works("Alice", "Beta", "two weeks ago")])
+    ingestor = Ingestor(store, embedder, model)
+    await ingestor.add_episode(message("g", "Alice", "I joined Beta two weeks ago.", "2024-06-01T15:30"))
+    (beta,) = await store.list_facts("g")
+    assert beta.valid_at == at("2024-05-18")
+    # the model is told the reference time, with its weekday, to resolve such phrases itself
+    (_, context) = model.calls[-1]
+    assert context.episode.reference_time == at("2024-06-01T15:30")
+    from chronomem.ingest.prompts import FACT_EXTRACTION
+
+    assert "2024-06-01T15:30:00Z (Saturday)" in FACT_EXTRACTION.messages(context)[-1].content
+
+
+async def test_bob_merges_into_robert_smith_and_a_repeated_exact_name_costs_no_call(
+    store, embedder, model, script: Script
+):
+    script.episodes["chess club"] = (["Robert Smith", "chess club"], [
+        {"source": "Robert Smith", "relation_type": "MEMBER_OF", "target": "chess club",
+         "fact": "Robert Smith joined the chess club"}])
+    won = {"source": "Bob", "relation_type": "WON", "target": "chess tournament", "fact": "Bob won the tournament"}
+    script.episodes["tournament"] = (["Bob", "chess tournament"], [won])
+    script.episodes["again"] = (["Bob", "Robert Smith", "chess club"], [])
+    script.entity_matches["Bob"] = "Robert Smith"
+    ingestor = Ingestor(store, embedder, model)
+    await ingestor.add_episode(message("g", "Robert Smith", "I joined the chess club.", "2024-01-01"))
+    result = await ingestor.add_episode(message("g", "Bob", "I won the chess tournament!", "2024-02-01"))
+
+    assert model.prompt_names.count("resolve_entities") == 1
+    (question,) = script.questions["resolve_entities"]
+    assert question.name == "Bob" and [c.name for c in question.candidates] == ["Robert Smith"]
+    names = {e.name: e for e in await store.list_entities("g")}
+    assert set(names) == {"Robert Smith", "chess club", "chess tournament"}
+    assert names["Robert Smith"].aliases == ("Bob",)
+    (won,) = [f for f in result.facts_created if f.relation_type == "WON"]
+    assert won.source_id == names["Robert Smith"].id
+
+    calls_before = len(model.calls)
+    await ingestor.add_episode(message("g", "Robert Smith", "Bob again, at the chess club.", "2024-03-01"))
+    assert model.prompt_names[calls_before:] == ["extract_entities", "extract_facts"]  # no resolution call
+    assert len(await store.list_entities("g")) == 3
+
+
+async def test_restated_fact_gains_provenance_instead_of_a_duplicate(store, embedder, model, script: Script):
+    loves = {"source": "Alice", "relation_type": "LOVES", "target": "jazz", "fact": "Alice loves jazz"}
+    script.episodes["love jazz"] = (["Alice", "jazz"], [loves])
+    script.episodes["big fan"] = (["Alice", "jazz"], [{**loves, "fact": "Alice is a big fan of jazz"}])
+    script.fact_verdict = lambda q: {"index": q.index,
+                                     "duplicate_of": next((c.index for c in q.candidates if c.same_pair), None)}
+    ingestor = Ingestor(store, embedder, model)
+    first = await ingestor.add_episode(message("g", "Alice", "I love jazz.", "2024-01-01"))
+    second = await ingestor.add_episode(message("g", "Alice", "I really love jazz.", "2024-01-02"))
+    assert "resolve_facts" not in model.prompt_names  # identical text: no call
+    third = await ingestor.add_episode(message("g", "Alice", "I'm a big fan of jazz.", "2024-01-03"))
+    assert model.prompt_names.count("resolve_facts") == 1
+
+    (fact,) = await store.list_facts("g")
+    assert fact.fact == "Alice loves jazz"
+    assert fact.episode_ids == (first.episode.id, second.episode.id, third.episode.id)
+    assert third.facts_created == () and [f.id for f in third.facts_updated] == [fact.id]
+    assert fact.expired_at is None and fact.invalid_at is None
+
+
+async def test_unrelated_facts_about_the_same_person_do_not_invalidate_each_other(
+    store, embedder, model, script: Script
+):
+    script.episodes["Acme"] = (["Alice", "Acme"], [works("Alice", "Acme", "2024-01-01T00:00:00Z")])
+    script.episodes["dog"] = (["Alice", "Rex"], [
+        {"source": "Alice", "relation_type": "OWNS", "target": "Rex", "fact": "Alice adopted a dog named Rex"}])
+    # an over-eager model that would retire every fact it is shown
+    script.fact_verdict = lambda q: {"index": q.index, "contradicts": [c.index for c in q.candidates]}
+    ingestor = Ingestor(store, embedder, model)
+    await ingestor.add_episode(message("g", "Alice", "I work at Acme.", "2024-01-01"))
+    result = await ingestor.add_episode(message("g", "Alice", "I adopted a dog, Rex.", "2024-02-01"))
+    assert "resolve_facts" not in model.prompt_names  # the job fact was never a candidate
+    assert result.facts_invalidated == ()
+    facts = await store.list_facts("g")
+    assert len(facts) == 2 and all(f.invalid_at is None and f.expired_at is None for f in facts)
+
+
+async def test_an_older_episode_arriving_late_is_closed_at_the_newer_valid_at(store, embedder, model, script: Script):
+    script.episodes["Beta"] = (["Alice", "Beta"], [works("Alice", "Beta", "2024-05-01T00:00:00Z")])
+    script.episodes["Acme"] = (["Alice", "Acme"], [works("Alice", "Acme", "2023-01-01T00:00:00Z")])
+    script.fact_verdict = lambda q: {"index": q.index, "contradicts": [c.index for c in q.candidates]}
+    ingestor = Ingestor(store, embedder, model)
+    await ingestor.add_episode(message("g", "Alice", "I work at Beta now.", "2024-05-01"))
+    late = await ingestor.add_episode(message("g", "Alice", "I work at Acme.", "2023-01-01"))
+
+    facts = await facts_by_text(store, "g")
+    beta, acme = facts["Alice works at Beta"], facts["Alice works at Acme"]
+    assert beta.invalid_at is None and beta.expired_at is None  # the newer fact stands
+    assert acme.valid_at == at("2023-01-01") and acme.invalid_at == at("2024-05-01") and acme.expired_at is None
+    assert late.facts_invalidated == ()
+    current = await store.list_facts("g", filters=SearchFilters(as_of=at("2024-06-01")))
+    assert [f.fact for f in current] == ["Alice works at Beta"]
+    past = await store.list_facts("g", filters=SearchFilters(as_of=at("2023-06-01")))
+    assert [f.fact for f in past] == ["Alice works at Acme"]
+
+
+async def test_re_adding_an_episode_id_is_a_no_op(store, embedder, model, script: Script):
+    script.episodes["Acme"] = (["Alice", "Acme"], [works("Alice", "Acme")])
+    ingestor = Ingestor(store, embedder, model)
+    episode = message("g", "Alice", "I work at Acme.", "2024-01-01")
+    await ingestor.add_episode(episode)
+    calls, stats = len(model.calls), await store.stats("g")
+    again = await ingestor.add_episode(episode)
+    assert again.skipped and again.episode.status is EpisodeStatus.DONE
+    assert len(model.calls) == calls and await store.stats("g") == stats
+    with pytest.raises(ConflictError):
+        await ingestor.add_episode(episode.model_copy(update={"content": "something else"}))
+
+
+async def test_concurrent_episodes_in_one_group_equal_sequential_ones(embedder, tmp_path):
+    def scripted() -> FunctionModel:
+        script = Script()
+        for i in range(20):
+            person = ("Alice", "Bob", "Carol")[i % 3]
+            company = f"Company{i % 4}"
+            script.episodes[f"episode {i}."] = ([person, company], [works(person, company)])
+        script.fact_verdict = lambda q: {"index": q.index, "contradicts": [c.index for c in q.candidates
+                                                                           if not c.same_pair]}
+        return FunctionModel(script, latency_s=0.002)
+
+    def episodes() -> list[Episode]:
+        return [message("g", "narrator", f"episode {i}.", f"2024-01-{i + 1:02d}", id=f"e{i}") for i in range(20)]
+
+    async def graph(store: Store) -> tuple[object, ...]:
+        names = {e.id: e.name for e in await store.list_entities("g")}
+        facts = sorted((names[f.source_id], names[f.target_id], f.fact, str(f.valid_at), str(f.invalid_at),
+                        f.expired_at is None, f.episode_ids) for f in await store.list_facts("g"))
+        return tuple(sorted(names.values())), tuple(facts)
+
+    sequential = await open_store(f"sqlite:///{tmp_path}/s.db")
+    concurrent = await open_store(f"sqlite:///{tmp_path}/c.db")
+    try:
+        ingest = Ingestor(sequential, embedder, scripted())
+        for episode in episodes():
+            await ingest.add_episode(episode)
+        ingest = Ingestor(concurrent, embedder, scripted())
+        results = await asyncio.gather(*(ingest.add_episode(e) for e in episodes()))
+        assert all(r.episode.status is EpisodeStatus.DONE for r in results)
+        assert await graph(concurrent) == await graph(sequential)
+        assert (await concurrent.stats("g")).entities == 7
+    finally:
+        await sequential.close()
+        await concurrent.close()
+
+
+async def test_different_groups_run_in_parallel(store, embedder, script: Script):
+    script.episodes["Acme"] = (["Alice", "Acme"], [works("Alice", "Acme")])
+    model = FunctionModel(script, latency_s=0.15)
+    ingestor = Ingestor(store, embedder, model)
+    started = time.perf_counter()
+    await asyncio.gather(*(ingestor.add_episode(message(f"group-{i}", "Alice", "I work at Acme.", "2024-01-01"))
+                           for i in range(4)))
+    elapsed = time.perf_counter() - started
+    assert elapsed < 4 * 2 * 0.15 * 0.75  # serialized, it would take 1.2 s at least
+    assert [len(await store.list_facts(f"group-{i}")) for i in range(4)] == [1, 1, 1, 1]
+
+
+async def test_a_failure_after_extraction_writes_nothing_and_a_retry_completes(store, embedder, model, script: Script):
+    script.episodes["Beta"] = (["Alice", "Beta"], [works("Alice", "Beta")])
+    script.fail_once.add("extract_facts")
+    ingestor = Ingestor(store, embedder, model)
+    episode = message("g", "Alice", "I work at Beta.", "2024-05-01")
+    with pytest.raises(IngestionError) as failure:
+        await ingestor.add_episode(episode)
+    assert failure.value.stage == "extract_facts"
+    (stored,) = await store.get_episodes("g", [episode.id])
+    assert stored.status is EpisodeStatus.FAILED and "extract_facts" in (stored.last_error or "")
+    stats = await store.stats("g")
+    assert (stats.entities, stats.facts) == (0, 0)  # entity extraction had run: nothing of it was written
+
+    result = await ingestor.process("g", episode.id)
+    assert result.episode.status is EpisodeStatus.DONE and result.episode.last_error is None
+    assert result.episode.attempts == 2
+    (fact,) = await store.list_facts("g")
+    assert fact.fact == "Alice works at Beta" and fact.episode_ids == (episode.id,)
+    assert (await store.entities_of_episodes("g", [episode.id]))[episode.id]
+
+
+async def test_remove_episode_cascades(store, embedder, model, script: Script):
+    script.episodes["at Acme"] = (["Alice", "Acme"], [works("Alice", "Acme", "2023-01-01T00:00:00Z")])
+    script.episodes["piano"] = (["Alice", "Acme", "piano"], [
+        works("Alice", "Acme"),
+        {"source": "Alice", "relation_type": "PLAYS", "target": "piano", "fact": "Alice plays the piano"}])
+    script.episodes["Beta"] = (["Alice", "Beta"], [works("Alice", "Beta", "2024-05-01T00:00:00Z")])
+    script.fact_verdict = lambda q: {"index": q.index, "contradicts": [
+        c.index for c in q.candidates if c.relation_type == q.relation_type == "WORKS_FOR" and not c.same_pair]}
+    ingestor = Ingestor(store, embedder, model)
+    first = await ingestor.add_episode(message("g", "Alice", "I work at Acme.", "2023-01-01"))
+    second = await ingestor.add_episode(message("g", "Alice", "Still at Acme; I play the piano.", "2023-06-01"))
+    third = await ingestor.add_episode(message("g", "Alice", "I moved to Beta.", "2024-05-01"))
+    acme_fact = (await facts_by_text(store, "g"))["Alice works at Acme"]
+    assert acme_fact.episode_ids == (first.episode.id, second.episode.id) and acme_fact.expired_at is not None
+
+    await ingestor.remove_episode("g", second.episode.id)
+    facts = await facts_by_text(store, "g")
+    assert "Alice plays the piano" not in facts  # only that episode stated it
+    assert facts["Alice works at Acme"].episode_ids == (first.episode.id,)
+    names = {e.name: e for e in await store.list_entities("g")}
+    assert "piano" not in names  # mentioned only there
+    assert "piano" not in names["Alice"].summary
+
+    await ingestor.remove_episode("g", third.episode.id)  # its fact had closed the Acme job: it reopens
+    facts = await facts_by_text(store, "g")
+    assert set(facts) == {"Alice works at Acme"}
+    assert facts["Alice works at Acme"].invalid_at is None and facts["Alice works at Acme"].expired_at is None
+    assert "Beta" not in {e.name for e in await store.list_entities("g")}
+    assert "Beta" not in {e.name: e for e in await store.list_entities("g")}["Alice"].summary
+    assert [e.id for e in await store.list_episodes("g")] == [first.episode.id]
