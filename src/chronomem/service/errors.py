@@ -8,6 +8,7 @@ error                          status  meaning
 =============================  ======  ===========================================================
 request validation (pydantic)  422     the body, path or query does not match the schema
 ``InvalidInputError``          422     the library refused a value; nothing changed
+pydantic ``ValidationError``   422     a domain model refused a value taken from the request
 ``AuthenticationError``        401     no key, an unknown key or a revoked key
 ``NotFoundError``              404     nothing with that id in *your* project (other projects' objects too)
 ``ConflictError``              409     the id exists already, or the request contradicts stored state
@@ -28,6 +29,7 @@ from fastapi import FastAPI, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from chronomem.errors import (
@@ -100,6 +102,12 @@ async def _on_validation_error(request: Request, exc: Exception) -> JSONResponse
     return JSONResponse(error_body("ValidationError", _describe(errors), details), status_code=422)
 
 
+async def _on_model_validation_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, ValidationError)
+    errors = [dict(e) for e in exc.errors()]
+    return JSONResponse(error_body("ValidationError", _describe(errors)), status_code=422)
+
+
 async def _on_http_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
     return JSONResponse(
@@ -115,5 +123,6 @@ async def _on_unexpected(request: Request, exc: Exception) -> JSONResponse:
 def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(ChronomemError, _on_domain_error)
     app.add_exception_handler(RequestValidationError, _on_validation_error)
+    app.add_exception_handler(ValidationError, _on_model_validation_error)
     app.add_exception_handler(StarletteHTTPException, _on_http_error)
     app.add_exception_handler(Exception, _on_unexpected)

@@ -340,6 +340,12 @@ class TimeRangeIn(_In):
     end: UTCDateTime | None = None
     include_null: bool = False
 
+    @model_validator(mode="after")
+    def _ordered(self) -> TimeRangeIn:
+        if self.start and self.end and self.end < self.start:
+            raise ValueError("time range end is before its start")
+        return self
+
     def to_domain(self) -> TimeRange:
         return TimeRange(start=self.start, end=self.end, include_null=self.include_null)
 

@@ -1,0 +1,210 @@
+"""The MCP server: chronomem's operations as tools for agents (official ``mcp`` SDK, ``MCPServer``).
+
+Tools: ``add_memory``, ``search_facts``, ``search_entities``, ``get_context``, ``get_episodes``,
+``delete_episode``, ``delete_fact``, ``delete_entity`` and ``task_status``. Each parses its
+arguments, calls one :class:`~chronomem.Chronomem` method and returns plain JSON. Memories are
+queued durably and extracted by an in-process worker pool, as in the HTTP service; ``task_status``
+follows an added memory. Library errors come back as tool errors with their message.
+
+Run it with ``chronomem mcp`` (stdio, for desktop agents) or ``chronomem mcp --transport http``
+(streamable HTTP at ``http://127.0.0.1:8001/mcp``). It has no API keys: it serves one trusted
+local agent, binds to loopback by default, and every tool takes an optional ``group_id`` (default:
+the server's ``--group``).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Any, Literal, ParamSpec, TypeVar
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+
+from chronomem.domain import Entity, Episode, Fact
+from chronomem.errors import ChronomemError
+from chronomem.filters import SearchFilters
+from chronomem.memory import Chronomem
+from chronomem.search.config import RECIPES
+from chronomem.service.workers import WorkerPool
+from chronomem.settings import Settings
+from chronomem.timeutil import UTCDateTime
+
+__all__ = ["build_mcp_server", "run_mcp", "serving"]
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+_INSTRUCTIONS = (
+    "Long-term memory on a temporal knowledge graph. Save what the user tells you with add_memory; "
+    "before answering, call get_context (or search_facts) with the question. Facts carry when they "
+    "were true (valid_at/invalid_at); as_of asks what was true at a past time."
+)
+
+
+def _fact(fact: Fact, score: float | None = None) -> dict[str, Any]:
+    return {
+        "uuid": fact.id, "fact": fact.fact, "relation": fact.relation_type, "source_uuid": fact.source_id,
+        "target_uuid": fact.target_id, "valid_at": _iso(fact.valid_at), "invalid_at": _iso(fact.invalid_at),
+        "created_at": _iso(fact.created_at), "expired_at": _iso(fact.expired_at), "score": score,
+    }
+
+
+def _entity(entity: Entity, score: float | None = None) -> dict[str, Any]:
+    return {"uuid": entity.id, "name": entity.name, "labels": list(entity.labels), "summary": entity.summary,
+            "score": score}
+
+
+def _episode(episode: Episode) -> dict[str, Any]:
+    return {
+        "uuid": episode.id, "type": episode.kind.value, "content": episode.content, "speaker": episode.speaker,
+        "reference_time": _iso(episode.reference_time), "status": episode.status.value,
+        "attempts": episode.attempts, "error": episode.last_error,
+    }
+
+
+def _iso(moment: Any) -> str | None:
+    return moment.isoformat() if moment is not None else None
+
+
+def _tool_errors(fn: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:
+    """Library errors become tool errors that carry their message to the agent."""
+
+    @functools.wraps(fn)
+    async def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return await fn(*args, **kwargs)
+        except ChronomemError as exc:
+            raise ToolError(f"{type(exc).__name__}: {exc}") from exc
+
+    return wrapper
+
+
+def build_mcp_server(
+    memory: Chronomem, *, default_group: str = "default", pool: WorkerPool | None = None
+) -> MCPServer[Any]:
+    """The MCP server over ``memory``. ``pool`` (if any) is woken when a memory is queued."""
+
+    def group(group_id: str | None) -> str:
+        return group_id or default_group
+
+    server: MCPServer[Any] = MCPServer(name="chronomem", instructions=_INSTRUCTIONS)
+
+    @server.tool()
+    @_tool_errors
+    async def add_memory(
+        content: str,
+        group_id: str | None = None,
+        kind: Literal["message", "text", "json"] = "message",
+        speaker: str | None = None,
+        reference_time: UTCDateTime | None = None,
+        source_description: str = "",
+    ) -> dict[str, Any]:
+        """Remember something: a chat message ("speaker: text"), a text, or a JSON document.
+        Stored at once; extracted into facts and entities in the background (see task_status)."""
+        episode = Chronomem.new_episode(
+            group(group_id), content, kind=kind, speaker=speaker, reference_time=reference_time,
+            source_description=source_description,
+        )
+        [stored] = await memory.enqueue([episode])
+        if pool is not None:
+            pool.notify()
+        return _episode(stored)
+
+    @server.tool()
+    @_tool_errors
+    async def search_facts(
+        query: str,
+        group_ids: list[str] | None = None,
+        limit: int = 10,
+        as_of: UTCDateTime | None = None,
+        known_at: UTCDateTime | None = None,
+    ) -> list[dict[str, Any]]:
+        """Facts (relationships between entities) relevant to the query, with when they were true.
+        as_of: what was true at that time; known_at: what we knew at that time."""
+        filters = SearchFilters(as_of=as_of, known_at=known_at) if as_of or known_at else None
+        results = await memory.search(
+            group_ids or [default_group], query, config=RECIPES["facts_only"].with_limit(limit), filters=filters
+        )
+        return [_fact(f, s) for f, s in results.facts]
+
+    @server.tool()
+    @_tool_errors
+    async def search_entities(query: str, group_ids: list[str] | None = None, limit: int = 10) -> list[dict[str, Any]]:
+        """Entities (people, places, things) relevant to the query, with their summaries."""
+        results = await memory.search(
+            group_ids or [default_group], query, config=RECIPES["entities_only"].with_limit(limit)
+        )
+        return [_entity(e, s) for e, s in results.entities]
+
+    @server.tool()
+    @_tool_errors
+    async def get_context(query: str, group_ids: list[str] | None = None) -> str:
+        """A ready-to-use context block (facts with dates, entity summaries) for answering the query."""
+        return await memory.context(group_ids or [default_group], query)
+
+    @server.tool()
+    @_tool_errors
+    async def get_episodes(group_id: str | None = None, last_n: int = 10) -> list[dict[str, Any]]:
+        """The most recent raw memories (episodes) of a group, newest first, with their status."""
+        return [_episode(e) for e in await memory.list_episodes(group(group_id), limit=last_n)]
+
+    @server.tool()
+    @_tool_errors
+    async def delete_episode(episode_id: str, group_id: str | None = None) -> str:
+        """Forget an episode and whatever only it supported."""
+        await memory.remove_episode(group(group_id), episode_id)
+        return f"deleted episode {episode_id}"
+
+    @server.tool()
+    @_tool_errors
+    async def delete_fact(fact_id: str, group_id: str | None = None) -> str:
+        """Forget one fact."""
+        await memory.delete_fact(group(group_id), fact_id)
+        return f"deleted fact {fact_id}"
+
+    @server.tool()
+    @_tool_errors
+    async def delete_entity(entity_id: str, group_id: str | None = None) -> str:
+        """Forget an entity and every fact it takes part in."""
+        await memory.delete_entity(group(group_id), entity_id)
+        return f"deleted entity {entity_id}"
+
+    @server.tool()
+    @_tool_errors
+    async def task_status(episode_id: str, group_id: str | None = None) -> dict[str, Any]:
+        """Where an added memory is: pending, processing, done (or unextracted: no model), failed
+        (with the error; add it again or retry from the CLI/HTTP API)."""
+        return _episode(await memory.get_episode(group(group_id), episode_id))
+
+    return server
+
+
+@asynccontextmanager
+async def serving(settings: Settings, *, default_group: str = "default") -> AsyncIterator[MCPServer[Any]]:
+    """Open the memory and its worker pool, and yield the MCP server over them."""
+    async with await Chronomem.open(settings) as memory:
+        async with WorkerPool(memory.store, memory.process, settings.workers) as pool:
+            yield build_mcp_server(memory, default_group=default_group, pool=pool)
+
+
+def run_mcp(
+    settings: Settings,
+    *,
+    transport: Literal["stdio", "http"] = "stdio",
+    host: str = "127.0.0.1",
+    port: int = 8001,
+    default_group: str = "default",
+) -> None:
+    """Serve until interrupted, over stdio or streamable HTTP (path ``/mcp``)."""
+    import anyio
+
+    async def main() -> None:
+        async with serving(settings, default_group=default_group) as server:
+            if transport == "stdio":
+                await server.run_stdio_async()
+            else:
+                await server.run_streamable_http_async(host=host, port=port)
+
+    anyio.run(main)
