@@ -1,0 +1,118 @@
+"""The MCP server as an agent uses it: in-process, over streamable HTTP, and over stdio."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+import sys
+from collections.abc import AsyncIterator
+
+import pytest
+import uvicorn
+from mcp import Client, StdioServerParameters
+
+from chronomem.embed.testing import HashingEmbedder
+from chronomem.mcp_server import build_mcp_server
+from chronomem.memory import Chronomem
+from chronomem.service.workers import WorkerPool
+from chronomem.settings import WorkerSettings
+from chronomem.store.factory import open_store
+
+TOOLS = {"add_memory", "search_facts", "search_entities", "get_context", "get_episodes", "delete_episode",
+         "delete_fact", "delete_entity", "task_status"}
+FAST = WorkerSettings(retry_base_s=0.01, poll_interval_s=0.05)
+
+
+@pytest.fixture
+async def memory(tmp_path) -> AsyncIterator[Chronomem]:
+    store = await open_store(f"sqlite:///{tmp_path / 'graph.db'}")
+    async with Chronomem(store=store, embedder=HashingEmbedder()) as opened:
+        yield opened
+
+
+@pytest.fixture
+async def pool(memory) -> AsyncIterator[WorkerPool]:
+    async with WorkerPool(memory.store, memory.process, FAST) as running:
+        yield running
+
+
+async def test_an_agent_adds_a_memory_follows_it_and_finds_it(memory, pool):
+    async with Client(build_mcp_server(memory, default_group="me", pool=pool)) as client:
+        assert {t.name for t in (await client.list_tools()).tools} == TOOLS
+        added = await client.call_tool("add_memory", {"content": "I adopted a cat named Miso", "speaker": "me"})
+        assert not added.is_error and added.structured_content["status"] == "pending"
+        episode_id = added.structured_content["uuid"]
+        await pool.drain(timeout=10)
+        status = await client.call_tool("task_status", {"episode_id": episode_id})
+        assert status.structured_content["status"] == "unextracted"  # stored and searchable; no model here
+        episodes = await client.call_tool("get_episodes", {})
+        assert [e["uuid"] for e in episodes.structured_content["result"]] == [episode_id]
+        await memory.add_fact("me", "me", "OWNS", "Miso", "I own a cat named Miso")
+        facts = await client.call_tool("search_facts", {"query": "cat Miso"})
+        assert [f["fact"] for f in facts.structured_content["result"]] == ["I own a cat named Miso"]
+        entities = await client.call_tool("search_entities", {"query": "Miso"})
+        assert "Miso" in {e["name"] for e in entities.structured_content["result"]}
+        context = await client.call_tool("get_context", {"query": "Does the user have pets?"})
+        assert "I own a cat named Miso" in context.structured_content["result"]
+
+
+async def test_groups_stay_apart_and_deletes_work(memory, pool):
+    async with Client(build_mcp_server(memory, default_group="me", pool=pool)) as client:
+        await client.call_tool("add_memory", {"content": "secret plan", "group_id": "other"})
+        mine = await client.call_tool("get_episodes", {})
+        assert mine.structured_content["result"] == []
+        fact = await memory.add_fact("me", "Ann", "KNOWS", "Bob", "Ann knows Bob")
+        deleted = await client.call_tool("delete_fact", {"fact_id": fact.id})
+        assert not deleted.is_error
+        assert (await client.call_tool("search_facts", {"query": "Ann Bob"})).structured_content["result"] == []
+
+
+async def test_errors_reach_the_agent_as_tool_errors_with_their_message(memory):
+    async with Client(build_mcp_server(memory)) as client:
+        missing = await client.call_tool("delete_episode", {"episode_id": "nope"})
+        assert missing.is_error and "not found" in missing.content[0].text
+        naive = await client.call_tool("add_memory", {"content": "x", "reference_time": "2024-01-01T10:00:00"})
+        assert naive.is_error
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+async def test_streamable_http_transport(memory, pool):
+    port = _free_port()
+    app = build_mcp_server(memory, default_group="me", pool=pool).streamable_http_app()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    serving = asyncio.create_task(server.serve())
+    try:
+        async with asyncio.timeout(10):
+            while not server.started:
+                await asyncio.sleep(0.02)
+        async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+            added = await client.call_tool("add_memory", {"content": "over http"})
+            assert added.structured_content["content"] == "over http"
+    finally:
+        server.should_exit = True
+        with contextlib.suppress(asyncio.CancelledError):
+            await serving
+
+
+@pytest.mark.integration
+async def test_stdio_transport_through_the_cli(tmp_path):
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "chronomem.cli", "--data-dir", str(tmp_path), "--embedder", "hashing", "mcp", "--group", "me"],
+    )
+    async with Client(params) as client:
+        added = await client.call_tool("add_memory", {"content": "over stdio"})
+        assert added.structured_content["status"] == "pending"
+        async with asyncio.timeout(20):
+            while True:
+                status = await client.call_tool("task_status", {"episode_id": added.structured_content["uuid"]})
+                if status.structured_content["status"] != "pending":
+                    break
+                await asyncio.sleep(0.1)
+        assert status.structured_content["status"] == "unextracted"
