@@ -1,0 +1,55 @@
+"""Retrieval evaluation on LoCoMo and LongMemEval, LLM-free; prints ``name: value`` lines.
+
+    .venv/bin/python bench/eval_retrieval.py                       # the dev files in ../shared/data
+    .venv/bin/python bench/eval_retrieval.py --locomo PATH --longmemeval PATH --limit 2
+
+Same arguments as ``chronomem eval``; both call :func:`chronomem.eval.harness.run_eval`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+from pathlib import Path
+
+DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--locomo", type=Path, help="a LoCoMo file (plain or gzipped JSON)")
+    parser.add_argument("--longmemeval", type=Path, help="a LongMemEval file (plain or gzipped JSON)")
+    parser.add_argument("--limit", type=int, help="first N LoCoMo conversations and N LongMemEval questions")
+    parser.add_argument("--store-url", help="keep ingested groups in this store (default: a temporary SQLite file)")
+    parser.add_argument("--cache-dir", type=Path, default=Path("bench/out/eval-cache"), help="embedding cache")
+    parser.add_argument("--hashing", action="store_true", help="use the hashing test embedder instead of MiniLM")
+    args = parser.parse_args(argv)
+    if args.locomo is None and args.longmemeval is None:
+        args.locomo = DATA / "locomo10.json"
+        args.longmemeval = DATA / "longmemeval_s_dev.json.gz"
+    return args
+
+
+async def main(argv: list[str] | None = None) -> int:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from chronomem.eval.harness import run_eval
+
+    args = parse_args(argv)
+    embedder = None
+    if args.hashing:
+        from chronomem.embed.testing import HashingEmbedder
+
+        embedder = HashingEmbedder()
+    report = await run_eval(
+        args.locomo, args.longmemeval, limit=args.limit, store_url=args.store_url, embedder=embedder,
+        cache_dir=args.cache_dir, progress=lambda message: print(message, file=sys.stderr),
+    )
+    for line in report.lines():
+        print(line)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(asyncio.run(main()))

@@ -1,0 +1,60 @@
+"""The evaluation harness end to end: hand-made files with known answers, and a slice of the real ones."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from test_eval_loaders import LME, LOCOMO
+
+from chronomem.embed.testing import HashingEmbedder
+from chronomem.eval.harness import run_eval
+
+DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
+
+
+async def test_known_answers_give_full_recall_for_both_retrievers(tmp_path):
+    locomo, lme = tmp_path / "locomo.json", tmp_path / "lme.json"
+    locomo.write_text(json.dumps(LOCOMO))
+    lme.write_text(json.dumps(LME))
+    report = await run_eval(locomo, lme, embedder=HashingEmbedder(), cache_dir=tmp_path / "cache")
+    m = report.metrics
+    assert m["locomo_questions"] == 2  # category 5 is not in the usual set
+    assert m["locomo_recall_at_5"] == 100.0 and m["locomo_recall_at_5_bm25"] == 100.0
+    assert m["locomo_recall_at_10_single_hop"] == 100.0
+    assert m["lme_questions"] == 1  # the _abs question is skipped
+    assert m["lme_recall_all_at_5"] == 1.0 and m["lme_recall_all_at_5_bm25"] == 1.0
+    assert m["lme_ndcg_any_at_10"] == 1.0
+    lines = list(report.lines())
+    assert "locomo_questions: 2" in lines
+    assert any(line.startswith("lme_recall_all_at_10: ") for line in lines)
+
+
+async def test_vectors_are_cached_on_disk(tmp_path):
+    locomo = tmp_path / "locomo.json"
+    locomo.write_text(json.dumps(LOCOMO))
+    first = HashingEmbedder()
+    await run_eval(locomo, embedder=first, cache_dir=tmp_path / "cache")
+    second = HashingEmbedder()
+    await run_eval(locomo, embedder=second, cache_dir=tmp_path / "cache")
+    assert first.texts_embedded > 0 and second.texts_embedded == 0
+
+
+@pytest.mark.integration
+async def test_a_slice_of_the_real_files_with_the_local_model(tmp_path):
+    if not (DATA / "locomo10.json").exists():
+        pytest.skip("benchmark data not present")
+    from chronomem.embed.local import LocalEmbedder
+
+    report = await run_eval(
+        DATA / "locomo10.json", DATA / "longmemeval_s_dev.json.gz", limit=1,
+        embedder=LocalEmbedder(), cache_dir=tmp_path / "cache",
+    )
+    m = report.metrics
+    assert m["locomo_questions"] > 100 and m["lme_questions"] == 1
+    for suffix in ("", "_bm25"):
+        recalls = [m[f"locomo_recall_at_{k}{suffix}"] for k in (5, 10, 25, 50)]
+        assert recalls == sorted(recalls) and recalls[0] >= 0 and recalls[-1] <= 100
+        assert m[f"lme_recall_all_at_5{suffix}"] <= m[f"lme_recall_any_at_5{suffix}"]
+    assert m["locomo_recall_at_10"] > 40  # far above chance (10 of ~400 turns)
