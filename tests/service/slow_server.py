@@ -1,0 +1,66 @@
+"""A real chronomem server for the kill test: uvicorn, the embedded store, and a scripted model that
+takes ``--latency`` seconds per call. Each episode whose extraction completes is appended to
+``<data-dir>/processed.log`` (after the store's atomic write), so a test can tell whether any
+episode was processed twice across a SIGKILL and a restart.
+
+    python tests/service/slow_server.py --data-dir DIR --port PORT [--latency 0.2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+from pathlib import Path
+
+import uvicorn
+
+from chronomem.embed.testing import HashingEmbedder
+from chronomem.ingest.prompts import ExtractedEntities, ExtractedEntity
+from chronomem.llm.testing import FunctionModel
+from chronomem.memory import Chronomem
+from chronomem.service.app import create_app
+from chronomem.settings import Settings, WorkerSettings
+from chronomem.store.factory import open_store
+
+
+def speakers_only(prompt, context):
+    if prompt.answer is ExtractedEntities:
+        return ExtractedEntities(entities=[ExtractedEntity(name=context.episode.current.split(":", 1)[0])])
+    return prompt.answer()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--data-dir", type=Path, required=True)
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--latency", type=float, default=0.2)
+    args = parser.parse_args()
+    settings = Settings(data_dir=args.data_dir, workers=WorkerSettings(concurrency=4, poll_interval_s=0.1))
+
+    asyncio.run(serve(args.data_dir, args.port, args.latency, settings))
+
+
+async def serve(data_dir: Path, port: int, latency: float, settings: Settings) -> None:
+    store = await open_store(f"sqlite:///{data_dir / 'graph.db'}")
+    model = FunctionModel(speakers_only, latency_s=latency)
+    memory = Chronomem(store=store, embedder=HashingEmbedder(), llm=model, settings=settings)
+    extract = memory.process
+    log_path = data_dir / "processed.log"
+
+    async def logged(group_id: str, episode_id: str):
+        result = await extract(group_id, episode_id)
+        if not result.skipped:
+            with open(log_path, "a", encoding="utf-8") as log:
+                log.write(episode_id + "\n")
+                log.flush()
+                os.fsync(log.fileno())
+        return result
+
+    memory.process = logged  # type: ignore[method-assign]
+    server = uvicorn.Server(uvicorn.Config(create_app(memory), host="127.0.0.1", port=port, log_level="warning"))
+    await server.serve()
+
+
+if __name__ == "__main__":
+    main()

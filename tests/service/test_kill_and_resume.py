@@ -1,0 +1,104 @@
+"""A real uvicorn server killed with SIGKILL mid-ingestion loses nothing, resumes on restart, and
+processes no episode twice."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import httpx
+import pytest
+
+from chronomem.service.controlplane import ControlPlane
+
+SERVER = Path(__file__).with_name("slow_server.py")
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def start(data_dir: Path, port: int) -> subprocess.Popen[bytes]:
+    log = data_dir / "server.log"
+    with open(log, "ab") as sink:
+        process = subprocess.Popen(
+            [sys.executable, str(SERVER), "--data-dir", str(data_dir), "--port", str(port), "--latency", "0.15"],
+            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=sink,
+        )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise AssertionError(f"server exited: {log.read_text()}")
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=1).status_code == 200:
+                return process
+        except httpx.TransportError:
+            pass
+        time.sleep(0.1)
+    process.kill()
+    raise AssertionError("server did not become ready")
+
+
+def statuses(client: httpx.Client, task_ids: list[str]) -> Counter[str]:
+    counts: Counter[str] = Counter()
+    for task_id in task_ids:
+        for episode in client.get(f"/api/v3/tasks/{task_id}").json()["episodes"]:
+            counts[episode["status"]] += 1
+    return counts
+
+
+@pytest.mark.integration
+def test_sigkill_mid_ingestion_loses_nothing_and_processes_nothing_twice(tmp_path):
+    control = ControlPlane.open(tmp_path / "control.db")
+    _, key = control.create_key("kill-test")
+    control.close()
+    port = free_port()
+    server = start(tmp_path, port)
+    headers = {"Authorization": f"Bearer {key}"}
+    accepted: list[str] = []
+    task_ids: list[str] = []
+    try:
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", headers=headers, timeout=10) as client:
+            for user in ("ann", "bo", "cy"):
+                assert client.post("/api/v3/users", json={"user_id": user}).status_code == 201
+                client.post("/api/v3/threads", json={"thread_id": f"t-{user}", "user_id": user})
+                for i in range(6):
+                    response = client.post(f"/api/v3/threads/t-{user}/messages", json={
+                        "messages": [{"role": "user", "name": user.title(), "content": f"message {i} from {user}"}]})
+                    assert response.status_code == 202
+                    accepted += response.json()["message_uuids"]
+                    task_ids.append(response.json()["task_id"])
+            deadline = time.monotonic() + 30
+            while statuses(client, task_ids)["done"] < 3 and time.monotonic() < deadline:
+                time.sleep(0.05)
+            before_kill = statuses(client, task_ids)
+        assert 3 <= before_kill["done"] < len(accepted), before_kill  # killed mid-ingestion
+    finally:
+        os.kill(server.pid, signal.SIGKILL)
+        server.wait(timeout=10)
+
+    server = start(tmp_path, port)
+    try:
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", headers=headers, timeout=10) as client:
+            deadline = time.monotonic() + 60
+            while statuses(client, task_ids)["done"] < len(accepted) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert statuses(client, task_ids) == Counter({"done": len(accepted)})
+            stored = [m["uuid"] for user in ("ann", "bo", "cy")
+                      for m in client.get(f"/api/v3/threads/t-{user}/messages").json()["messages"]]
+        assert sorted(stored) == sorted(accepted)  # every accepted message survived the kill
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=20)
+    processed = (tmp_path / "processed.log").read_text().split()
+    assert set(processed) <= set(accepted)
+    assert [e for e, n in Counter(processed).items() if n > 1] == []  # nothing processed twice
