@@ -33,11 +33,19 @@ def _no_real_model_requests() -> Iterator[None]:
         yield
 
 
+async def _open(name: str, tmp_path: Path) -> Store:
+    if name == "sqlite":
+        return await open_store(f"sqlite:///{tmp_path / 'communities.db'}")
+    if name == "falkordb":  # the session's server (tests/falkordb_server.py), a fresh namespace per test
+        from falkordb_server import open_falkordb_store, shared_falkordb_server
+
+        return await open_falkordb_store(shared_falkordb_server().url)
+    raise ValueError(f"no community-suite recipe for store backend {name!r}")
+
+
 @pytest.fixture
 async def store(store_backend: str, tmp_path: Path) -> AsyncIterator[Store]:
-    if store_backend != "sqlite":
-        pytest.skip(f"no community-suite recipe for store backend {store_backend!r} yet")
-    opened = await open_store(f"sqlite:///{tmp_path / 'communities.db'}")
+    opened = await _open(store_backend, tmp_path)
     try:
         yield opened
     finally:
