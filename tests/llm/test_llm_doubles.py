@@ -10,13 +10,14 @@ from typing import Annotated, Literal
 import pytest
 from pydantic import BaseModel, Field
 
-from chronomem.errors import ModelCallForbiddenError, ModelOutputError, ModelTruncatedError
+from chronomem.errors import InvalidInputError, ModelCallForbiddenError, ModelOutputError, ModelTruncatedError
 from chronomem.llm.accounting import estimate_tokens, usage_scope
 from chronomem.llm.base import LanguageModel, Message, Prompt
 from chronomem.llm.guard import ensure_model_requests_allowed
 from chronomem.llm.testing import (
     FunctionModel,
     SchemaModel,
+    ScriptedModel,
     allow_model_requests,
     forbid_model_requests,
     no_model_requests,
@@ -182,3 +183,14 @@ def test_no_model_requests_fixture_is_importable_from_testing():
 def test_fixture_forbids_requests():
     with pytest.raises(ModelCallForbiddenError):
         ensure_model_requests_allowed("api.example")
+
+
+async def test_scripted_model_answers_in_order_per_prompt_name_and_a_bad_answer_uses_the_correction():
+    model = ScriptedModel({"extract": [{"entities": [{"name": "A", "kind": "nope"}]}, {"entities": []}, "{}", "{}"]})
+    first = await model.complete(EXTRACT, Ctx(text="x"))
+    assert first.output == Entities(entities=[]) and model.unused == {"extract": 2}
+    with pytest.raises(ModelOutputError):
+        await model.complete(EXTRACT, Ctx(text="x"))  # invalid twice: the correction did not fix it
+    assert model.unused == {}
+    with pytest.raises(InvalidInputError, match="extract"):
+        await model.complete(EXTRACT, Ctx(text="x"))  # the script ran out: a test bug, said plainly

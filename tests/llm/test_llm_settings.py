@@ -54,6 +54,9 @@ def test_build_adapter_picks_the_wire_format_and_endpoint():
     assert isinstance(build_adapter("anthropic:claude-x", settings), AnthropicModel)
     vllm = build_adapter("vllm:Qwen/Qwen2.5-7B-Instruct", settings)
     assert vllm.url == "http://localhost:8000/v1/chat/completions"
+    reasoning = build_adapter("openai:o4-mini", LLMSettings(max_tokens_field="max_completion_tokens", temperature=None))
+    payload = reasoning._payload(PERSON, PERSON.messages(Question(text="x")), reasoning.mode)
+    assert payload["max_completion_tokens"] == 64 and "max_tokens" not in payload and "temperature" not in payload
     with pytest.raises(ConfigurationError, match="azure"):
         build_adapter("azure:x", LLMSettings())
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
@@ -82,7 +82,8 @@ class LLMSettings(BaseModel):
     api_keys: dict[str, SecretStr] = Field(default_factory=dict)
     azure_api_version: str = "2024-10-21"
     structured_output: StructuredOutputMode = "auto"
-    temperature: float | None = 0.0
+    temperature: float | None = 0.0  # None: not sent (reasoning models refuse it)
+    max_tokens_field: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"  # o-series/gpt-5 want the latter
     timeout_s: float = Field(default=60.0, gt=0)
     max_attempts: int = Field(default=6, ge=1)
     initial_backoff_s: float = Field(default=0.5, ge=0)
@@ -175,6 +176,7 @@ def build_adapter(spec: str, settings: LLMSettings) -> LanguageModel:
             auth_header="api-key",
             api_version=settings.azure_api_version,
             structured_output=settings.structured_output,
+            max_tokens_field=settings.max_tokens_field,
             **common,
         )
     return OpenAIChatModel(
@@ -182,6 +184,7 @@ def build_adapter(spec: str, settings: LLMSettings) -> LanguageModel:
         base_url=settings.base_url_for(provider),
         provider=provider,
         structured_output=settings.structured_output,
+        max_tokens_field=settings.max_tokens_field,
         **common,
     )
 

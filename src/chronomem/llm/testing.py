@@ -6,6 +6,7 @@
   (:mod:`chronomem.llm.answering`), so an invalid answer raises ``ModelOutputError`` exactly where a
   real model's would. Usage is estimated with :func:`~chronomem.llm.accounting.estimate_tokens`
   (``ceil(chars / 4)``) over the rendered prompt messages (input) and the answer text (output).
+- :class:`ScriptedModel` answers each prompt name from a list of canned answers, in order.
 - :class:`SchemaModel` answers any prompt with minimal schema-valid data: a smoke-test model.
 - :func:`forbid_model_requests` / :func:`allow_model_requests`: the switch that makes real adapters
   raise ``ModelCallForbiddenError`` before any I/O. The pytest fixture ``no_model_requests`` lives in
@@ -30,7 +31,8 @@ import dataclasses
 import datetime as dt
 import inspect
 import json
-from collections.abc import Awaitable, Callable
+from collections import deque
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel
@@ -46,6 +48,7 @@ __all__ = [
     "AnswerFunction",
     "FunctionModel",
     "SchemaModel",
+    "ScriptedModel",
     "allow_model_requests",
     "forbid_model_requests",
     "serialize_answer",
@@ -141,6 +144,29 @@ class FunctionModel:
         )
         self.usage.add(completion.usage)
         return completion
+
+
+class ScriptedModel(FunctionModel):
+    """Answers each prompt with the next answer scripted for its name (one FIFO per prompt name).
+
+    A corrective retry consumes the next answer too, so ``{"extract": [bad, good]}`` scripts a
+    correction. Running out of answers for a name raises ``InvalidInputError`` (a test bug).
+    """
+
+    def __init__(self, script: Mapping[str, Sequence[AnswerValue]], *, latency_s: float = 0.0) -> None:
+        self._queues = {name: deque(answers) for name, answers in script.items()}
+        super().__init__(self._next_answer, model_name="scripted", latency_s=latency_s)
+
+    def _next_answer(self, prompt: Prompt[Any, Any], context: Any) -> AnswerValue:
+        queue = self._queues.get(prompt.name)
+        if not queue:
+            raise InvalidInputError(f"ScriptedModel has no answer left for prompt {prompt.name!r}")
+        return queue.popleft()
+
+    @property
+    def unused(self) -> dict[str, int]:
+        """Answers not consumed yet, per prompt name (a test can assert it is empty)."""
+        return {name: len(queue) for name, queue in self._queues.items() if queue}
 
 
 def _minimal_answer(prompt: Prompt[Any, Any], context: Any) -> dict[str, Any]:
