@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import socket
+import subprocess
+import sys
+import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import httpx
 
@@ -12,6 +17,8 @@ from chronomem.memory import Chronomem
 from chronomem.service.controlplane import ControlPlane
 from chronomem.settings import ApiLimits, WorkerSettings
 
+LIVE_SERVER = Path(__file__).with_name("live_server.py")
+ROOT = Path(__file__).resolve().parents[2]
 FAST_WORKERS = WorkerSettings(concurrency=4, max_attempts=3, retry_base_s=0.01, poll_interval_s=0.05)
 SMALL_LIMITS = ApiLimits(max_request_bytes=200_000)
 
@@ -44,7 +51,6 @@ class Service:
         return {"Authorization": f"Bearer {key}"} if key else {}
 
 
-
 async def wait_for_task(service: Service, key: str, task_id: str, want: set[str], timeout: float = 10.0) -> dict:
     async with asyncio.timeout(timeout):
         while True:
@@ -52,3 +58,32 @@ async def wait_for_task(service: Service, key: str, task_id: str, want: set[str]
             if body["status"] in want:
                 return body
             await asyncio.sleep(0.02)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def start_live_server(data_dir: Path, port: int, *, latency: float = 0.0) -> subprocess.Popen[bytes]:
+    """Start ``live_server.py`` and wait until it is ready."""
+    log = data_dir / "server.log"
+    with open(log, "ab") as sink:
+        process = subprocess.Popen(
+            [sys.executable, str(LIVE_SERVER), "--data-dir", str(data_dir), "--port", str(port),
+             "--latency", str(latency)],
+            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=sink,
+        )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise AssertionError(f"server exited: {log.read_text()}")
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=1).status_code == 200:
+                return process
+        except httpx.TransportError:
+            pass
+        time.sleep(0.1)
+    process.kill()
+    raise AssertionError("server did not become ready")

@@ -5,47 +5,14 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
-import subprocess
-import sys
 import time
 from collections import Counter
-from pathlib import Path
 
 import httpx
 import pytest
+from tests.service.support import free_port, start_live_server
 
 from chronomem.service.controlplane import ControlPlane
-
-SERVER = Path(__file__).with_name("slow_server.py")
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def start(data_dir: Path, port: int) -> subprocess.Popen[bytes]:
-    log = data_dir / "server.log"
-    with open(log, "ab") as sink:
-        process = subprocess.Popen(
-            [sys.executable, str(SERVER), "--data-dir", str(data_dir), "--port", str(port), "--latency", "0.15"],
-            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=sink,
-        )
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise AssertionError(f"server exited: {log.read_text()}")
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=1).status_code == 200:
-                return process
-        except httpx.TransportError:
-            pass
-        time.sleep(0.1)
-    process.kill()
-    raise AssertionError("server did not become ready")
 
 
 def statuses(client: httpx.Client, task_ids: list[str]) -> Counter[str]:
@@ -62,7 +29,7 @@ def test_sigkill_mid_ingestion_loses_nothing_and_processes_nothing_twice(tmp_pat
     _, key = control.create_key("kill-test")
     control.close()
     port = free_port()
-    server = start(tmp_path, port)
+    server = start_live_server(tmp_path, port, latency=0.15)
     headers = {"Authorization": f"Bearer {key}"}
     accepted: list[str] = []
     task_ids: list[str] = []
@@ -86,7 +53,7 @@ def test_sigkill_mid_ingestion_loses_nothing_and_processes_nothing_twice(tmp_pat
         os.kill(server.pid, signal.SIGKILL)
         server.wait(timeout=10)
 
-    server = start(tmp_path, port)
+    server = start_live_server(tmp_path, port, latency=0.15)
     try:
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", headers=headers, timeout=10) as client:
             deadline = time.monotonic() + 60

@@ -1,9 +1,9 @@
-"""A real chronomem server for the kill test: uvicorn, the embedded store, and a scripted model that
-takes ``--latency`` seconds per call. Each episode whose extraction completes is appended to
-``<data-dir>/processed.log`` (after the store's atomic write), so a test can tell whether any
-episode was processed twice across a SIGKILL and a restart.
+"""A real chronomem server for the kill test and the fuzz run: uvicorn, the embedded store, and a
+scripted model that takes ``--latency`` seconds per call. Each episode whose extraction completes is
+appended to ``<data-dir>/processed.log`` (after the store's atomic write), so a test can tell whether
+any episode was processed twice across a SIGKILL and a restart.
 
-    python tests/service/slow_server.py --data-dir DIR --port PORT [--latency 0.2]
+    python tests/service/live_server.py --data-dir DIR --port PORT [--latency 0.2]
 """
 
 from __future__ import annotations
