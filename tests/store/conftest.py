@@ -35,6 +35,10 @@ async def open_backend(name: str, tmp_path: Path) -> Store:
     """A fresh, empty store of backend ``name`` (files under ``tmp_path``)."""
     if name == "sqlite":
         return await open_store(f"sqlite:///{tmp_path / 'contract.db'}")
+    if name == "falkordb":  # the session's server (tests/falkordb_server.py), a fresh namespace per test
+        from falkordb_server import open_falkordb_store, shared_falkordb_server
+
+        return await open_falkordb_store(shared_falkordb_server().url)
     raise ValueError(f"no contract-suite recipe for store backend {name!r}")
 
 

@@ -17,7 +17,7 @@ from chronomem.errors import StoreError
 from chronomem.store import GraphWrite, Scope, open_store
 from chronomem.store.sqlite import SQLiteStore
 from chronomem.store.sqlite.connection import SCHEMA_VERSION
-from chronomem.store.sqlite.fulltext import match_expression
+from chronomem.store.sqlite.text import query_terms
 
 G = "group"
 EMBED = HashingEmbedder(32)
@@ -155,44 +155,24 @@ async def test_vector_search_sees_writes_racing_the_first_search(tmp_path: Path)
         await store.close()
 
 
-async def test_deleting_a_group_drops_its_fulltext_tables(tmp_path: Path) -> None:
-    path = tmp_path / "memory.db"
-    store = await SQLiteStore.open(str(path))
-    await write_sample(store)
-
-    def fts_tables() -> int:
-        conn = sqlite3.connect(path)
-        try:
-            return conn.execute("SELECT count(*) FROM sqlite_master WHERE name LIKE 'fts\\_%' ESCAPE '\\'").fetchone()[
-                0
-            ]
-        finally:
-            conn.close()
-
-    assert fts_tables() > 0
-    await store.delete_group(G)
-    await store.close()
-    assert fts_tables() == 0
-
-
 @pytest.mark.parametrize(
-    ("query", "expression"),
+    ("query", "terms"),
     [
-        ("coffee tea", '"coffee" OR "tea"'),
-        ('NEAR("a" b) OR c*', '"NEAR" OR "a" OR "b" OR "OR" OR "c"'),
-        ("Coffee coffee COFFEE", '"Coffee"'),
-        ("  \t", None),
-        ("-:^()*", None),
-        ("snake_case", '"snake" OR "case"'),
+        ("coffee tea", ["coffee", "tea"]),
+        ('NEAR("a" b) OR c*', ["near", "a", "b", "or", "c"]),
+        ("Coffee coffee COFFEE", ["coffee"]),
+        ("  \t", []),
+        ("-:^()*", []),
+        ("snake_case", ["snake", "case"]),
+        ("Café CAFE Zoë", ["cafe", "zoe"]),
     ],
 )
-def test_queries_become_quoted_words(query: str, expression: str | None) -> None:
-    assert match_expression(query) == expression
+def test_queries_become_plain_words(query: str, terms: list[str]) -> None:
+    assert query_terms(query) == terms
 
 
 def test_very_long_queries_are_capped() -> None:
-    expression = match_expression(" ".join(f"w{i}" for i in range(1000)))
-    assert expression is not None and expression.count(" OR ") == 63
+    assert len(query_terms(" ".join(f"w{i}" for i in range(1000)))) == 64
 
 
 async def test_vectors_are_stored_unit_normalized(tmp_path: Path) -> None:

@@ -17,7 +17,6 @@ from chronomem.store.sqlite.where import fact_conditions
 __all__ = ["breadth_first"]
 
 _IN_JSON = "IN (SELECT value FROM json_each(?))"
-_PARTICIPATING = f"SELECT fact_id FROM fact_entities WHERE gid = ? AND entity_id {_IN_JSON}"
 
 
 def _seeds(
@@ -55,18 +54,19 @@ def breadth_first(
     entity_hops = _seeds(conn, gid, seed_entity_ids, seed_episode_ids, max_hops)
     fact_hops: dict[str, int] = {}
     conditions, params = fact_conditions(filters)
+    # The frontier's participation rows drive the join (CROSS JOIN fixes that order: otherwise the
+    # planner may walk the whole group in created_at order); rows of one fact come out adjacent.
     sql = (
-        "SELECT f.id, p.entity_id FROM facts f JOIN fact_entities p ON p.gid = f.gid AND p.fact_id = f.id "
-        f"WHERE {' AND '.join(['f.gid = ?', f'f.id IN ({_PARTICIPATING})', *conditions])} "
+        "SELECT f.id, p.entity_id FROM fact_entities s CROSS JOIN facts f CROSS JOIN fact_entities p "
+        f"WHERE s.gid = ? AND s.entity_id {_IN_JSON} AND f.gid = s.gid AND f.id = s.fact_id "
+        f"AND p.gid = f.gid AND p.fact_id = f.id {''.join(' AND ' + c for c in conditions)} "
         "ORDER BY f.created_at, f.id"
     )
     for hop in range(max_hops):
         frontier = [e for e, h in entity_hops.items() if h == hop]
         if not frontier:
             continue  # episode seeds may start the walk at hop 1
-        full = _expand(
-            conn.execute(sql, (gid, gid, json.dumps(frontier), *params)), hop + 1, entity_hops, fact_hops, limit
-        )
+        full = _expand(conn.execute(sql, (gid, json.dumps(frontier), *params)), hop + 1, entity_hops, fact_hops, limit)
         if full:
             break
     return BfsResult(entities=entity_hops, facts=fact_hops)

@@ -13,7 +13,7 @@ import numpy as np
 
 from chronomem.domain import Community, Entity, Episode, EpisodeStatus, Fact, normalize_name
 from chronomem.filters import SearchFilters
-from chronomem.store.base import GroupStats, Scope, ScoredId, WeightedEdge
+from chronomem.store.base import GroupStats, Scope, WeightedEdge
 from chronomem.store.sqlite.codec import (
     COMMUNITY_COLUMNS,
     ENTITY_COLUMNS,
@@ -25,7 +25,6 @@ from chronomem.store.sqlite.codec import (
     fact_from_row,
     to_us,
 )
-from chronomem.store.sqlite.fulltext import fts_table, match_expression
 from chronomem.store.sqlite.where import entity_conditions, fact_conditions
 from chronomem.timeutil import utc_now
 
@@ -42,7 +41,6 @@ __all__ = [
     "facts_by_ids",
     "facts_of_entities",
     "facts_of_episode",
-    "fulltext",
     "group_stats",
     "list_communities",
     "list_entities",
@@ -280,30 +278,6 @@ def _scope_conditions(scope: Scope, filters: SearchFilters | None, alias: str) -
     if scope is Scope.ENTITIES:
         return entity_conditions(filters, alias)
     return [], []
-
-
-def fulltext(
-    conn: sqlite3.Connection,
-    gid: int,
-    key: str,
-    scope: Scope,
-    query: str,
-    *,
-    limit: int,
-    filters: SearchFilters | None,
-) -> list[ScoredId]:
-    expression = match_expression(query)
-    if expression is None or limit <= 0:
-        return []
-    table = fts_table(key, scope)
-    conditions, params = _scope_conditions(scope, filters, "m")
-    where = " AND ".join(["m.gid = ?", f"{table} MATCH ?", *conditions])
-    rows = conn.execute(
-        f"SELECT m.id, -{table}.rank FROM {table} JOIN {_MAIN_TABLE[scope]} m ON m.rowid = {table}.rowid "
-        f"WHERE {where} ORDER BY {table}.rank LIMIT ?",
-        (gid, expression, *params, limit),
-    )
-    return [ScoredId(id_, float(score)) for id_, score in rows]
 
 
 def accepted_ids(

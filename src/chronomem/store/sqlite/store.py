@@ -1,4 +1,4 @@
-"""The embedded store: one SQLite file in WAL mode, FTS5 per group, vectors searched in memory.
+"""The embedded store: one SQLite file in WAL mode; vector and BM25 search on in-memory indexes.
 
 Threading: every write runs on one writer thread with the one writer connection (SQLite allows a
 single writer; a second would fail with "database is locked"), so concurrent callers queue instead
@@ -28,10 +28,12 @@ from chronomem.store.base import BfsResult, GraphWrite, GroupStats, Scope, Score
 from chronomem.store.sqlite import reads
 from chronomem.store.sqlite.codec import EPISODE_COLUMNS, episode_from_row
 from chronomem.store.sqlite.connection import apply_migrations, connect
-from chronomem.store.sqlite.fulltext import drop_fts_tables
 from chronomem.store.sqlite.graph import breadth_first
-from chronomem.store.sqlite.vectors import VectorIndex, VectorRegistry
-from chronomem.store.sqlite.writes import apply_write, find_group, insert_episode_row
+from chronomem.store.sqlite.indexes import IndexRegistry, Kind
+from chronomem.store.sqlite.ranking import RankedRows
+from chronomem.store.sqlite.text import TextIndex, query_terms
+from chronomem.store.sqlite.vectors import VectorIndex
+from chronomem.store.sqlite.writes import TEXT_SQL, apply_write, find_group, insert_episode_row
 
 __all__ = ["SQLiteStore"]
 
@@ -63,7 +65,7 @@ class SQLiteStore:
         self._local = threading.local()
         self._readers: list[sqlite3.Connection] = []
         self._readers_lock = threading.Lock()
-        self._vectors = VectorRegistry()
+        self._indexes = IndexRegistry()
         self._closed = False
 
     @classmethod
@@ -119,8 +121,8 @@ class SQLiteStore:
 
         def read() -> T:
             conn = self._reader()
-            found = find_group(conn, group_id)
-            return default if found is None else fn(conn, found[0], *args)
+            gid = find_group(conn, group_id)
+            return default if gid is None else fn(conn, gid, *args)
 
         return await self._run(self._read_pool, read)
 
@@ -141,7 +143,7 @@ class SQLiteStore:
                 conn.close()
             self._readers.clear()
         self._writer.close()
-        self._vectors.clear()
+        self._indexes.clear()
 
     async def list_groups(self) -> list[str]:
         def query() -> list[str]:
@@ -157,10 +159,9 @@ class SQLiteStore:
 
     async def delete_group(self, group_id: str) -> None:
         def delete(conn: sqlite3.Connection) -> None:
-            found = find_group(conn, group_id)
-            if found is None:
+            gid = find_group(conn, group_id)
+            if gid is None:
                 return
-            gid, key = found
             conn.execute("BEGIN IMMEDIATE")
             try:
                 for table in (
@@ -178,12 +179,11 @@ class SQLiteStore:
                     "groups",
                 ):
                     conn.execute(f"DELETE FROM {table} WHERE gid = ?", (gid,))
-                drop_fts_tables(conn, key)
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise
-            self._vectors.drop_group(group_id)
+            self._indexes.drop_group(group_id)
 
         await self._write(delete)
 
@@ -194,14 +194,15 @@ class SQLiteStore:
 
     async def insert_episode(self, episode: Episode) -> tuple[Episode, bool]:
         def insert(conn: sqlite3.Connection) -> tuple[Episode, bool]:
-            inserted = insert_episode_row(conn, episode)
+            inserted, changes = insert_episode_row(conn, episode)
+            self._indexes.apply(changes)
             return _episode(conn, episode.group_id, episode.id), inserted
 
         return await self._write(insert)
 
     async def write(self, batch: GraphWrite) -> None:
         def write(conn: sqlite3.Connection) -> None:
-            self._vectors.apply(apply_write(conn, batch))
+            self._indexes.apply(apply_write(conn, batch))
 
         await self._write(write)
 
@@ -211,9 +212,9 @@ class SQLiteStore:
         status = EpisodeStatus(status)
 
         def update(conn: sqlite3.Connection) -> Episode:
-            found = find_group(conn, group_id)
+            gid = find_group(conn, group_id)
             changed = None
-            if found is not None:
+            if gid is not None:
                 changed = conn.execute(
                     "UPDATE episodes SET status = ?, attempts = attempts + ?, "
                     "last_error = CASE WHEN ? THEN NULL WHEN ? IS NOT NULL THEN ? ELSE last_error END "
@@ -224,7 +225,7 @@ class SQLiteStore:
                         status is EpisodeStatus.DONE,
                         error,
                         error,
-                        found[0],
+                        gid,
                         episode_id,
                     ),
                 ).fetchone()
@@ -357,13 +358,11 @@ class SQLiteStore:
     async def fulltext_search(
         self, group_id: str, scope: Scope, query: str, *, limit: int = 10, filters: SearchFilters | None = None
     ) -> list[ScoredId]:
-        scope = Scope(scope)
-
-        def search(conn: sqlite3.Connection, gid: int) -> list[ScoredId]:
-            key = conn.execute("SELECT fts_key FROM groups WHERE gid = ?", (gid,)).fetchone()[0]
-            return reads.fulltext(conn, gid, key, scope, query, limit=limit, filters=filters)
-
-        return await self._read_group(group_id, search, default=[])
+        scope, terms = Scope(scope), query_terms(query)
+        if not terms or limit <= 0:
+            return []
+        # Rows matching no word score 0; every real BM25 score is above this floor.
+        return await self._ranked_search("text", group_id, scope, terms, limit, filters, 1e-12)
 
     async def vector_search(
         self,
@@ -375,17 +374,33 @@ class SQLiteStore:
         filters: SearchFilters | None = None,
         min_score: float | None = None,
     ) -> list[ScoredId]:
-        scope = Scope(scope)
         query = np.asarray(vector, dtype=np.float32).reshape(-1)
         norm = float(np.linalg.norm(query)) if query.size else 0.0
         if not np.isfinite(norm) or norm == 0.0:
             raise InvalidInputError("the query vector must be non-empty, finite and non-zero")
-        query = query / norm
         if limit <= 0:
             return []
-        index = self._vectors.get(group_id, scope.value) or await self._write(self._load_index, group_id, scope)
+        return await self._ranked_search("vector", group_id, Scope(scope), query / norm, limit, filters, min_score)
+
+    async def _ranked_search(
+        self,
+        kind: Kind,
+        group_id: str,
+        scope: Scope,
+        query: object,
+        limit: int,
+        filters: SearchFilters | None,
+        min_score: float | None,
+    ) -> list[ScoredId]:
+        index = self._indexes.get(kind, group_id, scope.value) or await self._write(
+            self._load_index, kind, group_id, scope
+        )
         if index is None:
             return []
+        if isinstance(index, VectorIndex) and index.dimension not in (None, np.asarray(query).shape[0]):
+            raise InvalidInputError(
+                f"query vector of dimension {np.asarray(query).shape[0]}; this group's are {index.dimension}"
+            )
 
         def search(conn: sqlite3.Connection, gid: int) -> list[ScoredId]:
             def accept(ids: list[str]) -> set[str]:
@@ -397,18 +412,25 @@ class SQLiteStore:
 
         return await self._read_group(group_id, search, default=[])
 
-    def _load_index(self, conn: sqlite3.Connection, group_id: str, scope: Scope) -> VectorIndex | None:
-        """Build a (group, scope) matrix; on the writer thread, so no write lands in between."""
-        index = self._vectors.get(group_id, scope.value)
+    def _load_index(self, conn: sqlite3.Connection, kind: Kind, group_id: str, scope: Scope) -> RankedRows | None:
+        """Build a (group, scope) index; on the writer thread, so no write lands in between."""
+        index = self._indexes.get(kind, group_id, scope.value)
         if index is not None:
             return index
-        found = find_group(conn, group_id)
-        if found is None:
+        gid = find_group(conn, group_id)
+        if gid is None:
             return None
-        rows = conn.execute(
-            "SELECT id, vec FROM vectors WHERE gid = ? AND scope = ?", (found[0], scope.value)
-        ).fetchall()
-        return self._vectors.install(group_id, scope.value, [r[0] for r in rows], [r[1] for r in rows])
+        if kind == "vector":
+            rows = conn.execute(
+                "SELECT id, vec FROM vectors WHERE gid = ? AND scope = ?", (gid, scope.value)
+            ).fetchall()
+            index = VectorIndex([r[0] for r in rows], [r[1] for r in rows])
+        else:
+            index = TextIndex()
+            for object_id, text in conn.execute(TEXT_SQL[scope], (gid,)):
+                index.upsert(object_id, text)
+        self._indexes.install(kind, group_id, scope.value, index)
+        return index
 
     async def bfs(
         self,

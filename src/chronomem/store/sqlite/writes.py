@@ -1,12 +1,13 @@
 """Applying writes on the single writer connection: GraphWrite batches and queue inserts.
 
 Each batch is one ``BEGIN IMMEDIATE … COMMIT``: refused batches never reach SQL, and any failure
-inside rolls everything back (including a group's FTS tables created by it: DDL is transactional).
-The in-memory vector matrices change only after the commit, from the returned changes.
+inside rolls everything back. The in-memory indexes (vectors, BM25) change only after the commit,
+from the returned changes.
 """
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -17,10 +18,20 @@ from chronomem.domain import Community, Entity, Episode, Fact, Mention
 from chronomem.errors import InvalidInputError
 from chronomem.store.base import GraphWrite, Scope
 from chronomem.store.sqlite.codec import dumps, to_us, vector_blob
-from chronomem.store.sqlite.fulltext import FTS_COLUMNS, create_fts_tables, fts_key, fts_table
-from chronomem.store.sqlite.vectors import VectorChange
+from chronomem.store.sqlite.indexes import IndexChange
 
-__all__ = ["apply_write", "check_batch", "ensure_group", "find_group", "insert_episode_row"]
+__all__ = ["TEXT_SQL", "apply_write", "check_batch", "ensure_group", "find_group", "insert_episode_row"]
+
+# What BM25 indexes in each scope (the episode text as Episode.text renders it).
+TEXT_SQL = {
+    Scope.FACTS: "SELECT id, fact FROM facts WHERE gid = ?",
+    Scope.ENTITIES: "SELECT id, name || ' ' || summary FROM entities WHERE gid = ?",
+    Scope.EPISODES: (
+        "SELECT id, CASE WHEN kind = 'message' AND coalesce(speaker, '') != '' THEN speaker || ': ' || content "
+        "ELSE content END FROM episodes WHERE gid = ?"
+    ),
+    Scope.COMMUNITIES: "SELECT id, name || ' ' || summary FROM communities WHERE gid = ?",
+}
 
 _TABLES = {
     Scope.EPISODES: "episodes",
@@ -37,27 +48,25 @@ class _Tx:
     conn: sqlite3.Connection
     group_id: str
     gid: int
-    key: str
-    changes: list[VectorChange] = field(default_factory=list)
+    changes: list[IndexChange] = field(default_factory=list)
 
-    def fts(self, scope: Scope) -> str:
-        return fts_table(self.key, scope)
-
-
-def find_group(conn: sqlite3.Connection, group_id: str) -> tuple[int, str] | None:
-    """(gid, fts key) of a group, or None if it was never written."""
-    row = conn.execute("SELECT gid, fts_key FROM groups WHERE name = ?", (group_id,)).fetchone()
-    return None if row is None else (row[0], row[1])
+    def text(self, scope: Scope, object_id: str, text: str | None) -> None:
+        self.changes.append(IndexChange("text", self.group_id, scope.value, object_id, text))
 
 
-def ensure_group(conn: sqlite3.Connection, group_id: str) -> tuple[int, str]:
+def find_group(conn: sqlite3.Connection, group_id: str) -> int | None:
+    """The integer id of a group, or None if it was never written."""
+    row = conn.execute("SELECT gid FROM groups WHERE name = ?", (group_id,)).fetchone()
+    return None if row is None else row[0]
+
+
+def ensure_group(conn: sqlite3.Connection, group_id: str) -> int:
     found = find_group(conn, group_id)
     if found is not None:
         return found
-    key = fts_key(group_id)
-    gid = conn.execute("INSERT INTO groups (name, fts_key) VALUES (?, ?) RETURNING gid", (group_id, key)).fetchone()[0]
-    create_fts_tables(conn, key)
-    return gid, key
+    # fts_key: a hash-derived name reserved for per-group index tables (unused since BM25 moved to memory)
+    key = hashlib.sha256(group_id.encode("utf-8", "surrogatepass")).hexdigest()[:24]
+    return conn.execute("INSERT INTO groups (name, fts_key) VALUES (?, ?) RETURNING gid", (group_id, key)).fetchone()[0]
 
 
 def check_batch(batch: GraphWrite) -> None:
@@ -79,14 +88,13 @@ def check_batch(batch: GraphWrite) -> None:
             )
 
 
-def apply_write(conn: sqlite3.Connection, batch: GraphWrite) -> list[VectorChange]:
+def apply_write(conn: sqlite3.Connection, batch: GraphWrite) -> list[IndexChange]:
     check_batch(batch)
     if batch.is_empty():
         return []
     conn.execute("BEGIN IMMEDIATE")
     try:
-        gid, key = ensure_group(conn, batch.group_id)
-        tx = _Tx(conn, batch.group_id, gid, key)
+        tx = _Tx(conn, batch.group_id, ensure_group(conn, batch.group_id))
         _apply_deletions(tx, batch)
         _apply_upserts(tx, batch)
         conn.execute("COMMIT")
@@ -96,18 +104,17 @@ def apply_write(conn: sqlite3.Connection, batch: GraphWrite) -> list[VectorChang
     return tx.changes
 
 
-def insert_episode_row(conn: sqlite3.Connection, episode: Episode) -> bool:
+def insert_episode_row(conn: sqlite3.Connection, episode: Episode) -> tuple[bool, list[IndexChange]]:
     """Insert unless the id exists in the group; True if inserted now."""
     conn.execute("BEGIN IMMEDIATE")
     try:
-        gid, key = ensure_group(conn, episode.group_id)
-        tx = _Tx(conn, episode.group_id, gid, key)
+        tx = _Tx(conn, episode.group_id, ensure_group(conn, episode.group_id))
         inserted = _upsert_episode(tx, episode, replace=False)
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")
         raise
-    return inserted
+    return inserted, tx.changes
 
 
 # -- deletions -------------------------------------------------------------------------------------
@@ -135,13 +142,12 @@ def _apply_deletions(tx: _Tx, batch: GraphWrite) -> None:
 
 
 def _delete_row(tx: _Tx, scope: Scope, object_id: str) -> None:
-    """The object's row, its FTS row and its vector."""
-    table = _TABLES[scope]
+    """The object's row, its text in the BM25 index and its vector."""
     row = tx.conn.execute(
-        f"DELETE FROM {table} WHERE gid = ? AND id = ? RETURNING rowid", (tx.gid, object_id)
+        f"DELETE FROM {_TABLES[scope]} WHERE gid = ? AND id = ? RETURNING 1", (tx.gid, object_id)
     ).fetchone()
     if row is not None:
-        tx.conn.execute(f"DELETE FROM {tx.fts(scope)} WHERE rowid = ?", (row[0],))
+        tx.text(scope, object_id, None)
     _delete_vector(tx, scope, object_id)
 
 
@@ -150,7 +156,7 @@ def _delete_vector(tx: _Tx, scope: Scope, object_id: str) -> None:
         "DELETE FROM vectors WHERE gid = ? AND scope = ? AND id = ? RETURNING 1", (tx.gid, scope.value, object_id)
     ).fetchone()
     if removed is not None:
-        tx.changes.append(VectorChange(tx.group_id, scope.value, object_id, None))
+        tx.changes.append(IndexChange("vector", tx.group_id, scope.value, object_id, None))
 
 
 def _delete_fact(tx: _Tx, fact_id: str) -> None:
@@ -207,16 +213,10 @@ def _apply_upserts(tx: _Tx, batch: GraphWrite) -> None:
             _upsert_vector(tx, scope, object_id, vector, written[scope])
 
 
-def _refresh_fts(tx: _Tx, scope: Scope, rowid: int, old: tuple[str, ...] | None, new: tuple[str, ...]) -> None:
-    """Reindex a row whose indexed text changed (an unchanged text costs nothing)."""
-    if old == new:
-        return
-    table = tx.fts(scope)
-    if old is not None:
-        tx.conn.execute(f"DELETE FROM {table} WHERE rowid = ?", (rowid,))
-    placeholders = ", ".join("?" for _ in new)
-    columns = ", ".join(FTS_COLUMNS[scope])
-    tx.conn.execute(f"INSERT INTO {table} (rowid, {columns}) VALUES (?, {placeholders})", (rowid, *new))
+def _reindex_text(tx: _Tx, scope: Scope, object_id: str, old: str | None, new: str) -> None:
+    """Queue a BM25 update when the indexed text changed (an unchanged text costs nothing)."""
+    if old != new:
+        tx.text(scope, object_id, new)
 
 
 def _previous(tx: _Tx, table: str, columns: str, object_id: str) -> tuple | None:
@@ -240,7 +240,7 @@ def _upsert_episode(tx: _Tx, episode: Episode, *, replace: bool) -> bool:
         episode.last_error,
         dumps(episode.usage),
     )
-    previous = _previous(tx, "episodes", "rowid, kind, content, speaker", episode.id)
+    previous = _previous(tx, "episodes", "1, kind, content, speaker", episode.id)
     if previous is not None and not replace:
         return False
     conflict = (
@@ -250,14 +250,14 @@ def _upsert_episode(tx: _Tx, episode: Episode, *, replace: bool) -> bool:
         "status = excluded.status, attempts = excluded.attempts, last_error = excluded.last_error, "
         "usage = excluded.usage"
     )
-    rowid = tx.conn.execute(
+    tx.conn.execute(
         "INSERT INTO episodes (gid, id, kind, content, speaker, role, reference_time, created_at, "
         "source_description, metadata, status, attempts, last_error, usage) "
-        f"VALUES ({', '.join('?' * 14)}) ON CONFLICT (gid, id) {conflict} RETURNING rowid",
+        f"VALUES ({', '.join('?' * 14)}) ON CONFLICT (gid, id) {conflict}",
         values,
-    ).fetchone()[0]
-    old_text = None if previous is None else (_episode_text(previous[1], previous[2], previous[3]),)
-    _refresh_fts(tx, Scope.EPISODES, rowid, old_text, (episode.text,))
+    )
+    old_text = None if previous is None else _episode_text(previous[1], previous[2], previous[3])
+    _reindex_text(tx, Scope.EPISODES, episode.id, old_text, episode.text)
     return True
 
 
@@ -266,12 +266,12 @@ def _episode_text(kind: str, content: str, speaker: str | None) -> str:
 
 
 def _upsert_entity(tx: _Tx, entity: Entity) -> None:
-    previous = _previous(tx, "entities", "rowid, name, summary", entity.id)
-    rowid = tx.conn.execute(
+    previous = _previous(tx, "entities", "1, name, summary", entity.id)
+    tx.conn.execute(
         "INSERT INTO entities (gid, id, name, labels, summary, aliases, attributes, created_at) "
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (gid, id) DO UPDATE SET name = excluded.name, "
         "labels = excluded.labels, summary = excluded.summary, aliases = excluded.aliases, "
-        "attributes = excluded.attributes, created_at = excluded.created_at RETURNING rowid",
+        "attributes = excluded.attributes, created_at = excluded.created_at",
         (
             tx.gid,
             entity.id,
@@ -282,10 +282,9 @@ def _upsert_entity(tx: _Tx, entity: Entity) -> None:
             dumps(entity.attributes),
             to_us(entity.created_at),
         ),
-    ).fetchone()[0]
-    _refresh_fts(
-        tx, Scope.ENTITIES, rowid, None if previous is None else tuple(previous[1:]), (entity.name, entity.summary)
     )
+    old_text = None if previous is None else f"{previous[1]} {previous[2]}"
+    _reindex_text(tx, Scope.ENTITIES, entity.id, old_text, f"{entity.name} {entity.summary}")
     for table, column, values in (
         ("entity_names", "normalized", entity.normalized_names),
         ("entity_labels", "label", set(entity.labels)),
@@ -298,16 +297,16 @@ def _upsert_entity(tx: _Tx, entity: Entity) -> None:
 
 
 def _upsert_fact(tx: _Tx, fact: Fact) -> None:
-    previous = _previous(tx, "facts", "rowid, fact, source_id, target_id, other_entity_ids, episode_ids", fact.id)
+    previous = _previous(tx, "facts", "1, fact, source_id, target_id, other_entity_ids, episode_ids", fact.id)
     others, episodes = dumps(list(fact.other_entity_ids)), dumps(list(fact.episode_ids))
-    rowid = tx.conn.execute(
+    tx.conn.execute(
         "INSERT INTO facts (gid, id, source_id, target_id, other_entity_ids, relation_type, fact, episode_ids, "
         "attributes, valid_at, invalid_at, created_at, expired_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
         "ON CONFLICT (gid, id) DO UPDATE SET source_id = excluded.source_id, target_id = excluded.target_id, "
         "other_entity_ids = excluded.other_entity_ids, relation_type = excluded.relation_type, "
         "fact = excluded.fact, episode_ids = excluded.episode_ids, attributes = excluded.attributes, "
         "valid_at = excluded.valid_at, invalid_at = excluded.invalid_at, created_at = excluded.created_at, "
-        "expired_at = excluded.expired_at RETURNING rowid",
+        "expired_at = excluded.expired_at",
         (
             tx.gid,
             fact.id,
@@ -323,8 +322,8 @@ def _upsert_fact(tx: _Tx, fact: Fact) -> None:
             to_us(fact.created_at),
             to_us(fact.expired_at),
         ),
-    ).fetchone()[0]
-    _refresh_fts(tx, Scope.FACTS, rowid, None if previous is None else (previous[1],), (fact.fact,))
+    )
+    _reindex_text(tx, Scope.FACTS, fact.id, None if previous is None else previous[1], fact.fact)
     if previous is None or previous[2:4] != (fact.source_id, fact.target_id) or previous[4] != others:
         tx.conn.execute("DELETE FROM fact_entities WHERE gid = ? AND fact_id = ?", (tx.gid, fact.id))
         tx.conn.executemany(
@@ -340,20 +339,15 @@ def _upsert_fact(tx: _Tx, fact: Fact) -> None:
 
 
 def _upsert_community(tx: _Tx, community: Community) -> None:
-    previous = _previous(tx, "communities", "rowid, name, summary", community.id)
-    rowid = tx.conn.execute(
+    previous = _previous(tx, "communities", "1, name, summary", community.id)
+    tx.conn.execute(
         "INSERT INTO communities (gid, id, name, summary, created_at) VALUES (?, ?, ?, ?, ?) "
         "ON CONFLICT (gid, id) DO UPDATE SET name = excluded.name, summary = excluded.summary, "
-        "created_at = excluded.created_at RETURNING rowid",
+        "created_at = excluded.created_at",
         (tx.gid, community.id, community.name, community.summary, to_us(community.created_at)),
-    ).fetchone()[0]
-    _refresh_fts(
-        tx,
-        Scope.COMMUNITIES,
-        rowid,
-        None if previous is None else tuple(previous[1:]),
-        (community.name, community.summary),
     )
+    old_text = None if previous is None else f"{previous[1]} {previous[2]}"
+    _reindex_text(tx, Scope.COMMUNITIES, community.id, old_text, f"{community.name} {community.summary}")
     tx.conn.execute("DELETE FROM community_members WHERE gid = ? AND community_id = ?", (tx.gid, community.id))
     tx.conn.executemany(
         "INSERT OR IGNORE INTO community_members (gid, community_id, entity_id, position) VALUES (?, ?, ?, ?)",
@@ -379,4 +373,4 @@ def _upsert_vector(tx: _Tx, scope: Scope, object_id: str, vector: np.ndarray, wr
         "ON CONFLICT (gid, scope, id) DO UPDATE SET vec = excluded.vec",
         (tx.gid, scope.value, object_id, blob),
     )
-    tx.changes.append(VectorChange(tx.group_id, scope.value, object_id, np.frombuffer(blob, dtype=np.float32)))
+    tx.changes.append(IndexChange("vector", tx.group_id, scope.value, object_id, np.frombuffer(blob, dtype=np.float32)))
