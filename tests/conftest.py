@@ -12,4 +12,4 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 # Store backends the contract suite (and scenario suites that opt in) run against.
-STORE_BACKENDS = ["sqlite"]
+STORE_BACKENDS = ["sqlite", "falkordb"]

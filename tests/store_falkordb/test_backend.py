@@ -136,7 +136,8 @@ async def test_vector_search_widens_until_filtered_hits_are_found(falkordb_store
 async def test_bfs_counts_hops_and_skips_superseded_edges(falkordb_store) -> None:
     chain = [Fact(group_id="g", source_id=f"n{i}", target_id=f"n{i + 1}", fact=f"link {i}") for i in range(4)]
     retired = Fact(group_id="g", source_id="n0", target_id="x", fact="retired", expired_at=T0)
-    await falkordb_store.write(GraphWrite(group_id="g", facts=[*chain, retired]))
+    nodes = [Entity(group_id="g", id=i, name=i) for i in ("n0", "n1", "n2", "n3", "n4", "x")]
+    await falkordb_store.write(GraphWrite(group_id="g", entities=nodes, facts=[*chain, retired]))
     result = await falkordb_store.bfs("g", ["n0"], max_hops=2)
     assert result.entities == {"n0": 0, "n1": 1, "n2": 2}
     assert result.facts == {chain[0].id: 1, chain[1].id: 2}

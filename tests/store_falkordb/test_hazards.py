@@ -6,10 +6,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from chronomem.domain import Entity, Fact
 from chronomem.store.base import GraphWrite, Scope
+from chronomem.store.falkordb.params import format_vector
 
 pytestmark = pytest.mark.integration
 
@@ -116,3 +118,34 @@ def test_optional_match_then_null_filter_creates_duplicates_on_the_raw_server(th
         client.execute_command("GRAPH.QUERY", "dup", insert)
     rows = client.execute_command("GRAPH.QUERY", "dup", "MATCH (e:Episode) RETURN count(e)")[1]
     assert rows == [[2]]
+
+
+def test_overwriting_an_indexed_vector_leaves_the_raw_index_stale(throwaway_server) -> None:
+    """Why embeddings live on holder nodes that are replaced, never updated: after ``SET n.emb = …``
+    over an existing vector, the HNSW index no longer finds the node by its new vector."""
+    client = raw_client(throwaway_server)
+    if graph_module_version(client) != 41603:
+        pytest.skip("measured on FalkorDB 4.16.3")
+    old, new = np.random.default_rng(1).normal(size=(2, 64)).astype(np.float32)
+    client.execute_command("GRAPH.QUERY", "v", "CREATE VECTOR INDEX FOR (n:E) ON (n.emb) "
+                           "OPTIONS {dimension:64, similarityFunction:'cosine'}")
+    client.execute_command("GRAPH.QUERY", "v", f"CREATE (:E {{emb: vecf32({format_vector(old)})}})")
+    client.execute_command("GRAPH.QUERY", "v", f"MATCH (n:E) SET n.emb = vecf32({format_vector(new)})")
+    rows = client.execute_command(
+        "GRAPH.QUERY", "v",
+        f"CALL db.idx.vector.queryNodes('E', 'emb', 1, vecf32({format_vector(new)})) YIELD score RETURN score",
+    )[1]
+    assert not rows or float(rows[0][0]) > 0.5  # the node is lost, or found by its *old* vector
+
+
+async def test_backend_finds_a_replaced_vector_many_times_over(falkordb_store) -> None:
+    rng = np.random.default_rng(5)
+    entities = [Entity(group_id="g", name=f"e{i}") for i in range(30)]
+    current: dict[str, np.ndarray] = {}
+    for _ in range(5):  # replace every vector repeatedly
+        vectors = {e.id: (v := rng.normal(size=32).astype(np.float32)) / np.linalg.norm(v) for e in entities}
+        current.update(vectors)
+        await falkordb_store.write(GraphWrite(group_id="g", entities=entities, entity_vectors=vectors))
+    for entity in entities:
+        top = await falkordb_store.vector_search("g", Scope.ENTITIES, current[entity.id], limit=1)
+        assert top[0].id == entity.id and top[0].score == pytest.approx(1.0, abs=1e-4)

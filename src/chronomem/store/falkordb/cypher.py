@@ -29,9 +29,20 @@ __all__ = [
     "columns",
     "entity_label_condition",
     "vector_index_statement",
+    "vector_label",
 ]
 
 LABELS = {Scope.EPISODES: "Episode", Scope.ENTITIES: "Entity", Scope.FACTS: "Fact", Scope.COMMUNITIES: "Community"}
+
+
+def vector_label(label: str) -> str:
+    """Embeddings live on holder nodes (:FactVec {id, emb}) that are created once and never updated:
+    on FalkorDB 4.16.3, overwriting or clearing an indexed vector property leaves the HNSW index
+    stale (searches keep finding the old vector, or lose the node). A new vector replaces the
+    holder node instead."""
+    return f"{label}Vec"
+
+
 _FIELDS = {"Episode": EPISODE_FIELDS, "Entity": ENTITY_FIELDS, "Fact": FACT_FIELDS, "Community": COMMUNITY_FIELDS}
 
 # Exact-match lookups. Entity names are looked up through `norm_names` (an array index), never with
@@ -41,19 +52,21 @@ RANGE_INDEXES = (
     ("Episode", "id"), ("Episode", "status"), ("Entity", "id"), ("Entity", "norm_names"),
     ("Fact", "id"), ("Fact", "entity_ids"), ("Fact", "episode_ids"), ("Community", "id"),
     ("Mention", "episode_id"), ("Mention", "entity_id"),
+    *((vector_label(label), "id") for label in LABELS.values()),
 )
 # Full-text indexes are created without stop words: "The" or "It" are real entity names, and an
 # empty stop-word list is the other half of the guard against the crash above.
+# They index accent-folded copies (see fulltext.fold), so "cafe" finds "Café".
 FULLTEXT_INDEXES = (
-    ("Episode", ("text",)), ("Entity", ("name", "summary")), ("Fact", ("fact",)),
-    ("Community", ("name", "summary")),
+    ("Episode", ("text_ft",)), ("Entity", ("name_ft", "summary_ft")), ("Fact", ("fact_ft",)),
+    ("Community", ("name_ft", "summary_ft")),
 )
 HNSW_M, HNSW_EF_CONSTRUCTION, HNSW_EF_RUNTIME = 16, 200, 200
 
 
 def vector_index_statement(label: str, dimension: int) -> str:
     # Index DDL takes no parameters; label comes from LABELS and dimension is a checked int.
-    if label not in _FIELDS or not isinstance(dimension, int) or dimension <= 0:
+    if label not in {vector_label(x) for x in _FIELDS} or not isinstance(dimension, int) or dimension <= 0:
         raise ValueError(f"bad vector index request: {label!r}, {dimension!r}")
     return (
         f"CREATE VECTOR INDEX FOR (n:{label}) ON (n.emb) OPTIONS {{dimension:{dimension}, "

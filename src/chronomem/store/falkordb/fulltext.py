@@ -11,11 +11,20 @@ first). Nothing else of the input reaches the engine, and no group id is ever pa
 from __future__ import annotations
 
 import re
+import unicodedata
 
-__all__ = ["MAX_TERMS", "fulltext_query"]
+__all__ = ["MAX_TERMS", "fold", "fulltext_query"]
 
 MAX_TERMS = 32  # bounds the cost of one query; longer inputs keep their first distinct words
 _WORD = re.compile(r"\w+")
+
+
+def fold(text: str) -> str:
+    """Case- and accent-insensitive form ("Café" → "cafe"): what the full-text indexes hold and what
+    queries are matched in. RediSearch folds case but keeps accents, so the backend indexes a folded
+    copy of every searchable text."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch)).casefold()
 
 
 def _escape(word: str) -> str:
@@ -25,8 +34,8 @@ def _escape(word: str) -> str:
 def fulltext_query(text: str) -> str | None:
     """The RediSearch query for ``text``, or None when it holds no word."""
     seen: dict[str, None] = {}
-    for word in _WORD.findall(text):
-        seen.setdefault(word.casefold(), None)
+    for word in _WORD.findall(fold(text)):
+        seen.setdefault(word, None)
         if len(seen) == MAX_TERMS:
             break
     return "|".join(_escape(w) for w in seen) or None

@@ -17,7 +17,7 @@ from chronomem.domain import EpisodeStatus
 from chronomem.errors import StoreError
 from chronomem.filters import SearchFilters
 from chronomem.store.base import BfsResult, Scope, ScoredId, WeightedEdge
-from chronomem.store.falkordb.cypher import LABELS, FactFilter, columns, entity_label_condition
+from chronomem.store.falkordb.cypher import LABELS, FactFilter, columns, entity_label_condition, vector_label
 from chronomem.store.falkordb.fulltext import fulltext_query
 from chronomem.store.falkordb.records import to_micros
 from chronomem.timeutil import utc_now
@@ -165,19 +165,22 @@ async def vector_search(
     if min_score is not None:
         condition += " AND sim >= $min_score"
         params["min_score"] = float(min_score)
-    call = f"CALL db.idx.vector.queryNodes('{label}', 'emb', $k, vecf32($v)) YIELD node AS n, score "
-    text = (call + f"WITH n, 1.0 - score AS sim WHERE {condition}{clauses} "
+    text = (f"CALL db.idx.vector.queryNodes('{vector_label(label)}', 'emb', $k, vecf32($v)) YIELD node AS h, score "
+            f"MATCH (n:{label} {{id: h.id}}) WITH n, 1.0 - score AS sim WHERE {condition}{clauses} "
             "RETURN n.id, sim ORDER BY sim DESC, n.id LIMIT $limit")
     filtered = condition != "true" or bool(clauses)
-    k = max(limit * 4, 40) if filtered else limit
+    k = max(limit * 4, 40) if filtered else limit + 8  # deleted holders can take a few of the k slots
     base = {**params, "v": np.asarray(vector, dtype=np.float32), "limit": limit}
+    total: int | None = None
     while True:
         rows = await _vector_rows(read, group_id, text, {**base, "k": k})
-        if len(rows) >= limit or not filtered:
+        if len(rows) >= limit:
             break
-        candidates = await _vector_rows(read, group_id, call + "RETURN count(n)", {"k": k, "v": base["v"]})
-        if not candidates or candidates[0][0] < k:
-            break  # the index returned everything it has
+        if total is None:
+            counted = await read(group_id, f"MATCH (h:{vector_label(label)}) RETURN count(h)", {})
+            total = counted[0][0] if counted else 0
+        if k >= total:
+            break  # every stored vector was a candidate
         k *= 8
     return [ScoredId(row[0], min(1.0, max(-1.0, float(row[1])))) for row in rows]
 

@@ -14,6 +14,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from chronomem.domain import Community, Entity, Episode, Fact
+from chronomem.store.falkordb.fulltext import fold
 
 __all__ = [
     "COMMUNITY_FIELDS",
@@ -61,7 +62,7 @@ def _dumps(value: dict[str, Any]) -> str:
 
 def episode_props(episode: Episode) -> dict[str, Any]:
     return {
-        "id": episode.id, "kind": episode.kind.value, "content": episode.content, "text": episode.text,
+        "id": episode.id, "kind": episode.kind.value, "content": episode.content, "text_ft": fold(episode.text),
         "speaker": episode.speaker, "role": episode.role,
         "reference_time": to_micros(episode.reference_time), "created_at": to_micros(episode.created_at),
         "source_description": episode.source_description, "metadata": _dumps(episode.metadata),
@@ -82,6 +83,7 @@ def episode_from_row(group_id: str, row: list[Any]) -> Episode:
 def entity_props(entity: Entity) -> dict[str, Any]:
     return {
         "id": entity.id, "name": entity.name, "labels": list(entity.labels), "summary": entity.summary,
+        "name_ft": fold(entity.name), "summary_ft": fold(entity.summary),
         "aliases": list(entity.aliases), "attributes": _dumps(entity.attributes),
         "created_at": to_micros(entity.created_at), "norm_names": sorted(entity.normalized_names),
     }
@@ -100,7 +102,8 @@ def fact_props(fact: Fact) -> dict[str, Any]:
     return {
         "id": fact.id, "source_id": fact.source_id, "target_id": fact.target_id,
         "other_entity_ids": list(fact.other_entity_ids), "entity_ids": list(dict.fromkeys(fact.entity_ids)),
-        "relation_type": fact.relation_type, "fact": fact.fact, "episode_ids": list(fact.episode_ids),
+        "relation_type": fact.relation_type, "fact": fact.fact, "fact_ft": fold(fact.fact),
+        "episode_ids": list(fact.episode_ids),
         "attributes": _dumps(fact.attributes),
         **{name: to_micros(getattr(fact, name)) for name in ("valid_at", "invalid_at", "created_at", "expired_at")},
     }
@@ -119,6 +122,7 @@ def fact_from_row(group_id: str, row: list[Any]) -> Fact:
 def community_props(community: Community) -> dict[str, Any]:
     return {
         "id": community.id, "name": community.name, "summary": community.summary,
+        "name_ft": fold(community.name), "summary_ft": fold(community.summary),
         "member_ids": list(community.member_ids), "created_at": to_micros(community.created_at),
     }
 

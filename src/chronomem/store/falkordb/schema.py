@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import asyncio
 
-from chronomem.errors import StoreError
+from chronomem.errors import InvalidInputError, StoreError
 from chronomem.store.falkordb.connection import FalkorConnection, MissingGraphError
-from chronomem.store.falkordb.cypher import FULLTEXT_INDEXES, RANGE_INDEXES, vector_index_statement
+from chronomem.store.falkordb.cypher import FULLTEXT_INDEXES, RANGE_INDEXES, vector_index_statement, vector_label
 
 __all__ = ["SchemaManager"]
 
@@ -32,20 +32,34 @@ class SchemaManager:
     def __init__(self, connection: FalkorConnection) -> None:
         self._connection = connection
         self._existing: dict[str, set[str]] = {}
+        self._dimensions: dict[str, dict[str, int]] = {}  # graph key → object label → vector dimension
         self._locks: dict[str, asyncio.Lock] = {}
 
     async def _load(self, key: str) -> set[str]:
         try:
             rows = await self._connection.query(
-                key, "CALL db.indexes() YIELD label, properties, types RETURN label, types", read_only=True
+                key, "CALL db.indexes() YIELD label, types, options RETURN label, types, options", read_only=True
             )
         except MissingGraphError:
             return set()
         found: set[str] = set()
-        for label, types in rows:
+        for label, types, options in rows:
             for prop, kinds in types.items():
                 found.update(f"{label}.{prop}:{kind}" for kind in kinds)
+            dimension = ((options or {}).get("emb") or {}).get("dimension")
+            if dimension and label.endswith("Vec"):
+                self._dimensions.setdefault(key, {})[label.removesuffix("Vec")] = int(dimension)
         return found
+
+    def check_dimensions(self, key: str, vector_dimensions: dict[str, int]) -> None:
+        """Refuse vectors whose dimension differs from the one the group's index was built for
+        (call after :meth:`ensure`, which learns the dimensions)."""
+        known = self._dimensions.get(key, {})
+        for label, dimension in vector_dimensions.items():
+            if known.get(label, dimension) != dimension:
+                raise InvalidInputError(
+                    f"{label.lower()} vectors of this group have {known[label]} dimensions, not {dimension}"
+                )
 
     async def _create(self, key: str, statement: str) -> None:
         try:
@@ -67,16 +81,18 @@ class SchemaManager:
                 if f"{label}.{props[0]}:FULLTEXT" not in existing:
                     await self._create(key, _fulltext_statement(label, props))
             for label, dimension in vector_dimensions.items():
-                if f"{label}.emb:VECTOR" not in existing:
-                    await self._create(key, vector_index_statement(label, dimension))
+                if f"{vector_label(label)}.emb:VECTOR" not in existing:
+                    await self._create(key, vector_index_statement(vector_label(label), dimension))
+                    self._dimensions.setdefault(key, {}).setdefault(label, dimension)
             self._existing[key] = existing | wanted
 
     @staticmethod
     def _wanted(vector_dimensions: dict[str, int]) -> set[str]:
         wanted = {f"{label}.{prop}:RANGE" for label, prop in RANGE_INDEXES}
         wanted |= {f"{label}.{props[0]}:FULLTEXT" for label, props in FULLTEXT_INDEXES}
-        return wanted | {f"{label}.emb:VECTOR" for label in vector_dimensions}
+        return wanted | {f"{vector_label(label)}.emb:VECTOR" for label in vector_dimensions}
 
     def forget(self, key: str) -> None:
         """The graph was deleted: its indexes went with it."""
         self._existing.pop(key, None)
+        self._dimensions.pop(key, None)

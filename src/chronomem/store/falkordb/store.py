@@ -3,12 +3,15 @@
 Layout of a group's graph (no relationships: links are id properties, so a fact may outlive an
 endpoint and a mention may arrive before its entity, exactly as the port allows):
 
-    (:Episode   {id, kind, content, text, speaker, role, reference_time, created_at, status, …, emb})
-    (:Entity    {id, name, labels, summary, aliases, norm_names, attributes, created_at, emb})
-    (:Fact      {id, source_id, target_id, other_entity_ids, entity_ids, relation_type, fact,
-                 episode_ids, attributes, valid_at, invalid_at, created_at, expired_at, emb})
-    (:Community {id, name, summary, member_ids, created_at, emb})
+    (:Episode   {id, kind, content, text_ft, speaker, role, reference_time, created_at, status, …})
+    (:Entity    {id, name, name_ft, labels, summary, summary_ft, aliases, norm_names, attributes, created_at})
+    (:Fact      {id, source_id, target_id, other_entity_ids, entity_ids, relation_type, fact, fact_ft,
+                 episode_ids, attributes, valid_at, invalid_at, created_at, expired_at})
+    (:Community {id, name, name_ft, summary, summary_ft, member_ids, created_at})
     (:Mention   {episode_id, entity_id})
+    (:EpisodeVec|EntityVec|FactVec|CommunityVec {id, emb})   one per embedded object, never updated
+
+``*_ft`` are accent-folded copies for the full-text indexes; ``emb`` is HNSW-indexed per holder label.
 """
 
 from __future__ import annotations
@@ -22,12 +25,12 @@ from typing import Any
 import numpy as np
 
 from chronomem.domain import Community, Entity, Episode, EpisodeStatus, Fact, normalize_name
-from chronomem.errors import NotFoundError
+from chronomem.errors import InvalidInputError, NotFoundError
 from chronomem.filters import SearchFilters
 from chronomem.store.base import BfsResult, GraphWrite, GroupStats, Scope, ScoredId, WeightedEdge
 from chronomem.store.falkordb import graph_reads as reads
 from chronomem.store.falkordb.connection import FalkorConnection, MissingGraphError, parse_url
-from chronomem.store.falkordb.cypher import LABELS, columns
+from chronomem.store.falkordb.cypher import LABELS, columns, vector_label
 from chronomem.store.falkordb.keys import GroupKeys
 from chronomem.store.falkordb.queue import EpisodeQueue
 from chronomem.store.falkordb.records import (
@@ -39,7 +42,7 @@ from chronomem.store.falkordb.records import (
     to_micros,
 )
 from chronomem.store.falkordb.schema import SchemaManager
-from chronomem.store.falkordb.writes import compose_write, vector_dimensions
+from chronomem.store.falkordb.writes import batch_vectors, compose_write, vector_dimensions
 
 __all__ = ["FalkorDBStore"]
 
@@ -158,15 +161,33 @@ class FalkorDBStore:
         return stored[0], False
 
     async def write(self, batch: GraphWrite) -> None:
+        dimensions = vector_dimensions(batch)
         text, params = compose_write(batch)
         if not text:
             return
         key = self._keys.graph(batch.group_id)
         adds = any((batch.episodes, batch.entities, batch.facts, batch.mentions, batch.communities))
         if not adds and not await self._connection.execute("EXISTS", key):
+            if dimensions:
+                raise InvalidInputError("vectors for objects that are not in the group")
             return  # deleting from a group that holds nothing: do not create its graph
-        await self._schema.ensure(key, vector_dimensions(batch))
+        await self._schema.ensure(key, dimensions)
+        self._schema.check_dimensions(key, dimensions)
+        await self._check_vector_owners(batch)
         await self._connection.query(key, text, params)
+
+    async def _check_vector_owners(self, batch: GraphWrite) -> None:
+        """Every vector must belong to an object of this batch or already in the group."""
+        in_batch = {"Episode": batch.episodes, "Entity": batch.entities, "Fact": batch.facts,
+                    "Community": batch.communities}
+        for label, vectors in batch_vectors(batch).items():
+            others = sorted(set(vectors) - {obj.id for obj in in_batch[label]})
+            if not others:
+                continue
+            text = f"UNWIND $ids AS id MATCH (n:{label} {{id: id}}) RETURN n.id"
+            found = {row[0] for row in await self._read(batch.group_id, text, {"ids": others})}
+            if missing := [i for i in others if i not in found]:
+                raise InvalidInputError(f"vectors for {label.lower()}s not in group {batch.group_id!r}: {missing}")
 
     async def set_episode_status(
         self, group_id: str, episode_id: str, status: EpisodeStatus, *, error: str | None = None
@@ -223,7 +244,7 @@ class FalkorDBStore:
     async def get_vectors(self, group_id: str, scope: Scope, ids: Sequence[str]) -> dict[str, np.ndarray]:
         if not ids:
             return {}
-        text = f"UNWIND $ids AS id MATCH (n:{LABELS[scope]} {{id: id}}) WHERE n.emb IS NOT NULL RETURN n.id, n.emb"
+        text = f"UNWIND $ids AS id MATCH (v:{vector_label(LABELS[scope])} {{id: id}}) RETURN v.id, v.emb"
         rows = await self._read(group_id, text, {"ids": list(dict.fromkeys(ids))})
         return {row[0]: np.asarray(row[1], dtype=np.float32) for row in rows}
 
@@ -337,7 +358,10 @@ class FalkorDBStore:
         if seed_episode_ids and max_hops >= 1:
             mentioned = await self.entities_of_episodes(group_id, seed_episode_ids)
             seeds_from_episodes = [e for ids in mentioned.values() for e in ids]
-        return await reads.bfs(self._read, group_id, list(seed_entity_ids), seeds_from_episodes,
-                               max_hops, filters, limit)
+        wanted = list(dict.fromkeys([*seed_entity_ids, *seeds_from_episodes]))
+        rows = await self._read(group_id, "UNWIND $ids AS id MATCH (n:Entity {id: id}) RETURN n.id", {"ids": wanted})
+        known = {row[0] for row in rows}  # ids of other groups, or of deleted entities, are no seeds
+        return await reads.bfs(self._read, group_id, [e for e in seed_entity_ids if e in known],
+                               [e for e in seeds_from_episodes if e in known], max_hops, filters, limit)
 
 

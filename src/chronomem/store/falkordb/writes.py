@@ -17,29 +17,40 @@ from chronomem.errors import InvalidInputError
 from chronomem.store.base import GraphWrite
 from chronomem.store.falkordb.records import community_props, entity_props, episode_props, fact_props
 
-__all__ = ["compose_write", "vector_dimensions"]
+__all__ = ["batch_vectors", "compose_write", "vector_dimensions"]
+
+def _replace_vectors(label: str) -> str:
+    # Holders are never updated in place (see cypher.vector_label): drop the old one, create a new one.
+    return (f"UNWIND ${label.lower()}_vectors AS r OPTIONAL MATCH (old:{label}Vec {{id: r.id}}) DELETE old "
+            f"WITH r CREATE (:{label}Vec {{id: r.id, emb: vecf32(r.v)}})")
+
 
 _SECTIONS: tuple[tuple[str, str], ...] = (
     ("del_mentions", "UNWIND $del_mentions AS d MATCH (m:Mention {episode_id: d.episode, entity_id: d.entity}) "
                      "DELETE m"),
-    ("del_facts", "UNWIND $del_facts AS id MATCH (f:Fact {id: id}) DELETE f"),
-    ("del_entities", "UNWIND $del_entities AS id OPTIONAL MATCH (n:Entity {id: id}) DELETE n "
+    ("del_facts", "UNWIND $del_facts AS id OPTIONAL MATCH (f:Fact {id: id}) OPTIONAL MATCH (v:FactVec {id: id}) "
+                  "DELETE f, v"),
+    ("del_entities", "UNWIND $del_entities AS id OPTIONAL MATCH (n:Entity {id: id}) "
+                     "OPTIONAL MATCH (v:EntityVec {id: id}) DELETE n, v "
                      "WITH DISTINCT id OPTIONAL MATCH (m:Mention {entity_id: id}) DELETE m "
                      "WITH DISTINCT id MATCH (c:Community) WHERE id IN c.member_ids "
                      "SET c.member_ids = [x IN c.member_ids WHERE x <> id]"),
-    ("del_episodes", "UNWIND $del_episodes AS id OPTIONAL MATCH (e:Episode {id: id}) DELETE e "
+    ("del_episodes", "UNWIND $del_episodes AS id OPTIONAL MATCH (e:Episode {id: id}) "
+                     "OPTIONAL MATCH (v:EpisodeVec {id: id}) DELETE e, v "
                      "WITH DISTINCT id MATCH (m:Mention {episode_id: id}) DELETE m"),
-    ("del_communities", "UNWIND $del_communities AS id MATCH (c:Community {id: id}) DELETE c"),
-    ("keep_communities", "MATCH (c:Community) WHERE NOT c.id IN $keep_communities DELETE c"),
+    ("del_communities", "UNWIND $del_communities AS id OPTIONAL MATCH (c:Community {id: id}) "
+                        "OPTIONAL MATCH (v:CommunityVec {id: id}) DELETE c, v"),
+    ("keep_communities", "OPTIONAL MATCH (c:Community) WHERE NOT c.id IN $keep_communities "
+                         "OPTIONAL MATCH (v:CommunityVec {id: c.id}) DELETE c, v"),
     ("episodes", "UNWIND $episodes AS r MERGE (e:Episode {id: r.id}) SET e += r"),
     ("entities", "UNWIND $entities AS r MERGE (n:Entity {id: r.id}) SET n += r"),
     ("facts", "UNWIND $facts AS r MERGE (f:Fact {id: r.id}) SET f += r"),
     ("communities", "UNWIND $communities AS r MERGE (c:Community {id: r.id}) SET c += r"),
     ("mentions", "UNWIND $mentions AS r MERGE (:Mention {episode_id: r.episode, entity_id: r.entity})"),
-    ("episode_vectors", "UNWIND $episode_vectors AS r MATCH (e:Episode {id: r.id}) SET e.emb = vecf32(r.v)"),
-    ("entity_vectors", "UNWIND $entity_vectors AS r MATCH (n:Entity {id: r.id}) SET n.emb = vecf32(r.v)"),
-    ("fact_vectors", "UNWIND $fact_vectors AS r MATCH (f:Fact {id: r.id}) SET f.emb = vecf32(r.v)"),
-    ("community_vectors", "UNWIND $community_vectors AS r MATCH (c:Community {id: r.id}) SET c.emb = vecf32(r.v)"),
+    ("episode_vectors", _replace_vectors("Episode")),
+    ("entity_vectors", _replace_vectors("Entity")),
+    ("fact_vectors", _replace_vectors("Fact")),
+    ("community_vectors", _replace_vectors("Community")),
 )
 
 
@@ -88,12 +99,21 @@ def compose_write(batch: GraphWrite) -> tuple[str, dict[str, Any]]:
     return text, {name: rows[name] for name, _ in present}
 
 
+def batch_vectors(batch: GraphWrite) -> dict[str, dict[str, np.ndarray]]:
+    """Object label → the vectors this batch writes for that label."""
+    return {"Episode": batch.episode_vectors, "Entity": batch.entity_vectors, "Fact": batch.fact_vectors,
+            "Community": batch.community_vectors}
+
+
 def vector_dimensions(batch: GraphWrite) -> dict[str, int]:
-    """Label → dimension of the vectors this batch writes (for creating vector indexes on demand)."""
+    """Object label → the one dimension of the vectors this batch writes for it.
+
+    Mixed dimensions within a label are refused (``InvalidInputError``), before anything is written."""
     found: dict[str, int] = {}
-    for label, vectors in (("Episode", batch.episode_vectors), ("Entity", batch.entity_vectors),
-                           ("Fact", batch.fact_vectors), ("Community", batch.community_vectors)):
-        for vector in vectors.values():
-            found[label] = int(np.asarray(vector).size)
-            break
+    for label, vectors in batch_vectors(batch).items():
+        sizes = {int(np.asarray(v).size) for v in vectors.values()}
+        if len(sizes) > 1 or 0 in sizes:
+            raise InvalidInputError(f"{label.lower()} vectors of several dimensions in one write: {sorted(sizes)}")
+        if sizes:
+            found[label] = sizes.pop()
     return found
