@@ -14,7 +14,6 @@ import json
 import sqlite3
 import threading
 import time
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -37,15 +36,26 @@ CREATE TABLE IF NOT EXISTS llm_responses (
 """
 
 
-@lru_cache(maxsize=512)
+_schemas: dict[type[BaseModel], tuple[dict[str, Any], str]] = {}
+
+
+def _schema_and_digest(answer: type[BaseModel]) -> tuple[dict[str, Any], str]:
+    # Building a JSON schema costs milliseconds: once per answer model per process.
+    found = _schemas.get(answer)
+    if found is None:
+        schema = answer.model_json_schema()
+        digest = hashlib.sha256(json.dumps(schema, sort_keys=True).encode()).hexdigest()
+        found = _schemas[answer] = (schema, digest)
+    return found
+
+
 def answer_schema(answer: type[BaseModel]) -> dict[str, Any]:
-    """The JSON schema of an answer model (cached: building it costs milliseconds)."""
-    return answer.model_json_schema()
+    """The JSON schema of an answer model (built once per model and process)."""
+    return _schema_and_digest(answer)[0]
 
 
-@lru_cache(maxsize=512)
 def _schema_digest(answer: type[BaseModel]) -> str:
-    return hashlib.sha256(json.dumps(answer_schema(answer), sort_keys=True).encode()).hexdigest()
+    return _schema_and_digest(answer)[1]
 
 
 def cache_key(model: str, prompt: Prompt[Any, Any], context: Any) -> str:
@@ -105,7 +115,7 @@ class CachedModel:
     def __init__(self, inner: LanguageModel, cache: ResponseCache, *, model_name: str | None = None) -> None:
         self.inner = inner
         self.cache = cache
-        self.model_name: str = model_name or getattr(inner, "model_name", type(inner).__name__)
+        self.model_name: str = model_name or str(getattr(inner, "model_name", type(inner).__name__))
 
     async def complete(self, prompt: Prompt[Any, Any], context: Any) -> Completion[Any]:
         key = cache_key(self.model_name, prompt, context)

@@ -215,5 +215,5 @@ def build_language_model(settings: LLMSettings) -> RoutedModel:
         return stacks[spec]
 
     default = stacked(settings.model)
-    routes = {role: stacked(spec) for role, spec in settings.role_models.items()}
+    routes: dict[str, LanguageModel] = {role: stacked(spec) for role, spec in settings.role_models.items()}
     return RoutedModel(default, routes, on_close=cache.close if cache is not None else None)
