@@ -36,16 +36,18 @@ async def test_only_new_texts_reach_the_inner_embedder_deduplicated():
     assert (cached.stats.hits, cached.stats.misses) == (1, 3)
 
 
-async def test_concurrent_calls_for_the_same_text_embed_it_once():
+@pytest.mark.parametrize("on_disk", [False, True])
+async def test_concurrent_calls_for_the_same_text_embed_it_once(on_disk, tmp_path):
     class Slow(HashingEmbedder):
         async def embed(self, texts):
             await asyncio.sleep(0.02)
             return await super().embed(texts)
 
     inner = Slow(16)
-    cached = CachedEmbedder(inner)
-    results = await asyncio.gather(*(cached.embed(["same text"]) for _ in range(5)))
-    assert inner.texts_embedded == 1 and all(np.array_equal(r, results[0]) for r in results)
+    cached = CachedEmbedder(inner, path=tmp_path / "v.sqlite" if on_disk else None)
+    results = await asyncio.gather(*(cached.embed(["same text", f"other {i % 2}"]) for i in range(6)))
+    assert inner.texts_embedded == 3 and all(np.array_equal(r[0], results[0][0]) for r in results)
+    await cached.aclose()
 
 
 async def test_disk_layer_survives_a_new_process_and_models_do_not_mix(tmp_path):

@@ -98,25 +98,31 @@ class CachedEmbedder:
         blobs = await asyncio.to_thread(self._disk.get_many, keys)
         return {key: np.frombuffer(blob, dtype=np.float32).copy() for key, blob in blobs.items()}
 
-    async def _embed_missing(self, texts_by_key: dict[str, str]) -> dict[str, np.ndarray]:
+    async def _resolve(self, unknown: dict[str, str]) -> dict[str, np.ndarray]:
+        """Vectors for texts nobody holds: from disk, else from the inner embedder (one call)."""
         loop = asyncio.get_running_loop()
-        futures = {key: loop.create_future() for key in texts_by_key}
-        self._pending.update(futures)
+        futures = {key: loop.create_future() for key in unknown}
+        self._pending.update(futures)  # before any await: concurrent callers wait instead of re-embedding
         try:
-            embedded = await self.inner.embed(list(texts_by_key.values()))
-            vectors = dict(zip(texts_by_key, embedded, strict=True))
+            vectors = await self._from_disk(list(unknown))
+            missing = {key: text for key, text in unknown.items() if key not in vectors}
+            self.stats.hits += len(vectors)
+            self.stats.misses += len(missing)
+            if missing:
+                embedded = dict(zip(missing, await self.inner.embed(list(missing.values())), strict=True))
+                if self._disk is not None:
+                    rows = [(key, vector.astype(np.float32).tobytes()) for key, vector in embedded.items()]
+                    await asyncio.to_thread(self._disk.put_many, rows)
+                vectors.update(embedded)
             for key, vector in vectors.items():
                 self._remember(key, vector)
                 futures[key].set_result(vector)
-            if self._disk is not None:
-                rows = [(key, vector.astype(np.float32).tobytes()) for key, vector in vectors.items()]
-                await asyncio.to_thread(self._disk.put_many, rows)
             return vectors
         except BaseException as exc:
             for future in futures.values():
                 if not future.done():
                     future.set_exception(exc)
-                    future.exception()  # mark retrieved: the caller sees the error directly
+                    future.exception()  # mark retrieved: this caller re-raises it itself
             raise
         finally:
             for key in futures:
@@ -146,14 +152,9 @@ class CachedEmbedder:
             return np.zeros((0, self.dimension), dtype=np.float32)
         keys = [self.key(text) for text in texts]
         found, waiting, unknown = self._lookup(keys, texts)
-        for key, vector in (await self._from_disk(list(unknown))).items():
-            self._remember(key, vector)
-            found[key] = vector
-            del unknown[key]
         self.stats.hits += len(found) + len(waiting)
-        self.stats.misses += len(unknown)
         if unknown:
-            found.update(await self._embed_missing(unknown))
+            found.update(await self._resolve(unknown))
         for key, future in waiting.items():
             found[key] = await future
         return np.stack([found[key] for key in keys]).astype(np.float32, copy=False)

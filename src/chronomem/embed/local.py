@@ -61,6 +61,7 @@ class LocalEmbedder:
         self._name = model_name
         self._model: Any = None
         self._load_lock = threading.Lock()
+        self._encode_lock = threading.Lock()  # one encode at a time: torch already uses every core
 
     @property
     def model_path(self) -> Path:
@@ -98,7 +99,10 @@ class LocalEmbedder:
     def _encode(self, texts: list[str]) -> np.ndarray:
         model = self._loaded()
         try:
-            vectors = model.encode(texts, batch_size=self._batch_size, normalize_embeddings=True, convert_to_numpy=True)
+            with self._encode_lock:
+                vectors = model.encode(
+                    texts, batch_size=self._batch_size, normalize_embeddings=True, convert_to_numpy=True
+                )
         except RuntimeError as exc:
             raise ModelError(f"local embedding failed: {exc}") from exc
         return np.ascontiguousarray(vectors, dtype=np.float32)
