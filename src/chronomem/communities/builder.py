@@ -41,7 +41,7 @@ from chronomem.store.base import GraphWrite, Scope, Store
 
 __all__ = ["BuildReport", "CommunityBuilder", "Extension"]
 
-_FALLBACK_READ = 24  # members read to name and describe a community without a model
+_FALLBACK_READ = 12  # central members read to name and describe a community without a model
 _EMBED_BATCH = 256
 
 
