@@ -1,0 +1,278 @@
+"""Load run of the HTTP service on loopback (issue 7).
+
+A real ``uvicorn`` server (its own process, in-process ingestion workers, embedded SQLite store,
+hashing embedder, a scripted model answering every call after ``--latency`` seconds) serves
+``--users`` users, each seeded with ``--seed`` messages of history. ``--clients`` concurrent clients
+then send, for ``--duration`` seconds, 80% context queries (``GET /users/{id}/context``) and 20%
+message adds (``POST /threads/{id}/messages``), each client at full speed (closed loop: the next
+request leaves when the previous answer arrives) or, with ``--rate``, at a fixed pace. Afterwards the
+bench waits for the workers to finish and counts every accepted message that is not processed.
+
+    .venv/bin/python bench/service.py [--duration 60] [--clients 20] [--users 100] [--latency 0.2]
+
+Prints ``name: value`` lines: requests_per_s, per-endpoint p50/p95/p99 in ms, errors,
+accepted_messages, unprocessed_messages, drain_s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import re
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import httpx
+
+from chronomem.domain import Episode, EpisodeKind
+from chronomem.embed.testing import HashingEmbedder
+from chronomem.llm.testing import FunctionModel
+from chronomem.memory import Chronomem
+from chronomem.service.controlplane import ControlPlane
+from chronomem.settings import Settings, WorkerSettings
+from chronomem.store.factory import open_store
+
+PEOPLE = ["Maya", "Tom", "Priya", "Lukas", "Sofia", "Kenji", "Amara", "Diego", "Nora", "Elif"]
+PLACES = ["Lisbon", "Kyoto", "Nairobi", "Oslo", "Lima", "Hanoi", "Dublin", "Austin", "Porto", "Seoul"]
+THINGS = ["guitar", "bike", "novel", "camera", "garden", "sourdough", "chess", "kayak", "piano", "tent"]
+TEMPLATES = [
+    "I went to {place} with {person} last weekend.",
+    "{person} gave me a {thing} for my birthday.",
+    "I'm planning to move to {place} next spring.",
+    "My friend {person} started learning the {thing}.",
+    "I lost my {thing} somewhere in {place}.",
+    "{person} and I are training for a race in {place}.",
+]
+QUESTIONS = [
+    "Where did I travel recently?", "Who gave me a present?", "What hobbies does my friend have?",
+    "Where am I planning to move?", "What did I lose?", "Who am I training with?",
+]
+_CAPITALIZED = re.compile(r"\b[A-Z][a-z]+\b")
+
+
+def sentence(rng: random.Random) -> str:
+    return rng.choice(TEMPLATES).format(
+        person=rng.choice(PEOPLE), place=rng.choice(PLACES), thing=rng.choice(THINGS)
+    )
+
+
+def scripted_answer(prompt, context):
+    """The bench's model: the speaker and capitalized names are entities; the speaker relates to
+    each of them by the message; nothing is ever a duplicate or a contradiction."""
+    from chronomem.ingest.prompts import ExtractedEntities, ExtractedEntity, ExtractedFact, ExtractedFacts
+
+    if prompt.answer is ExtractedEntities:
+        speaker, _, text = context.episode.current.partition(":")
+        names = dict.fromkeys([speaker.strip(), *(n for n in _CAPITALIZED.findall(text) if n != "I")])
+        return ExtractedEntities(entities=[ExtractedEntity(name=n) for n in names if n])
+    if prompt.answer is ExtractedFacts:
+        names = [e.name for e in context.entities]
+        text = context.episode.current.partition(":")[2].strip() or context.episode.current
+        return ExtractedFacts(facts=[
+            ExtractedFact(source=names[0], relation_type="MENTIONED", target=other, fact=text)
+            for other in names[1:]
+        ])
+    return prompt.answer()
+
+
+# -- the server process ------------------------------------------------------------------------------
+
+
+def serve(data_dir: Path, port: int, latency: float, workers: int) -> None:
+    """Run the server over the seeded data (called in the child process)."""
+    import uvicorn
+
+    from chronomem.service.app import create_app
+
+    async def main() -> None:
+        settings = Settings(data_dir=data_dir, workers=WorkerSettings(concurrency=workers, poll_interval_s=0.2))
+        store = await open_store(f"sqlite:///{data_dir / 'graph.db'}")
+        model = FunctionModel(scripted_answer, latency_s=latency)
+        memory = Chronomem(store=store, embedder=HashingEmbedder(), llm=model, settings=settings)
+        config = uvicorn.Config(create_app(memory), host="127.0.0.1", port=port, log_level="warning",
+                                access_log=False)
+        await uvicorn.Server(config).serve()
+
+    asyncio.run(main())
+
+
+# -- set-up ------------------------------------------------------------------------------------------
+
+
+async def seed(data_dir: Path, users: int, per_user: int) -> str:
+    """Users, threads and their history (ingested with an instant model); returns an API key."""
+    control = ControlPlane.open(data_dir / "control.db")
+    _, key = control.create_key("bench")
+    project = control.get_project("bench")
+    rng = random.Random(7)
+    episodes = []
+    for u in range(users):
+        user = control.create_user(project.id, f"user-{u}")
+        control.create_thread(project.id, f"thread-{u}", user.user_id)
+        for _ in range(per_user):
+            episodes.append(Episode(group_id=user.group_id, kind=EpisodeKind.MESSAGE, content=sentence(rng),
+                                    speaker=f"User{u}", role="user"))
+    control.close()
+    store = await open_store(f"sqlite:///{data_dir / 'graph.db'}")
+    async with Chronomem(store=store, embedder=HashingEmbedder(), llm=FunctionModel(scripted_answer)) as memory:
+        await memory.add_episodes(episodes)
+    return key
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def start_server(data_dir: Path, port: int, latency: float, workers: int) -> subprocess.Popen[bytes]:
+    command = [sys.executable, __file__, "--serve", "--data-dir", str(data_dir), "--port", str(port),
+               "--latency", str(latency), "--workers", str(workers)]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=1).status_code == 200:
+                return process
+        except httpx.TransportError:
+            time.sleep(0.1)
+    process.kill()
+    raise SystemExit("server did not start")
+
+
+# -- load --------------------------------------------------------------------------------------------
+
+
+class Load:
+    def __init__(self, users: int, seed_value: int, *, add_share: float, rate: float | None) -> None:
+        self.users = users
+        self.add_share = add_share
+        self.interval = 1.0 / rate if rate else 0.0  # per client; 0 = closed loop, no pause
+        self.rng = random.Random(seed_value)
+        self.latencies: dict[str, list[float]] = defaultdict(list)
+        self.errors: dict[str, int] = defaultdict(int)
+        self.tasks: list[str] = []
+        self.accepted = 0
+
+    async def client(self, http: httpx.AsyncClient, until: float) -> None:
+        next_at = time.monotonic() + self.rng.random() * self.interval
+        while time.monotonic() < until:
+            if self.interval:
+                await asyncio.sleep(max(0.0, next_at - time.monotonic()))
+                next_at += self.interval
+            user = self.rng.randrange(self.users)
+            if self.rng.random() >= self.add_share:
+                name = "context"
+                request = http.get(f"/api/v3/users/user-{user}/context",
+                                   params={"query": self.rng.choice(QUESTIONS)})
+            else:
+                name = "add_messages"
+                body = {"messages": [{"role": "user", "name": f"User{user}", "content": sentence(self.rng)}]}
+                request = http.post(f"/api/v3/threads/thread-{user}/messages", json=body)
+            started = time.perf_counter()
+            try:
+                response = await request
+            except httpx.HTTPError:
+                self.errors[name] += 1
+                continue
+            self.latencies[name].append(time.perf_counter() - started)
+            if response.status_code >= 400:
+                self.errors[name] += 1
+            elif name == "add_messages":
+                payload = response.json()
+                self.tasks.append(payload["task_id"])
+                self.accepted += len(payload["message_uuids"])
+
+
+async def unprocessed(http: httpx.AsyncClient, task_ids: list[str]) -> int:
+    pending = 0
+    for start in range(0, len(task_ids), 50):
+        answers = await asyncio.gather(*(http.get(f"/api/v3/tasks/{t}") for t in task_ids[start:start + 50]))
+        for answer in answers:
+            pending += sum(e["status"] not in ("done", "unextracted") for e in answer.json()["episodes"])
+    return pending
+
+
+def percentile(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000
+
+
+async def run(args: argparse.Namespace) -> None:
+    with tempfile.TemporaryDirectory(prefix="chronomem-bench-") as tmp:
+        data_dir = Path(tmp)
+        key = await seed(data_dir, args.users, args.seed)
+        port = free_port()
+        server = start_server(data_dir, port, args.latency, args.workers)
+        try:
+            load = Load(args.users, 11, add_share=args.add_share, rate=args.rate)
+            limits = httpx.Limits(max_connections=args.clients + 5)
+            async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", limits=limits, timeout=60,
+                                         headers={"Authorization": f"Bearer {key}"}) as http:
+                started = time.monotonic()
+                until = started + args.duration
+                await asyncio.gather(*(load.client(http, until) for _ in range(args.clients)))
+                elapsed = time.monotonic() - started
+                drain_started = time.monotonic()
+                left = await unprocessed(http, load.tasks)
+                while left and time.monotonic() - drain_started < args.drain_timeout:
+                    await asyncio.sleep(1.0)
+                    left = await unprocessed(http, load.tasks)
+                drain_s = time.monotonic() - drain_started
+        finally:
+            server.send_signal(signal.SIGTERM)
+            server.wait(timeout=30)
+    total = sum(len(v) for v in load.latencies.values())
+    print(f"duration_s: {elapsed:.1f}")
+    print(f"clients: {args.clients}")
+    print(f"users: {args.users}")
+    print(f"model_latency_s: {args.latency}")
+    print(f"offered_rate_per_client: {args.rate or 'closed loop'}")
+    print(f"requests: {total}")
+    print(f"requests_per_s: {total / elapsed:.1f}")
+    for name in ("context", "add_messages"):
+        values = load.latencies[name]
+        print(f"{name}_requests: {len(values)}")
+        for q in (50, 95, 99):
+            print(f"{name}_p{q}_ms: {percentile(values, q / 100):.1f}")
+        print(f"{name}_mean_ms: {statistics.fmean(values) * 1000 if values else float('nan'):.1f}")
+    print(f"errors: {sum(load.errors.values())}")
+    print(f"accepted_messages: {load.accepted}")
+    print(f"unprocessed_messages: {left}")
+    print(f"drain_s: {drain_s:.1f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--duration", type=float, default=60.0)
+    parser.add_argument("--clients", type=int, default=20)
+    parser.add_argument("--users", type=int, default=100)
+    parser.add_argument("--seed", type=int, default=10, help="history messages per user before the run")
+    parser.add_argument("--latency", type=float, default=0.2, help="scripted model latency per call (s)")
+    parser.add_argument("--add-share", type=float, default=0.2, help="share of requests that add a message")
+    parser.add_argument("--rate", type=float, default=None,
+                        help="requests per second per client (default: closed loop, each client at full speed)")
+    parser.add_argument("--workers", type=int, default=32, help="groups ingested in parallel by the server")
+    parser.add_argument("--drain-timeout", type=float, default=600.0)
+    parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--data-dir", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.serve:
+        serve(args.data_dir, args.port, args.latency, args.workers)
+    else:
+        asyncio.run(run(args))
+
+
+if __name__ == "__main__":
+    main()
