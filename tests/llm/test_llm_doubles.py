@@ -164,15 +164,16 @@ async def test_schema_model_answers_any_prompt_with_valid_minimal_data():
 
 
 def test_forbid_switch_blocks_real_requests_and_allow_reopens_it():
-    ensure_model_requests_allowed("x")
-    with forbid_model_requests():
-        with pytest.raises(ModelCallForbiddenError, match=r"api\.example"):
-            ensure_model_requests_allowed("api.example")
-        with allow_model_requests():
-            ensure_model_requests_allowed("loopback")
-        with pytest.raises(ModelCallForbiddenError):
-            ensure_model_requests_allowed("api.example")
-    ensure_model_requests_allowed("x")
+    with allow_model_requests():  # whatever the suite's default (the lead may forbid globally)
+        ensure_model_requests_allowed("x")
+        with forbid_model_requests():
+            with pytest.raises(ModelCallForbiddenError, match=r"api\.example"):
+                ensure_model_requests_allowed("api.example")
+            with allow_model_requests():
+                ensure_model_requests_allowed("loopback")
+            with pytest.raises(ModelCallForbiddenError):
+                ensure_model_requests_allowed("api.example")
+        ensure_model_requests_allowed("x")
 
 
 def test_no_model_requests_fixture_is_importable_from_testing():
