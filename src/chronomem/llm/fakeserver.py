@@ -320,7 +320,7 @@ class FakeProviderServer:
             while (request := await _read_request(reader)) is not None:
                 if not await self._respond(request, writer):
                     break
-        except (ConnectionError, asyncio.IncompleteReadError, asyncio.CancelledError):
+        except (ConnectionError, ValueError, asyncio.IncompleteReadError, asyncio.CancelledError):
             pass
         finally:
             self._connections.discard(task)
