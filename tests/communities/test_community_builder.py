@@ -234,3 +234,84 @@ async def test_nothing_to_extend_touches_nothing(store: Store, embedder: Hashing
     result = await builder.extend(GROUP, [])
     assert result.assigned == {} and result.updated == ()
     assert await builder.build(GROUP) == []
+
+
+async def test_a_large_community_costs_at_most_the_map_cap_plus_one_reduce(
+    store: Store, embedder: HashingEmbedder
+) -> None:
+    big = planted_partition([40], p_in=0.5, links=0, seed=2)
+    await load(store, big)
+
+    def map_reduce(prompt: Any, context: Any) -> Any:
+        if prompt.name == "community_map":
+            return {"summary": f"part {context.part} of {context.parts}"}
+        if prompt.name == "community_reduce":
+            return {"summary": " + ".join(context.summaries), "topics": ["astronomy"]}
+        raise AssertionError(prompt.name)
+
+    model = FunctionModel(map_reduce)
+    config = CommunityConfig(members_per_call=6, max_map_calls=3)
+    [community] = await CommunityBuilder(store, embedder, model, config=config).build(GROUP)
+    assert model.prompt_names.count("community_map") == 3 and model.prompt_names.count("community_reduce") == 1
+    assert community.summary == "part 1 of 3 + part 2 of 3 + part 3 of 3"
+    assert len(community.member_ids) == 40  # members the model did not read are still members
+
+
+async def test_a_model_that_fails_leaves_communities_named_from_members(
+    store: Store, embedder: HashingEmbedder, planted: Planted
+) -> None:
+    await load(store, planted)
+
+    def broken(prompt: Any, context: Any) -> Any:
+        return "not json at all"
+
+    builder = CommunityBuilder(store, embedder, FunctionModel(broken))
+    built = await builder.build(GROUP)
+    assert membership(built) == set(planted.clusters)
+    assert all(c.name and c.summary for c in built)
+    assert builder.last_build is not None and builder.last_build.failed_calls == builder.last_build.model_calls > 0
+
+
+async def test_a_failed_extension_update_is_retried_by_the_next_extension(
+    store: Store, embedder: HashingEmbedder, planted: Planted
+) -> None:
+    await load(store, planted)
+    failing = {"on": False}
+
+    def flaky(prompt: Any, context: Any) -> Any:
+        if failing["on"]:
+            return "garbage"
+        return topic_model(prompt, context)
+
+    builder = CommunityBuilder(store, embedder, FunctionModel(flaky))
+    await builder.build(GROUP)
+    target = sorted(planted.clusters[0])
+    failing["on"] = True
+    await add_entity(store, "late1", {target[0]: 1, target[1]: 1})
+    first = await builder.extend(GROUP, ["late1"])
+    [community] = await store.get_communities(GROUP, [first.assigned["late1"]])
+    assert "late1" in community.member_ids and community.name == "astronomy, hobby"  # unchanged, pending
+    failing["on"] = False
+    await add_entity(store, "late2", {target[2]: 1, target[3]: 1})
+    second = await builder.extend(GROUP, ["late2"])
+    assert second.model_calls == 1
+    [community] = await store.get_communities(GROUP, [first.assigned["late1"]])
+    assert community.name == "newcomers, hobby" and {"late1", "late2"} <= set(community.member_ids)
+
+
+async def test_extension_without_summaries_leaves_them_pending_until_asked(
+    store: Store, embedder: HashingEmbedder, planted: Planted
+) -> None:
+    await load(store, planted)
+    model = FunctionModel(topic_model)
+    builder = CommunityBuilder(store, embedder, model, config=CommunityConfig(summarize_on_extend=False))
+    await builder.build(GROUP)
+    calls = len(model.calls)
+    await add_entity(store, "late", {sorted(planted.clusters[1])[0]: 2})
+    result = await builder.extend(GROUP, ["late"])
+    assert len(model.calls) == calls and result.model_calls == 0
+    assert await builder.summarize_pending(GROUP) == 1
+    assert len(model.calls) == calls + 1
+    [community] = await store.get_communities(GROUP, [result.assigned["late"]])
+    assert community.name == "newcomers, hobby"
+    assert await builder.summarize_pending(GROUP) == 0
