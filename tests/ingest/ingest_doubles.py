@@ -7,12 +7,14 @@ from datetime import UTC, datetime
 from typing import Any
 
 from chronomem.ingest.prompts import (
+    CandidateFact,
     EntityMatches,
     ExtractedEntities,
     ExtractedEntity,
     ExtractedFact,
     ExtractedFacts,
     ExtractedGraph,
+    FactQuestion,
     FactVerdicts,
     RewrittenSummaries,
 )
@@ -65,17 +67,34 @@ class Script:
         return ExtractedEntities(entities=[self._entity(e) for e in entities])
 
     def _extract_facts(self, ctx: Any) -> ExtractedFacts:
+        """Facts, with the folded answers: verdicts against the EXISTING FACTS shown, and same_as."""
         _, facts = self._find(ctx.episode.current)
-        return ExtractedFacts(facts=[ExtractedFact(**f) for f in facts])
+        self.questions.setdefault("extract_facts", []).append(ctx)
+        answered = []
+        for index, fact in enumerate(facts):
+            shown = tuple(
+                CandidateFact(c.index, c.fact, c.relation_type, fact["source"] in c.fact and fact["target"] in c.fact,
+                              c.valid_at, c.invalid_at)
+                for c in ctx.existing
+            )
+            question = FactQuestion(index, fact["fact"], fact["relation_type"], shown)
+            verdict = self.fact_verdict(question) if shown else {}
+            answered.append(ExtractedFact(**fact, duplicate_of=verdict.get("duplicate_of"),
+                                          contradicts=verdict.get("contradicts", [])))
+        same_as = self._match(ctx.ambiguous)
+        return ExtractedFacts(facts=answered, same_as=same_as.matches)
 
     def _extract_graph(self, ctx: Any) -> ExtractedGraph:
         entities, facts = self._find(ctx.episode.current)
         return ExtractedGraph(entities=[self._entity(e) for e in entities], facts=[ExtractedFact(**f) for f in facts])
 
     def _resolve_entities(self, ctx: Any) -> EntityMatches:
-        self.questions.setdefault("resolve_entities", []).extend(ctx.questions)
+        return self._match(ctx.questions)
+
+    def _match(self, questions: Any) -> EntityMatches:
+        self.questions.setdefault("entities", []).extend(questions)
         matches = []
-        for question in ctx.questions:
+        for question in questions:
             wanted = self.entity_matches.get(question.name)
             found = next((c.index for c in question.candidates if c.name == wanted), None)
             matches.append({"index": question.index, "duplicate_of": found, "name": wanted})

@@ -11,7 +11,7 @@ from ingest_doubles import Script, at
 from chronomem.domain import Episode, EpisodeStatus, true_at
 from chronomem.errors import ConflictError, IngestionError
 from chronomem.filters import SearchFilters
-from chronomem.ingest import Ingestor
+from chronomem.ingest import IngestConfig, Ingestor
 from chronomem.llm.testing import FunctionModel
 from chronomem.store.base import Store
 from chronomem.store.factory import open_store
@@ -85,8 +85,9 @@ async def test_bob_merges_into_robert_smith_and_a_repeated_exact_name_costs_no_c
     await ingestor.add_episode(message("g", "Robert Smith", "I joined the chess club.", "2024-01-01"))
     result = await ingestor.add_episode(message("g", "Bob", "I won the chess tournament!", "2024-02-01"))
 
-    assert model.prompt_names.count("resolve_entities") == 1
-    (question,) = script.questions["resolve_entities"]
+    # "Bob" was ambiguous (a nickname of a partial name): the fact-extraction call settled it, batched
+    assert model.prompt_names == ["extract_entities", "extract_facts"] * 2
+    (question,) = script.questions["entities"]
     assert question.name == "Bob" and [c.name for c in question.candidates] == ["Robert Smith"]
     names = {e.name: e for e in await store.list_entities("g")}
     assert set(names) == {"Robert Smith", "chess club", "chess tournament"}
@@ -100,18 +101,22 @@ async def test_bob_merges_into_robert_smith_and_a_repeated_exact_name_costs_no_c
     assert len(await store.list_entities("g")) == 3
 
 
-async def test_restated_fact_gains_provenance_instead_of_a_duplicate(store, embedder, model, script: Script):
+@pytest.mark.parametrize("shown", [16, 0], ids=["folded-into-extraction", "batched-call"])
+async def test_restated_fact_gains_provenance_instead_of_a_duplicate(
+    store, embedder, model, script: Script, shown: int
+):
     loves = {"source": "Alice", "relation_type": "LOVES", "target": "jazz", "fact": "Alice loves jazz"}
     script.episodes["love jazz"] = (["Alice", "jazz"], [loves])
-    script.episodes["big fan"] = (["Alice", "jazz"], [{**loves, "fact": "Alice is a big fan of jazz"}])
+    script.episodes["big fan"] = (["Alice", "jazz"], [{**loves, "fact": "Alice really loves jazz music"}])
     script.fact_verdict = lambda q: {"index": q.index,
                                      "duplicate_of": next((c.index for c in q.candidates if c.same_pair), None)}
-    ingestor = Ingestor(store, embedder, model)
+    ingestor = Ingestor(store, embedder, model, config=IngestConfig(facts_shown=shown))
     first = await ingestor.add_episode(message("g", "Alice", "I love jazz.", "2024-01-01"))
     second = await ingestor.add_episode(message("g", "Alice", "I really love jazz.", "2024-01-02"))
     assert "resolve_facts" not in model.prompt_names  # identical text: no call
     third = await ingestor.add_episode(message("g", "Alice", "I'm a big fan of jazz.", "2024-01-03"))
-    assert model.prompt_names.count("resolve_facts") == 1
+    # the model judged the restatement inside fact extraction, or in one batched call when not shown
+    assert model.prompt_names.count("resolve_facts") == (0 if shown else 1)
 
     (fact,) = await store.list_facts("g")
     assert fact.fact == "Alice loves jazz"

@@ -35,8 +35,10 @@ class IngestConfig(BaseModel):
     # fact resolution (see chronomem.ingest.fact_resolution)
     duplicate_similarity: float = 0.55  # same-pair facts at least this close are duplicate candidates
     contradiction_similarity: float = 0.70  # endpoint-sharing facts at least this close may contradict
-    same_relation_similarity: float = 0.35  # the bound for facts of the same relation type
+    same_relation_similarity: float = 0.50  # the bound for facts of the same relation type
     fact_candidates: int = Field(default=6, ge=1)  # per new fact, per kind
+    # existing facts shown to the fact-extraction call, which judges new facts against them at no extra call
+    facts_shown: int = Field(default=16, ge=0)
 
     # entity summaries grow by appending facts; past this many characters a batched rewrite shortens them
     summary_max_chars: int = Field(default=1200, ge=100)

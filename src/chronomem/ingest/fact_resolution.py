@@ -1,7 +1,8 @@
 """Fact resolution, the pure part: which existing facts a new fact may duplicate or contradict.
 
 DESIGN §2, step 6. Duplicates are looked for **only among facts between the same entity pair**;
-contradiction candidates **only among facts sharing an endpoint and close in meaning**. Graphiti
+contradiction candidates **only among facts sharing an endpoint, in the same role (same source or
+same target), and close in meaning**. Graphiti
 compares against the whole group and unrelated facts retire each other; here a fact about Alice's
 dog cannot end her job. Three cases need no model at all:
 
@@ -25,6 +26,7 @@ __all__ = [
     "FactOutcome",
     "identical_fact",
     "same_pair",
+    "same_role",
     "select_candidates",
     "shares_endpoint",
     "single_valued_outcome",
@@ -37,6 +39,12 @@ def same_pair(a: Fact, b: Fact) -> bool:
 
 def shares_endpoint(a: Fact, b: Fact) -> bool:
     return bool(set(a.entity_ids) & set(b.entity_ids))
+
+
+def same_role(a: Fact, b: Fact) -> bool:
+    """The facts share an entity in the same role: the same source (Alice works at X / Alice works at Y)
+    or the same target (Bob manages Acme / Carol manages Acme)."""
+    return a.source_id == b.source_id or a.target_id == b.target_id
 
 
 def identical_fact(new: Fact, existing: Sequence[Fact]) -> Fact | None:
@@ -106,6 +114,6 @@ def select_candidates(
     duplicates = [f for s, f in scored if same_pair(new, f) and close(s, f, duplicate_similarity)]
     contradictions = [
         f for s, f in scored
-        if shares_endpoint(new, f) and close(s, f, contradiction_similarity) and f not in duplicates
+        if same_role(new, f) and close(s, f, contradiction_similarity) and f not in duplicates
     ]
     return FactCandidates(tuple(duplicates[:limit]), tuple(contradictions[:limit]))

@@ -79,7 +79,7 @@ _VERBS = (
     ("study", "STUDIES"), ("studied", "STUDIES"), ("date", "IS_DATING"), ("made", "MADE"), ("got", "HAS"),
     ("have", "HAS"), ("has", "HAS"), ("bought", "BOUGHT"), ("feel", "FEELS_ABOUT"), ("help", "HELPS"),
 )
-_STATE_RELATIONS = frozenset({"WORKS_AT", "LIVES_IN", "MOVED_TO", "PLANS", "IS_DATING", "STUDIES"})
+_STATE_RELATIONS = frozenset({"WORKS_AT", "LIVES_IN", "MOVED_TO", "PLANS", "IS_DATING", "STUDIES", "FEELS_ABOUT"})
 _MAX_ENTITIES = 6
 _MAX_FACTS = 5
 
@@ -159,10 +159,12 @@ def _first_person(sentence: str, subject: str) -> str:
 
 def _fact(subject: str, target: str, sentence: str, text: EpisodeText) -> ExtractedFact:
     when = resolve_relative(sentence, text.reference_time)
-    return ExtractedFact(
-        source=subject, relation_type=_relation(sentence), target=target,
-        fact=_first_person(sentence.strip(), subject), valid_at=when.isoformat() if when else None,
-    )
+    relation = _relation(sentence)
+    # a state ("works at", "plans") is stated concisely, as a model would: such facts can contradict
+    fact = (f"{subject} {relation.lower().replace('_', ' ')} {target}" if relation in _STATE_RELATIONS
+            else _first_person(sentence.strip(), subject))
+    return ExtractedFact(source=subject, relation_type=relation, target=target, fact=fact,
+                         valid_at=when.isoformat() if when else None)
 
 
 def _facts(text: EpisodeText, entities: list[EntityRef]) -> list[ExtractedFact]:
@@ -186,13 +188,17 @@ def _is_same_entity(name: str, candidate: str) -> bool:
     return bool(mine) and (mine <= theirs or theirs <= mine or fuzz.ratio(name.lower(), candidate.lower()) >= 80)
 
 
-def _resolve_entities(ctx: Any) -> EntityMatches:
+def _same_as(questions: Any) -> list[dict[str, Any]]:
     matches = []
-    for question in ctx.questions:
+    for question in questions:
         match = next((c for c in question.candidates if _is_same_entity(question.name, c.name)), None)
         full = max((question.name, match.name), key=len) if match else None
         matches.append({"index": question.index, "duplicate_of": match.index if match else None, "name": full})
-    return EntityMatches.model_validate({"matches": matches})
+    return matches
+
+
+def _resolve_entities(ctx: Any) -> EntityMatches:
+    return EntityMatches.model_validate({"matches": _same_as(ctx.questions)})
 
 
 def _words(text: str) -> set[str]:
@@ -204,19 +210,37 @@ def _overlap(a: str, b: str) -> float:
     return len(wa & wb) / max(1, len(wa | wb))
 
 
+def _verdict(fact: str, relation: str, candidates: Any, same_pair: Any) -> tuple[int | None, list[int]]:
+    duplicate = next((c.index for c in candidates if same_pair(c) and _overlap(fact, c.fact) >= 0.5), None)
+    if duplicate is not None:
+        return duplicate, []
+    contradicts = [
+        c.index for c in candidates
+        if c.relation_type == relation in _STATE_RELATIONS and not same_pair(c) and fact.split()[0] == c.fact.split()[0]
+    ]
+    return None, contradicts
+
+
 def _resolve_facts(ctx: Any) -> FactVerdicts:
     verdicts = []
     for question in ctx.questions:
-        duplicate = next(
-            (c.index for c in question.candidates if c.same_pair and _overlap(question.fact, c.fact) >= 0.5), None
-        )
-        contradicts = [] if duplicate else [
-            c.index for c in question.candidates
-            if c.relation_type == question.relation_type in _STATE_RELATIONS and not c.same_pair
-            and question.fact.split()[0] == c.fact.split()[0]
-        ]
+        duplicate, contradicts = _verdict(question.fact, question.relation_type, question.candidates,
+                                          lambda c: c.same_pair)
         verdicts.append({"index": question.index, "duplicate_of": duplicate, "contradicts": contradicts})
     return FactVerdicts.model_validate({"verdicts": verdicts})
+
+
+def _judged(facts: list[ExtractedFact], existing: Any) -> list[ExtractedFact]:
+    """Facts with the folded verdicts against the EXISTING FACTS shown (same pair: both names in its text)."""
+    judged = []
+    for fact in facts:
+        def same_pair(candidate: Any, fact: ExtractedFact = fact) -> bool:
+            text = candidate.fact.lower()
+            return fact.source.lower() in text and fact.target.lower() in text
+
+        duplicate, contradicts = _verdict(fact.fact, fact.relation_type, existing, same_pair)
+        judged.append(fact.model_copy(update={"duplicate_of": duplicate, "contradicts": contradicts}))
+    return judged
 
 
 def _rewrite(ctx: Any) -> RewrittenSummaries:
@@ -240,7 +264,8 @@ def heuristic_answer(prompt: Any, context: Any) -> Any:
     if name == "entity_reflexion":
         return MissedEntities()
     if name == "extract_facts":
-        return ExtractedFacts(facts=_facts(context.episode, list(context.entities)))
+        facts = _judged(_facts(context.episode, list(context.entities)), context.existing)
+        return ExtractedFacts.model_validate({"facts": facts, "same_as": _same_as(context.ambiguous)})
     if name == "extract_graph":
         entities = _entities(context.episode)
         refs = [EntityRef(e.name, e.type) for e in entities]

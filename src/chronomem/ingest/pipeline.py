@@ -191,14 +191,15 @@ class Ingestor:
         """The paper's pipeline, stage by stage (DESIGN §2)."""
         text = await stages.load_context(session, episode)
         extracted, trusted = await self._extract(session, episode, text)
-        resolved = await stages.resolve_entities(session, text, stages.named_entities(session, extracted.entities,
-                                                                                      trusted=trusted))
-        fact_texts = extracted.facts
-        if self.config.extraction == "staged" and not trusted:
-            fact_texts = await stages.extract_facts(session, text, resolved)
-        facts = stages.build_facts(session, fact_texts, resolved)
-        outcomes = await stages.resolve_facts(session, facts)
-        changes = stages.apply_invalidation(session, facts, outcomes)
+        staged = self.config.extraction == "staged" and not trusted
+        named = stages.named_entities(session, extracted.entities, trusted=trusted)
+        resolved = await stages.resolve_entities(session, text, named, defer_ambiguous=staged)
+        found = stages.FactExtraction(extracted.facts)
+        if staged:
+            found = await stages.extract_facts(session, text, resolved)
+        drafts = stages.build_facts(session, found.facts, resolved, found.shown)
+        outcomes = await stages.resolve_facts(session, drafts)
+        changes = stages.apply_invalidation(session, drafts.facts, outcomes)
         await stages.update_summaries(session, resolved, changes)
         done = stages.finished(episode, session)
         write = await stages.assemble_write(session, resolved, changes, done=done)
@@ -270,10 +271,10 @@ class Ingestor:
             session.llm = None  # deterministic resolution only, even when a model is configured
             resolved = await stages.resolve_entities(session, None, stages.named_entities(session, extracted.entities,
                                                                                           trusted=True))
-            facts = stages.build_facts(session, extracted.facts, resolved)
-            if not facts:
+            drafts = stages.build_facts(session, extracted.facts, resolved)
+            if not drafts.facts:
                 raise InvalidInputError(f"source and target are the same entity: {source!r}")
-            changes = stages.apply_invalidation(session, facts, await stages.resolve_facts(session, facts))
+            changes = stages.apply_invalidation(session, drafts.facts, await stages.resolve_facts(session, drafts))
             await stages.update_summaries(session, resolved, changes)
             await self.store.write(await stages.assemble_write(session, resolved, changes, done=None))
         if self.on_entities_added is not None and resolved.created:

@@ -219,10 +219,14 @@ class ExtractedFact(BaseModel):
     valid_at: str | None = None
     invalid_at: str | None = None
     attributes: dict[str, Any] = Field(default_factory=dict)
+    # resolution folded into extraction: numbers of the EXISTING FACTS shown in the prompt
+    duplicate_of: int | None = None
+    contradicts: list[int] = Field(default_factory=list)
 
 
 class ExtractedFacts(BaseModel):
     facts: list[ExtractedFact] = Field(default_factory=list)
+    same_as: list[EntityMatch] = Field(default_factory=list)  # answers about POSSIBLE DUPLICATES
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,10 +237,18 @@ class EntityRef:
 
 @dataclass(frozen=True, slots=True)
 class FactExtractionContext:
+    """Facts of the episode; with ``existing`` facts and ``ambiguous`` entities, resolution rides along.
+
+    Folding both resolutions into this call is what keeps ingestion at about two calls per episode:
+    the batched resolution calls are then needed only for candidates the model was not shown.
+    """
+
     episode: EpisodeText
     entities: tuple[EntityRef, ...]
     edge_types: tuple[TypeSpec, ...] = ()
     instructions: str = ""
+    existing: tuple[CandidateFact, ...] = ()  # current facts of these entities, near the episode
+    ambiguous: tuple[EntityQuestion, ...] = ()  # extracted names that may be existing entities
 
 
 _FACT_SCHEMA = (
@@ -263,12 +275,35 @@ def _fact_guidelines(edge_types: tuple[TypeSpec, ...]) -> str:
     return _FACT_GUIDELINES.replace("{edge_rule}", edge_rule)
 
 
+_FOLDED_FACTS = (
+    "For each fact, duplicate_of: the EXISTING FACT (number) between the same two entities that states the "
+    "same information, else null; contradicts: the EXISTING FACTS it makes no longer true (a changed state: a "
+    "new employer, a move), else []. Facts that can both be true never contradict."
+)
+_FOLDED_ENTITIES = (
+    "For each POSSIBLE DUPLICATE, give in same_as whether the NEW name is the same real-world entity as one of "
+    "its existing candidates (duplicate_of: the existing number, name: the most complete full name) or not "
+    "(duplicate_of: null). Refer to entities by the names listed in ENTITIES."
+)
+
+
 def _build_fact_extraction(ctx: FactExtractionContext) -> list[Message]:
     entities = "\n".join(f"- {e.name} ({e.type})" for e in ctx.entities)
+    folded, schema = "", f'"facts": [{_FACT_SCHEMA}]'
+    if ctx.existing:
+        existing = "\n".join(
+            f"{c.index}: {c.relation_type}: {c.fact}{_span(c.valid_at, c.invalid_at)}" for c in ctx.existing
+        )
+        folded += f"<EXISTING FACTS>\n{existing}\n</EXISTING FACTS>\n{_FOLDED_FACTS}\n"
+        schema = schema[:-2] + ', "duplicate_of": int|null, "contradicts": [int]}]'
+    if ctx.ambiguous:
+        questions = "\n".join(_render_entity_question(q) for q in ctx.ambiguous)
+        folded += f"<POSSIBLE DUPLICATES>\n{questions}\n</POSSIBLE DUPLICATES>\n{_FOLDED_ENTITIES}\n"
+        schema += ', "same_as": [{"index": int, "duplicate_of": int|null, "name": str|null}]'
     user = (
         f"{_episode_block(ctx.episode)}\n<ENTITIES>\n{entities}\n</ENTITIES>\n"
-        f"{_types_block('RELATION TYPES', ctx.edge_types)}{_fact_guidelines(ctx.edge_types)}\n{ctx.instructions}\n"
-        f'Schema: {{"facts": [{_FACT_SCHEMA}]}}'
+        f"{_types_block('RELATION TYPES', ctx.edge_types)}{_fact_guidelines(ctx.edge_types)}\n{folded}"
+        f"{ctx.instructions}\nSchema: {{{schema}}}"
     )
     system = f"You extract dated facts between entities for a temporal knowledge graph. {_JSON_ONLY}"
     return [Message("system", system), Message("user", user.strip())]

@@ -69,6 +69,8 @@ class Session:
     usage: Usage = field(default_factory=Usage)
     warnings: list[str] = field(default_factory=list)
     current_stage: str = "start"
+    entities_extracted: int = 0  # distinct entities the episode named
+    facts_extracted: int = 0  # valid facts it stated (before resolution)
     started: float = field(default_factory=time.perf_counter)
     vectors: EmbeddingCache = field(init=False)
     # (group, scope) pairs known to hold vectors, shared by the Ingestor's sessions (see has_vectors)
@@ -117,6 +119,8 @@ class Session:
         record["elapsed_s"] = round(elapsed, 4)
         record["pipeline_s"] = round(max(0.0, elapsed - self.usage.latency_s), 4)
         record["embedding_batches"] = self.vectors.batches
+        record["entities_extracted"] = self.entities_extracted
+        record["facts_extracted"] = self.facts_extracted
         record["warnings"] = list(self.warnings)
         return record
 

@@ -35,6 +35,7 @@ from chronomem.ingest.prompts import (
     CandidateFact,
     CombinedExtractionContext,
     EntityExtractionContext,
+    EntityMatch,
     EntityQuestion,
     EntityRef,
     EntityResolutionContext,
@@ -66,6 +67,8 @@ from chronomem.store.base import GraphWrite, Scope
 
 __all__ = [
     "FactChanges",
+    "FactDrafts",
+    "FactExtraction",
     "NamedEntity",
     "ResolvedEntities",
     "apply_invalidation",
@@ -79,6 +82,7 @@ __all__ = [
     "named_entities",
     "resolve_entities",
     "resolve_facts",
+    "settle",
     "update_summaries",
 ]
 
@@ -124,14 +128,58 @@ async def extract_graph(session: Session, text: EpisodeText) -> ExtractedGraph:
     return await session.ask(COMBINED_EXTRACTION, context)
 
 
+@dataclass
+class FactExtraction:
+    """What the fact-extraction call returned, and the existing facts it was shown (by number)."""
+
+    facts: list[ExtractedFact] = field(default_factory=list)
+    shown: dict[int, Fact] = field(default_factory=dict)
+
+
 @stage("extract_facts")
-async def extract_facts(session: Session, text: EpisodeText, resolved: ResolvedEntities) -> list[ExtractedFact]:
-    """Facts between the episode's entities, with relation types and dates, in one call."""
-    if len(resolved.mentioned) < 2:
-        return []  # a fact joins two different entities
-    refs = tuple(EntityRef(name, _specific_label(resolved.entities[eid].labels)) for name, eid in resolved.mentioned)
-    context = FactExtractionContext(text, refs, session.ontology.edge_specs())
-    return (await session.ask(FACT_EXTRACTION, context)).facts
+async def extract_facts(session: Session, text: EpisodeText, resolved: ResolvedEntities) -> FactExtraction:
+    """Facts between the episode's entities, with relation types and dates, in one call.
+
+    The same call settles the ambiguous entities and judges the new facts against the existing
+    facts near the episode (numbered), so resolution rarely needs calls of its own.
+    """
+    names = [name for name, _ in resolved.mentioned] + [n.name for n, _ in resolved.ambiguous]
+    if len(names) < 2:  # a fact joins two different entities: settle names with the batched call
+        settle(session, resolved, resolved.ambiguous,
+               await _ask_about_ambiguous(session, text, resolved.ambiguous))
+        return FactExtraction()
+    refs = [EntityRef(name, _specific_label(resolved.entities[eid].labels)) for name, eid in resolved.mentioned]
+    refs += [EntityRef(n.name, _specific_label(n.labels)) for n, _ in resolved.ambiguous]
+    shown = await _facts_to_show(session, text, resolved)
+    questions, numbering = entity_questions(resolved.ambiguous)
+    existing = tuple(
+        CandidateFact(number, f.fact, f.relation_type, False, f.valid_at, f.invalid_at) for number, f in shown.items()
+    )
+    context = FactExtractionContext(text, tuple(refs), session.ontology.edge_specs(), existing=existing,
+                                    ambiguous=questions)
+    answer = await session.ask(FACT_EXTRACTION, context)
+    matches = read_matches(session, resolved.ambiguous, questions, numbering, answer.same_as)
+    settle(session, resolved, resolved.ambiguous, matches)
+    return FactExtraction(answer.facts, shown)
+
+
+async def _facts_to_show(session: Session, text: EpisodeText, resolved: ResolvedEntities) -> dict[int, Fact]:
+    """Current facts touching the episode's entities (or their candidates), nearest the episode first."""
+    if not await session.has_vectors(Scope.FACTS):
+        return {}
+    store, group, limit = session.store, session.group_id, session.config.facts_shown
+    entity_ids = set(resolved.entities) | {e.id for _, d in resolved.ambiguous for e in d.candidates}
+    mentioned = list(dict.fromkeys(eid for _, eid in resolved.mentioned))
+    pairs = [(a, b) for i, a in enumerate(mentioned) for b in mentioned[i + 1 :]]
+    hits, between = await asyncio.gather(
+        store.vector_search(group, Scope.FACTS, session.vectors[text.current], limit=limit * 4),
+        asyncio.gather(*(store.facts_between(group, a, b) for a, b in pairs)),
+    )
+    near = [f for f in await store.get_facts(group, [hit.id for hit in hits]) if entity_ids & set(f.entity_ids)]
+    # the latest facts of each pair the episode names: where its restatements are
+    same_pairs = [f for facts in between for f in sorted(facts, key=lambda f: f.created_at)[-2:]]
+    chosen = list({f.id: f for f in (*same_pairs, *near)}.values())[:limit]
+    return {number: fact for number, fact in enumerate(chosen, start=1)}
 
 
 def _specific_label(labels: Iterable[str]) -> str:
@@ -164,6 +212,7 @@ def named_entities(session: Session, extracted: Iterable[ExtractedEntity], *, tr
         if trusted and not attributes:
             attributes = dict(entity.attributes)
         result.append(NamedEntity(entity.name, labels, attributes))
+    session.entities_extracted = len(result)
     return result
 
 
@@ -177,6 +226,7 @@ class ResolvedEntities:
     created: set[str] = field(default_factory=set)
     changed: set[str] = field(default_factory=set)
     renamed: set[str] = field(default_factory=set)  # existing entities given a more complete name
+    ambiguous: list[tuple[NamedEntity, EntityDecision]] = field(default_factory=list)  # awaiting the model
 
     def find(self, name: str) -> Entity | None:
         entity_id = self.by_key.get(match_key(name))
@@ -210,34 +260,51 @@ def _merge_into(entity: Entity, named: NamedEntity) -> Entity:
 
 @stage("resolve_entities")
 async def resolve_entities(
-    session: Session, text: EpisodeText | None, named: Sequence[NamedEntity]
+    session: Session, text: EpisodeText | None, named: Sequence[NamedEntity], *, defer_ambiguous: bool = False
 ) -> ResolvedEntities:
-    """Deterministic matches first; ambiguous names go to one batched model call; the rest are new."""
+    """Deterministic matches first; ambiguous names go to one batched model call; the rest are new.
+
+    With ``defer_ambiguous`` the ambiguous names wait in ``resolved.ambiguous``: the fact-extraction
+    call answers them (staged extraction folds entity resolution into it).
+    """
     resolved = ResolvedEntities()
     await session.vectors.embed([n.name for n in named] + ([text.current] if text else []))
     exact = await _exact_matches(session, named)
-    pending: list[tuple[NamedEntity, Entity | None]] = []
+    pending: list[NamedEntity] = []
     for entity in named:
         match = resolved.find(entity.name) or exact.get(match_key(entity.name))
         if match is not None and labels_compatible(entity.labels, match.labels):
             resolved.bind(entity, _merge_into(resolved.entities.get(match.id, match), entity), created=False)
         else:
-            pending.append((entity, None))
-    if pending:
-        decisions = await _decide_unmatched(session, [n for n, _ in pending])
-        answers = await _ask_about_ambiguous(session, text, decisions)
-        for entity, decision in decisions:
-            answered = answers.get(entity.name)
-            match = answered or decision.match
-            if answered is not None and all(c.name != answered.name for c in decision.candidates):
-                resolved.renamed.add(answered.id)
-            if match is not None:
-                resolved.bind(entity, _merge_into(resolved.entities.get(match.id, match), entity), created=False)
-            elif (known := resolved.find(entity.name)) is not None:
-                resolved.bind(entity, known, created=known.id in resolved.created)
-            else:
-                resolved.bind(entity, _new_entity(session, entity), created=True)
+            pending.append(entity)
+    if not pending:
+        return resolved
+    decisions = await _decide_unmatched(session, pending)
+    if defer_ambiguous and session.llm is not None and text is not None:
+        resolved.ambiguous = [(n, d) for n, d in decisions if d.verdict is Verdict.AMBIGUOUS]
+        decisions = [(n, d) for n, d in decisions if d.verdict is not Verdict.AMBIGUOUS]
+    settle(session, resolved, decisions, await _ask_about_ambiguous(session, text, decisions))
     return resolved
+
+
+def settle(
+    session: Session,
+    resolved: ResolvedEntities,
+    decisions: Sequence[tuple[NamedEntity, EntityDecision]],
+    answers: dict[str, Entity],
+) -> None:
+    """Bind each decided name: to the entity the model or a deterministic rule chose, else a new one."""
+    for entity, decision in decisions:
+        answered = answers.get(entity.name)
+        match = answered or decision.match
+        if answered is not None and all(c.name != answered.name for c in decision.candidates):
+            resolved.renamed.add(answered.id)
+        if match is not None:
+            resolved.bind(entity, _merge_into(resolved.entities.get(match.id, match), entity), created=False)
+        elif (known := resolved.find(entity.name)) is not None:
+            resolved.bind(entity, known, created=known.id in resolved.created)
+        else:
+            resolved.bind(entity, _new_entity(session, entity), created=True)
 
 
 def _new_entity(session: Session, named: NamedEntity) -> Entity:
@@ -301,18 +368,35 @@ async def _ask_about_ambiguous(
     ambiguous = [(n, d) for n, d in decisions if d.verdict is Verdict.AMBIGUOUS]
     if not ambiguous or session.llm is None or text is None:
         return {}
+    questions, numbering = entity_questions(ambiguous)
+    answer = await session.ask(ENTITY_RESOLUTION, EntityResolutionContext(text, questions))
+    return read_matches(session, ambiguous, questions, numbering, answer.matches)
+
+
+def entity_questions(
+    ambiguous: Sequence[tuple[NamedEntity, EntityDecision]],
+) -> tuple[tuple[EntityQuestion, ...], dict[int, Entity]]:
+    """The ambiguous names with their numbered candidates, as the model sees them."""
     questions, numbering = [], {}
-    number = 0
     for index, (named, decision) in enumerate(ambiguous):
         candidates = []
         for entity in decision.candidates:
-            number += 1
-            numbering[number] = entity
-            candidates.append(CandidateEntity(number, entity.name, entity.summary[:200]))
+            numbering[len(numbering) + 1] = entity
+            candidates.append(CandidateEntity(len(numbering), entity.name, entity.summary[:200]))
         questions.append(EntityQuestion(index, named.name, _specific_label(named.labels), tuple(candidates)))
-    answer = await session.ask(ENTITY_RESOLUTION, EntityResolutionContext(text, tuple(questions)))
+    return tuple(questions), numbering
+
+
+def read_matches(
+    session: Session,
+    ambiguous: Sequence[tuple[NamedEntity, EntityDecision]],
+    questions: Sequence[EntityQuestion],
+    numbering: dict[int, Entity],
+    answers: Iterable[EntityMatch],
+) -> dict[str, Entity]:
+    """name -> the existing entity the model says it is (answers naming no offered candidate are ignored)."""
     matches: dict[str, Entity] = {}
-    for match in answer.matches:
+    for match in answers:
         if match.duplicate_of is None or not 0 <= match.index < len(ambiguous):
             continue
         named, _ = ambiguous[match.index]
@@ -335,14 +419,35 @@ def _complete_name(entity: Entity, name: str | None) -> Entity:
 # -- 5. facts ------------------------------------------------------------------------------------------
 
 
-def build_facts(session: Session, extracted: Iterable[ExtractedFact], resolved: ResolvedEntities) -> list[Fact]:
+@dataclass
+class FactDrafts:
+    """New facts, and what the extraction call already said about them (by fact id)."""
+
+    facts: list[Fact] = field(default_factory=list)
+    hints: dict[str, FactOutcome] = field(default_factory=dict)
+    shown: frozenset[str] = frozenset()  # ids of the existing facts the model was shown
+
+
+def build_facts(
+    session: Session,
+    extracted: Iterable[ExtractedFact],
+    resolved: ResolvedEntities,
+    shown: dict[int, Fact] | None = None,
+) -> FactDrafts:
     """Facts with entity ids, SCREAMING_SNAKE relation types, checked signatures and resolved dates."""
-    facts: list[Fact] = []
+    shown = shown or {}
+    drafts = FactDrafts(shown=frozenset(f.id for f in shown.values()))
     for item in extracted:
         fact = _to_fact(session, item, resolved)
-        if fact is not None and identical_fact(fact, facts) is None:
-            facts.append(fact)
-    return facts
+        if fact is None or identical_fact(fact, drafts.facts) is not None:
+            continue
+        drafts.facts.append(fact)
+        if shown:
+            duplicate = shown.get(item.duplicate_of) if item.duplicate_of is not None else None
+            contradicts = tuple(shown[n] for n in dict.fromkeys(item.contradicts) if n in shown)
+            drafts.hints[fact.id] = FactOutcome(duplicate, contradicts)
+    session.facts_extracted = len(drafts.facts)
+    return drafts
 
 
 def _to_fact(session: Session, item: ExtractedFact, resolved: ResolvedEntities) -> Fact | None:
@@ -394,8 +499,14 @@ async def _existing_facts(session: Session, facts: Sequence[Fact]) -> tuple[dict
 
 
 @stage("resolve_facts")
-async def resolve_facts(session: Session, facts: Sequence[Fact]) -> list[FactOutcome]:
-    """Duplicates and contradictions of each new fact; the ambiguous ones in one batched call."""
+async def resolve_facts(session: Session, drafts: FactDrafts) -> list[FactOutcome]:
+    """Duplicates and contradictions of each new fact (DESIGN §2, step 6).
+
+    No model for identical text, single-valued relations or facts without candidates; the
+    extraction call's verdict when the model was shown every candidate (vetted against the rules);
+    one batched call for the rest.
+    """
+    facts = drafts.facts
     if not facts:
         return []
     await session.vectors.embed(f.fact for f in facts)
@@ -415,12 +526,26 @@ async def resolve_facts(session: Session, facts: Sequence[Fact]) -> list[FactOut
                 same_relation_similarity=session.config.same_relation_similarity,
                 limit=session.config.fact_candidates,
             )
-            if candidates:
+            hint = drafts.hints.get(fact.id)
+            if hint is not None and all(c.id in drafts.shown for c in (*candidates.duplicates,
+                                                                         *candidates.contradictions)):
+                outcomes[index] = vet(fact, hint, candidates)
+            elif candidates:
                 questions.append((index, candidates))
     if questions and session.llm is not None:
         for index, outcome in (await _ask_about_facts(session, facts, questions)).items():
             outcomes[index] = outcome
     return outcomes
+
+
+def vet(fact: Fact, hint: FactOutcome, candidates: FactCandidates) -> FactOutcome:
+    """The extraction call's verdict, within the rules: a duplicate only between the same pair, a
+    contradiction only of a candidate (shares an endpoint, close in meaning)."""
+    duplicate = hint.duplicate_of if hint.duplicate_of is not None and same_pair(hint.duplicate_of, fact) else None
+    if duplicate is not None:
+        return FactOutcome(duplicate_of=duplicate)
+    allowed = {f.id for f in (*candidates.duplicates, *candidates.contradictions)}
+    return FactOutcome(contradicts=tuple(f for f in hint.contradicts if f.id in allowed))
 
 
 async def _single_valued(session: Session, fact: Fact) -> FactOutcome:

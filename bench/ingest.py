@@ -1,0 +1,153 @@
+"""Ingestion benchmark: the first LoCoMo conversation (conv-26, 419 turns) through the full pipeline.
+
+One episode per turn, with its session's time (plus 30 s per turn, so turns keep their order). The
+model is the *heuristic stand-in* (``chronomem.ingest.heuristic``: not an LLM; it answers every
+prompt from the text itself: speakers, capitalized phrases and noun phrases as entities, facts
+between them, relative dates, candidate duplicates, occasional contradictions). Embeddings come from
+the deterministic hashing embedder; the store is SQLite in a temporary directory.
+
+1. Cost and overhead, staged extraction (the paper's) and combined (entities and facts in one
+   call): LLM calls per episode (mean, p95, max), input/output tokens per episode (estimated,
+   ceil(chars/4)), entities and facts extracted per episode, pipeline time per episode outside the
+   model (median and mean of the time the stages spend, model time excluded).
+2. Throughput: ``--groups`` groups (10) each ingesting the first ``--throughput-episodes`` turns
+   (30) at once, every model call taking ``--latency-ms`` (500): episodes per second overall.
+
+Prints ``name: value`` lines (combined-mode figures are prefixed ``combined_``); progress on stderr.
+
+    .venv/bin/python bench/ingest.py
+    .venv/bin/python bench/ingest.py --episodes 100 --throughput-episodes 10
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import sys
+import tempfile
+import time
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from chronomem.domain import Episode
+from chronomem.embed.testing import HashingEmbedder
+from chronomem.ingest import IngestConfig, Ingestor, IngestResult
+from chronomem.ingest.heuristic import heuristic_answer
+from chronomem.llm.testing import FunctionModel
+from chronomem.store.factory import open_store
+from chronomem.timeutil import assume_utc
+
+__all__ = ["locomo_episodes", "main"]
+
+LOCOMO = Path("/work/shared/data/locomo10.json")
+
+
+def locomo_episodes(group_id: str, limit: int | None = None, path: Path = LOCOMO) -> list[Episode]:
+    """conv-26 as message episodes, in order, with their session times."""
+    sample = json.loads(path.read_text())[0]
+    conversation = sample["conversation"]
+    sessions = sorted(int(k.split("_")[1]) for k in conversation if k.startswith("session_") and k[8:].isdigit())
+    episodes = []
+    for number in sessions:
+        started = assume_utc(datetime.strptime(conversation[f"session_{number}_date_time"], "%I:%M %p on %d %B, %Y"))
+        for index, turn in enumerate(conversation[f"session_{number}"]):
+            episodes.append(Episode(
+                id=turn["dia_id"], group_id=group_id, speaker=turn["speaker"], content=turn["text"],
+                reference_time=started + timedelta(seconds=30 * index), source_description="locomo conv-26",
+            ))
+    return episodes[:limit]
+
+
+def _p95(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+
+
+async def measure_cost(mode: str, episodes: int | None) -> dict[str, float]:
+    with tempfile.TemporaryDirectory() as tmp:
+        store = await open_store(f"sqlite:///{tmp}/bench.db")
+        model = FunctionModel(heuristic_answer, model_name="heuristic")
+        ingestor = Ingestor(store, HashingEmbedder(), model, config=IngestConfig(extraction=mode))  # type: ignore[arg-type]
+        results: list[IngestResult] = []
+        try:
+            for episode in locomo_episodes("bench", episodes):
+                results.append(await ingestor.add_episode(episode))
+        finally:
+            await store.close()
+    usages = [r.episode.usage for r in results]
+    calls = [u["calls"] for u in usages]
+    pipeline_ms = [1000 * u["pipeline_s"] for u in usages]
+    by_prompt: dict[str, int] = {}
+    for usage in usages:
+        for name, count in usage["by_prompt"].items():
+            by_prompt[name] = by_prompt.get(name, 0) + count
+    figures = {
+        "episodes": len(results),
+        "llm_calls_per_episode_mean": statistics.mean(calls),
+        "llm_calls_per_episode_p95": _p95(calls),
+        "llm_calls_per_episode_max": max(calls),
+        "input_tokens_per_episode_mean": statistics.mean(u["input_tokens"] for u in usages),
+        "output_tokens_per_episode_mean": statistics.mean(u["output_tokens"] for u in usages),
+        "entities_per_episode_mean": statistics.mean(u["entities_extracted"] for u in usages),
+        "facts_per_episode_mean": statistics.mean(u["facts_extracted"] for u in usages),
+        "pipeline_overhead_ms_per_episode": statistics.median(pipeline_ms),
+        "pipeline_overhead_ms_per_episode_mean": statistics.mean(pipeline_ms),
+        "facts_restated_total": sum(len(r.facts_updated) for r in results),
+        "facts_invalidated_total": sum(len(r.facts_invalidated) for r in results),
+        "entities_created_total": sum(len(r.entities_created) for r in results),
+        "failed_episodes": sum(1 for r in results if r.episode.status.value != "done"),
+    }
+    figures.update({f"calls_{name}_total": count for name, count in sorted(by_prompt.items())})
+    return figures
+
+
+async def measure_throughput(groups: int, per_group: int, latency_ms: float) -> dict[str, float]:
+    with tempfile.TemporaryDirectory() as tmp:
+        store = await open_store(f"sqlite:///{tmp}/throughput.db")
+        model = FunctionModel(heuristic_answer, model_name="heuristic", latency_s=latency_ms / 1000)
+        ingestor = Ingestor(store, HashingEmbedder(), model)
+        batch = [e for g in range(groups) for e in locomo_episodes(f"group-{g}", per_group)]
+        started = time.perf_counter()
+        try:
+            results = await ingestor.add_episodes(batch, progress=sys.stderr.isatty())
+        finally:
+            await store.close()
+        elapsed = time.perf_counter() - started
+    done = sum(1 for r in results if r.episode.status.value == "done")
+    return {
+        f"episodes_per_s_{int(latency_ms)}ms_{groups}groups": done / elapsed,
+        "throughput_episodes": done,
+        "throughput_wall_s": elapsed,
+    }
+
+
+def _print(figures: dict[str, float], prefix: str = "") -> None:
+    for name, value in figures.items():
+        text = f"{value:.3f}" if isinstance(value, float) else str(value)
+        print(f"{prefix}{name}: {text}", flush=True)
+
+
+async def run(args: argparse.Namespace) -> None:
+    print("staged extraction…", file=sys.stderr)
+    _print(await measure_cost("staged", args.episodes))
+    if not args.skip_combined:
+        print("combined extraction…", file=sys.stderr)
+        _print(await measure_cost("combined", args.episodes), prefix="combined_")
+    print(f"throughput, {args.groups} groups, {args.latency_ms:.0f} ms per model call…", file=sys.stderr)
+    _print(await measure_throughput(args.groups, args.throughput_episodes, args.latency_ms))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--episodes", type=int, default=None, help="turns of conv-26 to ingest (default: all 419)")
+    parser.add_argument("--groups", type=int, default=10)
+    parser.add_argument("--throughput-episodes", type=int, default=30, help="turns per group for the throughput run")
+    parser.add_argument("--latency-ms", type=float, default=500.0)
+    parser.add_argument("--skip-combined", action="store_true")
+    asyncio.run(run(parser.parse_args()))
+
+
+if __name__ == "__main__":
+    main()
