@@ -17,7 +17,7 @@ from chronomem.errors import StoreError
 from chronomem.store import GraphWrite, Scope, open_store
 from chronomem.store.sqlite import SQLiteStore
 from chronomem.store.sqlite.connection import SCHEMA_VERSION
-from chronomem.store.sqlite.text import query_terms
+from chronomem.store.sqlite.text import TextIndex, query_terms
 
 G = "group"
 EMBED = HashingEmbedder(32)
@@ -192,3 +192,41 @@ def test_nothing_runs_on_import() -> None:
     import chronomem.store.sqlite  # noqa: F401
 
     assert threading.active_count() == before
+
+
+def test_bm25_scores_agree_with_sqlite_fts5() -> None:
+    """The in-memory ranking is FTS5's bm25(): same scores, up to float32 rounding."""
+    rng = np.random.default_rng(0)
+    words = [f"w{i}" for i in range(40)]
+    docs = {f"d{i}": " ".join(rng.choice(words, size=int(rng.integers(1, 12)))) for i in range(300)}
+    index = TextIndex()
+    for doc_id, text in docs.items():
+        index.upsert(doc_id, text)
+    for doc_id in list(docs)[:40]:  # dead rows must not count in N, df or the average length
+        index.remove(doc_id)
+        del docs[doc_id]
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE VIRTUAL TABLE t USING fts5(doc_id UNINDEXED, body)")
+    conn.executemany("INSERT INTO t VALUES (?, ?)", docs.items())
+    for query in ("w0", "w1 w7", "w3 w3 w39 w12", "w5 nothing"):
+        expression = " OR ".join(f'"{w}"' for w in query_terms(query))
+        expected = dict(conn.execute("SELECT doc_id, -bm25(t) FROM t WHERE t MATCH ?", (expression,)))
+        got = {hit.id: hit.score for hit in index.search(query_terms(query), 1000, min_score=1e-12)}
+        assert got.keys() == expected.keys()
+        for doc_id, score in expected.items():
+            assert got[doc_id] == pytest.approx(score, rel=1e-4), (query, doc_id)
+
+
+def test_text_index_forgets_replaced_and_removed_texts_across_compaction() -> None:
+    index = TextIndex()
+    for i in range(3000):
+        index.upsert(f"d{i}", f"common word{i}")
+    for i in range(2000):
+        index.remove(f"d{i}")  # crosses the compaction threshold
+    index.upsert("d2500", "replaced text")
+    hits = index.search(["common"], 5000, min_score=1e-12)
+    assert len(hits) == 999 and "d2500" not in {h.id for h in hits}
+    assert [h.id for h in index.search(["replaced"], 10, min_score=1e-12)] == ["d2500"]
+    assert index.search(["word5"], 10, min_score=1e-12) == []
+    assert [h.id for h in index.search(["word2999"], 10, min_score=1e-12)] == ["d2999"]
+    assert len(index) == 1000

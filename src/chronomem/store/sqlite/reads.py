@@ -123,7 +123,8 @@ def list_episodes(
     statuses: Sequence[EpisodeStatus] | None,
     newest_first: bool,
 ) -> list[Episode]:
-    where, params = ["gid = ?"], [gid]
+    where: list[str] = ["gid = ?"]
+    params: list[Any] = [gid]
     if before is not None:
         where.append("reference_time < ?")
         params.append(to_us(before))

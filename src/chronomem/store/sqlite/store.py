@@ -30,7 +30,6 @@ from chronomem.store.sqlite.codec import EPISODE_COLUMNS, episode_from_row
 from chronomem.store.sqlite.connection import apply_migrations, connect
 from chronomem.store.sqlite.graph import breadth_first
 from chronomem.store.sqlite.indexes import IndexRegistry, Kind
-from chronomem.store.sqlite.ranking import RankedRows
 from chronomem.store.sqlite.text import TextIndex, query_terms
 from chronomem.store.sqlite.vectors import VectorIndex
 from chronomem.store.sqlite.writes import TEXT_SQL, apply_write, find_group, insert_episode_row
@@ -412,14 +411,17 @@ class SQLiteStore:
 
         return await self._read_group(group_id, search, default=[])
 
-    def _load_index(self, conn: sqlite3.Connection, kind: Kind, group_id: str, scope: Scope) -> RankedRows | None:
+    def _load_index(
+        self, conn: sqlite3.Connection, kind: Kind, group_id: str, scope: Scope
+    ) -> VectorIndex | TextIndex | None:
         """Build a (group, scope) index; on the writer thread, so no write lands in between."""
-        index = self._indexes.get(kind, group_id, scope.value)
-        if index is not None:
-            return index
+        loaded = self._indexes.get(kind, group_id, scope.value)
+        if loaded is not None:
+            return loaded
         gid = find_group(conn, group_id)
         if gid is None:
             return None
+        index: VectorIndex | TextIndex
         if kind == "vector":
             rows = conn.execute(
                 "SELECT id, vec FROM vectors WHERE gid = ? AND scope = ?", (gid, scope.value)

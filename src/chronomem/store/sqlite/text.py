@@ -114,8 +114,9 @@ class TextIndex(RankedRows):
             fresh.rows.frombytes(new_row[rows[keep]].astype(np.int32).tobytes())
             fresh.tfs.frombytes(np.frombuffer(old.tfs, dtype=np.float32)[keep].tobytes())
             self._postings[word] = fresh
-        self._ids = [i for i in self._ids if i is not None]
-        self._row_of = {id_: row for row, id_ in enumerate(self._ids)}
+        live_ids = [i for i in self._ids if i is not None]
+        self._ids = list(live_ids)
+        self._row_of = {id_: row for row, id_ in enumerate(live_ids)}
         lengths = np.frombuffer(self._lengths, dtype=np.float32)[alive]
         self._lengths = array("f")
         self._lengths.frombytes(lengths.tobytes())

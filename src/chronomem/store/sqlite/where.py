@@ -51,8 +51,8 @@ def _labels(alias: str, entity_expr: str, labels: tuple[str, ...]) -> tuple[str,
 def fact_conditions(filters: SearchFilters | None, alias: str = "f") -> tuple[list[str], list[Any]]:
     """SQL conditions (AND-ed by the caller) and their parameters; ``None`` means current facts."""
     if filters is None:
-        sql, params = _current(alias, to_us(utc_now()))
-        return [sql], params
+        sql, now_params = _current(alias, to_us(utc_now()))
+        return [sql], now_params
     conditions: list[str] = []
     params: list[Any] = []
 
