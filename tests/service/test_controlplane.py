@@ -112,3 +112,17 @@ def test_user_updates_change_only_what_was_given(control):
     control.create_user(p.id, "u", email="old@example.com", metadata={"k": 1})
     updated = control.update_user(p.id, "u", first_name="Ann")
     assert (updated.email, updated.first_name, updated.metadata) == ("old@example.com", "Ann", {"k": 1})
+
+
+def test_a_key_revoked_by_another_process_stops_working_within_the_cache_ttl(tmp_path):
+    import time
+
+    server = ControlPlane.open(tmp_path / "control.db", cache_ttl_s=0.2)
+    cli = ControlPlane.open(tmp_path / "control.db")
+    info, secret = cli.create_key("acme")
+    assert server.authenticate(secret) is not None
+    cli.revoke_key(info.id)
+    time.sleep(0.25)
+    assert server.authenticate(secret) is None
+    server.close()
+    cli.close()

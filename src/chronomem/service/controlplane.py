@@ -17,6 +17,11 @@ store stays a pure graph and any backend works behind the service.
 
 Methods are synchronous: each is one short SQLite transaction (microseconds), cheaper than a thread
 hop. The file is opened in WAL mode so the CLI can create keys while a server runs.
+
+The two lookups every request makes, :meth:`ControlPlane.authenticate` and
+:meth:`ControlPlane.get_user`, are served from a small in-process cache for ``cache_ttl_s`` seconds
+(default 2). Changes made through the same object clear it at once; a key revoked or a user changed
+by *another* process (``chronomem keys revoke`` while a server runs) takes effect within the TTL.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ import json
 import secrets
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -162,12 +168,15 @@ def _user(row: sqlite3.Row) -> UserRecord:
 class ControlPlane:
     """Projects, keys, users, graphs, threads and tasks in one SQLite file."""
 
-    def __init__(self, connection: sqlite3.Connection) -> None:
+    def __init__(self, connection: sqlite3.Connection, *, cache_ttl_s: float = 2.0) -> None:
         self._db = connection
         self._lock = threading.Lock()
+        self._ttl = cache_ttl_s
+        self._keys: dict[str, tuple[float, Project | None]] = {}
+        self._users: dict[tuple[str, str], tuple[float, UserRecord]] = {}
 
     @classmethod
-    def open(cls, path: str | Path) -> ControlPlane:
+    def open(cls, path: str | Path, *, cache_ttl_s: float = 2.0) -> ControlPlane:
         """Open (creating if needed) the control-plane file; ``":memory:"`` for a throwaway one."""
         if str(path) != ":memory:":
             Path(path).parent.mkdir(parents=True, exist_ok=True)
@@ -176,7 +185,7 @@ class ControlPlane:
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
         db.executescript(_SCHEMA)
-        return cls(db)
+        return cls(db, cache_ttl_s=cache_ttl_s)
 
     def close(self) -> None:
         with self._lock:
@@ -243,6 +252,7 @@ class ControlPlane:
         return info, f"{_KEY_PREFIX}{key_id}_{secret}"
 
     def revoke_key(self, key_id: str) -> ApiKeyInfo:
+        self._keys.clear()
         with self._tx() as db:
             updated = db.execute(
                 "UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", (_ms(), key_id)
@@ -270,6 +280,16 @@ class ControlPlane:
 
     def authenticate(self, presented: str) -> Project | None:
         """The project of a valid, unrevoked key; ``None`` for anything else."""
+        cached = self._keys.get(presented)
+        if cached is not None and cached[0] > time.monotonic():
+            return cached[1]
+        project = self._authenticate(presented)
+        if len(self._keys) > 10_000:
+            self._keys.clear()
+        self._keys[presented] = (time.monotonic() + self._ttl, project)
+        return project
+
+    def _authenticate(self, presented: str) -> Project | None:
         if not presented.startswith(_KEY_PREFIX):
             return None
         key_id, sep, secret = presented[len(_KEY_PREFIX) :].partition("_")
@@ -313,10 +333,17 @@ class ControlPlane:
         return self.get_user(project_id, user_id)
 
     def get_user(self, project_id: str, user_id: str) -> UserRecord:
+        cached = self._users.get((project_id, user_id))
+        if cached is not None and cached[0] > time.monotonic():
+            return cached[1]
         row = self._one("SELECT * FROM users WHERE project_id = ? AND user_id = ?", (project_id, user_id))
         if row is None:
             raise NotFoundError(f"user {user_id!r} not found")
-        return _user(row)
+        user = _user(row)
+        if len(self._users) > 100_000:
+            self._users.clear()
+        self._users[(project_id, user_id)] = (time.monotonic() + self._ttl, user)
+        return user
 
     def update_user(self, project_id: str, user_id: str, **changes: Any) -> UserRecord:
         """Change ``email``, ``first_name``, ``last_name`` or ``metadata`` (replaced whole)."""
@@ -325,6 +352,7 @@ class ControlPlane:
         if unknown:
             raise InvalidInputError(f"cannot change {sorted(unknown)} of a user")
         current = self.get_user(project_id, user_id)
+        self._users.pop((project_id, user_id), None)
         values = {
             "email": changes.get("email", current.email),
             "first_name": changes.get("first_name", current.first_name),
@@ -337,11 +365,13 @@ class ControlPlane:
                 "WHERE project_id = ? AND user_id = ?",
                 (*values.values(), _ms(), project_id, user_id),
             )
+        self._users.pop((project_id, user_id), None)
         return self.get_user(project_id, user_id)
 
     def delete_user(self, project_id: str, user_id: str) -> UserRecord:
         """Forget the user, their threads and their tasks; the caller deletes their graph."""
         user = self.get_user(project_id, user_id)
+        self._users.pop((project_id, user_id), None)
         with self._tx() as db:
             db.execute(
                 "DELETE FROM thread_messages WHERE project_id = ? AND thread_id IN "
