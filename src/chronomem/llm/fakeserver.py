@@ -15,16 +15,22 @@ recorded (:attr:`FakeProviderServer.requests`) so tests can assert how many went
     with FakeProviderServer() as server:
         server.enqueue(Status(429, headers={"Retry-After": "0"}), Answer({"name": "Alice"}))
         model = OpenAIChatModel("gpt-x", base_url=server.openai_base_url)
+
+It also runs as its own process (benchmarks use this, so the server does not share the client's
+GIL): ``python -m chronomem.llm.fakeserver --answer '{"ok": true}' --latency-ms 50 --rate-limited 0.2``
+prints its port, serves until its stdin closes, then prints ``{"requests": n, "rate_limited": m}``.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import contextlib
 import hashlib
 import json
 import math
 import random
+import sys
 import threading
 import time
 from collections import deque
@@ -360,3 +366,28 @@ class FakeProviderServer:
 
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Serve one fixed answer from a separate process (see the module docstring)."""
+    parser = argparse.ArgumentParser(description="A loopback fake LLM provider (test tool).")
+    parser.add_argument("--answer", required=True, help="the JSON every chat request is answered with")
+    parser.add_argument("--latency-ms", type=float, default=0.0)
+    parser.add_argument("--rate-limited", type=float, default=0.0, help="share of requests answered 429")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    answer = Answer(json.loads(args.answer))
+    server = FakeProviderServer(
+        responder=lambda _request: answer,
+        latency_s=args.latency_ms / 1000,
+        rate_limit_fraction=args.rate_limited,
+        seed=args.seed,
+    ).start()
+    print(server.port, flush=True)
+    sys.stdin.read()  # the parent closes our stdin to stop us
+    server.stop()
+    print(json.dumps({"requests": server.count(), "rate_limited": server.rate_limited}), flush=True)
+
+
+if __name__ == "__main__":
+    main()
