@@ -1,7 +1,7 @@
 """A heuristic stand-in for a language model — NOT an LLM — that answers every ingestion prompt from
 the text itself, deterministically, for benchmarks and demos without a model.
 
-Plug it into :class:`~chronomem.llm.testing.FunctionModel`::
+Plug it into :class:`~chronomem.llm.testing.FunctionModel` (``heuristic_model()`` does)::
 
     model = FunctionModel(heuristic_answer, model_name="heuristic", latency_s=0.5)
 
@@ -46,8 +46,9 @@ from chronomem.ingest.prompts import (
     RewrittenSummaries,
 )
 from chronomem.ingest.resolution import name_tokens
+from chronomem.llm.testing import FunctionModel
 
-__all__ = ["heuristic_answer"]
+__all__ = ["heuristic_answer", "heuristic_model"]
 
 
 
@@ -277,3 +278,8 @@ def heuristic_answer(prompt: Any, context: Any) -> Any:
     if name == "rewrite_summaries":
         return _rewrite(context)
     raise ValueError(f"the heuristic model does not know the prompt {name!r}")
+
+
+def heuristic_model(latency_s: float = 0.0) -> FunctionModel:
+    """The heuristic stand-in as a language model (labelled ``heuristic``; ``latency_s`` simulates a provider)."""
+    return FunctionModel(heuristic_answer, model_name="heuristic (not an LLM)", latency_s=latency_s)
