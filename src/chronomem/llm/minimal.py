@@ -1,6 +1,6 @@
 """Minimal schema-valid data for a pydantic model: what :class:`~chronomem.llm.testing.SchemaModel` answers.
 
-Required fields get the smallest value their type and constraints allow (``""``, ``0``, ``[]``,
+Required fields get the smallest value their type and constraints allow (``"x"``, ``0``, ``[]``,
 the first ``Literal`` or enum member, ``None`` for optionals, nested models recursively); fields
 with defaults are left out so the model's own defaults apply. Custom validators are not known
 here: a model whose validators refuse these values is answered with data it rejects, and the
@@ -90,7 +90,8 @@ def _value(annotation: Any, metadata: list[Any], depth: int) -> Any:
     if annotation in _SCALARS:
         return _SCALARS[annotation]
     if annotation is str:
-        return "x" * bounds.get("min_length", 0)
+        # Non-empty: validators that refuse blank names or keywords are common, "x" passes them.
+        return "x" * max(1, bounds.get("min_length", 0))
     if annotation in (int, float):
         return _number(annotation, bounds)
     if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
