@@ -25,7 +25,7 @@ from rich.table import Table
 
 from chronomem.domain import Episode, EpisodeKind, EpisodeStatus, Fact
 from chronomem.filters import SearchFilters
-from chronomem.ingest import EntitySpec, FactSpec, IngestConfig, Ingestor, JsonMapping, Ontology
+from chronomem.ingest import EntitySpec, FactSpec, IngestConfig, Ingestor, IngestResult, JsonMapping, Ontology
 from chronomem.store.base import Scope, Store
 from chronomem.timeutil import assume_utc
 
@@ -144,7 +144,7 @@ async def run_demo(
         await store.close()
 
 
-def _print_ingestion(console: Console, results: list, extracted: bool) -> None:  # type: ignore[type-arg]
+def _print_ingestion(console: Console, results: list[IngestResult], extracted: bool) -> None:
     statuses: dict[str, int] = {}
     for result in results:
         statuses[result.episode.status.value] = statuses.get(result.episode.status.value, 0) + 1

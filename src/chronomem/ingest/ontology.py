@@ -132,7 +132,7 @@ def _valid_fields(model: type[BaseModel], raw: Mapping[str, Any]) -> dict[str, A
     for name, info in model.model_fields.items():
         if name not in raw or raw[name] is None:
             continue
-        adapter: TypeAdapter[Any] = TypeAdapter(info.annotation)
+        adapter: TypeAdapter[Any] = TypeAdapter(info.annotation if info.annotation is not None else Any)
         try:
             value = adapter.validate_python(raw[name])
         except ValidationError:

@@ -11,6 +11,8 @@ import asyncio
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from chronomem.domain import Entity, Episode, EpisodeStatus, Fact, Mention, to_relation_type
 from chronomem.ingest.dates import parse_model_datetime
 from chronomem.ingest.fact_resolution import (
@@ -377,7 +379,8 @@ def entity_questions(
     ambiguous: Sequence[tuple[NamedEntity, EntityDecision]],
 ) -> tuple[tuple[EntityQuestion, ...], dict[int, Entity]]:
     """The ambiguous names with their numbered candidates, as the model sees them."""
-    questions, numbering = [], {}
+    questions: list[EntityQuestion] = []
+    numbering: dict[int, Entity] = {}
     for index, (named, decision) in enumerate(ambiguous):
         candidates = []
         for entity in decision.candidates:
@@ -476,7 +479,9 @@ def _to_fact(session: Session, item: ExtractedFact, resolved: ResolvedEntities) 
 # -- 6. fact resolution --------------------------------------------------------------------------------
 
 
-async def _existing_facts(session: Session, facts: Sequence[Fact]) -> tuple[dict[str, Fact], dict[str, object]]:
+async def _existing_facts(
+    session: Session, facts: Sequence[Fact]
+) -> tuple[dict[str, Fact], dict[str, np.ndarray]]:
     """Current facts near the new ones: the same pairs, and the nearest by fact embedding."""
     store, group = session.store, session.group_id
     if not await session.has_vectors(Scope.FACTS):
@@ -635,8 +640,8 @@ async def update_summaries(session: Session, resolved: ResolvedEntities, changes
         for entity_id in fact.entity_ids:
             removals.setdefault(entity_id, []).append(fact.fact)
     missing = [i for i in (*additions, *removals) if i not in resolved.entities]
-    for entity in await session.store.get_entities(session.group_id, list(dict.fromkeys(missing))) if missing else []:
-        resolved.entities[entity.id] = entity
+    for loaded in await session.store.get_entities(session.group_id, list(dict.fromkeys(missing))) if missing else []:
+        resolved.entities[loaded.id] = loaded
     for entity_id in dict.fromkeys((*additions, *removals)):
         entity = resolved.entities.get(entity_id)
         if entity is None:
