@@ -49,6 +49,7 @@ class _Tx:
     group_id: str
     gid: int
     changes: list[IndexChange] = field(default_factory=list)
+    vector_bytes: dict[Scope, int] = field(default_factory=dict)
 
     def text(self, scope: Scope, object_id: str, text: str | None) -> None:
         self.changes.append(IndexChange("text", self.group_id, scope.value, object_id, text))
@@ -360,13 +361,15 @@ def _upsert_vector(tx: _Tx, scope: Scope, object_id: str, vector: np.ndarray, wr
     if object_id not in written and _previous(tx, _TABLES[scope], "1", object_id) is None:
         raise InvalidInputError(f"{scope.value} vector for {object_id!r}, which is not in group {tx.group_id!r}")
     blob = vector_blob(vector)
-    other = tx.conn.execute(
-        "SELECT length(vec) FROM vectors WHERE gid = ? AND scope = ? AND id != ? LIMIT 1",
-        (tx.gid, scope.value, object_id),
-    ).fetchone()
-    if other is not None and other[0] != len(blob):
+    if scope not in tx.vector_bytes:  # one group, one scope: one dimension (looked up once per batch)
+        row = tx.conn.execute(
+            "SELECT length(vec) FROM vectors WHERE gid = ? AND scope = ? LIMIT 1", (tx.gid, scope.value)
+        ).fetchone()
+        tx.vector_bytes[scope] = len(blob) if row is None else row[0]
+    if tx.vector_bytes[scope] != len(blob):
         raise InvalidInputError(
-            f"{scope.value} vector of dimension {len(blob) // 4} for {object_id!r}; this group's are {other[0] // 4}"
+            f"{scope.value} vector of dimension {len(blob) // 4} for {object_id!r}; "
+            f"this group's are {tx.vector_bytes[scope] // 4}"
         )
     tx.conn.execute(
         "INSERT INTO vectors (gid, scope, id, vec) VALUES (?, ?, ?, ?) "
