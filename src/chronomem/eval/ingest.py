@@ -3,10 +3,9 @@
 Each episode is stored with status ``unextracted`` and its real timestamp. What an episode is
 *indexed by* matters more than anything else for LLM-free recall, so it is decided here:
 
-- LoCoMo: one episode per turn, content ``"speaker: text"`` plus the caption of a shared image
-  (``[shares a photo of …]``). Its vector embeds the turn *with the turn before it* in the same
-  session: answers are often short ("Yes, last week!") and only the question before them says
-  what they are about.
+- LoCoMo: one episode per turn (full text indexes ``"speaker: text"`` plus the caption of a shared
+  image, ``[shares a photo of …]``); its vector embeds ``"speaker: text"``. Measured on
+  locomo10: adding the caption, or the previous turn, to the embedded text lowered recall.
 - LongMemEval: one episode per user turn (the official metric indexes user-side text only), at its
   session's date; its vector embeds the turn itself.
 
@@ -21,7 +20,7 @@ from datetime import timedelta
 
 from chronomem.domain import Episode, EpisodeKind, EpisodeStatus
 from chronomem.embed.base import Embedder
-from chronomem.eval.locomo import LocomoSample, LocomoTurn
+from chronomem.eval.locomo import LocomoSample
 from chronomem.eval.longmemeval import LmeQuestion
 from chronomem.store.base import GraphWrite, Store
 
@@ -42,15 +41,9 @@ def lme_group(question: LmeQuestion) -> str:
     return f"lme-{question.question_id}"
 
 
-def _turn_line(turn: LocomoTurn) -> str:
-    photo = f" [shares a photo of {turn.caption}]" if turn.caption else ""
-    return f"{turn.speaker}: {turn.text}{photo}"
-
-
 def locomo_episodes(sample: LocomoSample) -> list[IndexedEpisode]:
     group = locomo_group(sample)
     indexed = []
-    previous: LocomoTurn | None = None
     for position, turn in enumerate(sample.turns):
         # turns of one session share its date: a second apart keeps them in order
         when = turn.date + timedelta(seconds=position % 10_000)
@@ -58,12 +51,11 @@ def locomo_episodes(sample: LocomoSample) -> list[IndexedEpisode]:
         episode = Episode(
             id=f"{group}:{turn.dia_id}", group_id=group, kind=EpisodeKind.MESSAGE, content=content,
             speaker=turn.speaker, role="user", reference_time=when, created_at=when,
-            source_description="LoCoMo", metadata={"unit": turn.dia_id, "session": turn.session},
+            source_description=f"LoCoMo session {turn.session}",
+            metadata={"unit": turn.dia_id, "session": turn.session},
             status=EpisodeStatus.UNEXTRACTED,
         )
-        context = _turn_line(previous) + "\n" if previous is not None and previous.session == turn.session else ""
-        indexed.append(IndexedEpisode(episode, context + _turn_line(turn)))
-        previous = turn
+        indexed.append(IndexedEpisode(episode, f"{turn.speaker}: {turn.text}"))
     return indexed
 
 
@@ -78,7 +70,7 @@ def lme_episodes(question: LmeQuestion) -> list[IndexedEpisode]:
             episode = Episode(
                 id=f"{group}:{session.session_id}:{position}", group_id=group, kind=EpisodeKind.MESSAGE,
                 content=turn.content, speaker="user", role="user", reference_time=when, created_at=when,
-                source_description="LongMemEval", metadata={"unit": session.session_id},
+                source_description=f"LongMemEval session {session.session_id}", metadata={"unit": session.session_id},
                 status=EpisodeStatus.UNEXTRACTED,
             )
             indexed.append(IndexedEpisode(episode, turn.content))

@@ -75,6 +75,8 @@ class SearchConfig(BaseModel):
     communities: ScopeConfig | None = ScopeConfig(limit=3)
     time_mode: TimeMode = TimeMode.BOOST
     time_boost: float = Field(default=1.0, ge=0.0)  # RRF weight of the "dated inside the window" ranking
+    speaker_boost: float = Field(default=1.0, ge=0.0)  # episodes: RRF weight of "spoken by someone named"
+    conversation_boost: float = Field(default=1.0, ge=0.0)  # episodes: RRF weight of "in a strong conversation"
     recent_episodes_for_bfs: int = Field(default=4, ge=0)  # BFS seeds when no other seed exists
 
     def with_limit(self, limit: int) -> SearchConfig:

@@ -97,7 +97,8 @@ async def bfs_search(
     if not seed_entity_ids and not seed_episode_ids:
         return []
     reached = await store.bfs(
-        group_id, list(seed_entity_ids), max_hops=max_hops, seed_episode_ids=list(seed_episode_ids), filters=filters
+        group_id, list(seed_entity_ids), max_hops=max_hops, seed_episode_ids=list(seed_episode_ids),
+        filters=filters, limit=limit,  # the store stops walking once it holds this many facts, nearest first
     )
     return await hits_from_bfs(store, group_id, scope, reached, limit=limit)
 

@@ -27,7 +27,7 @@ from chronomem.domain import Community, Entity, Episode, Fact
 from chronomem.embed.base import Embedder
 from chronomem.errors import ConfigurationError, InvalidInputError
 from chronomem.filters import SearchFilters
-from chronomem.search import methods
+from chronomem.search import methods, signals
 from chronomem.search.config import RECIPES, Method, Reranker, ScopeConfig, SearchConfig, TimeMode
 from chronomem.search.context import DEFAULT_TOKEN_BUDGET, build_context
 from chronomem.search.rerank import (
@@ -90,31 +90,31 @@ def _with_now(filters: SearchFilters | None, now: datetime | None, include_super
     return (filters or SearchFilters()).model_copy(update=update)
 
 
-def _dated_inside(obj: Any, windows: Sequence[TimeWindow]) -> bool:
-    """Events (facts' ``valid_at``, episodes' ``reference_time``) inside a window, or bounded fact
-    intervals that overlap one. Undated objects are never inside."""
-    if isinstance(obj, Episode):
-        return any(w.contains(obj.reference_time) for w in windows)
-    if isinstance(obj, Fact) and obj.valid_at is not None:
-        if obj.invalid_at is not None:
-            return any(w.overlaps(obj.valid_at, obj.invalid_at) for w in windows)
-        return any(w.contains(obj.valid_at) for w in windows)
-    return False
-
-
-def _apply_time(
-    fused: Ranked, rankings: list[list[str]], objects: dict[str, Any], windows: Sequence[TimeWindow],
-    config: SearchConfig, rrf_k: float,
+def _fuse(
+    scope: Scope, rankings: list[list[str]], objects: dict[str, Any], windows: Sequence[TimeWindow],
+    request: _Request, rrf_k: float,
 ) -> Ranked:
-    """``filter``: keep only what is dated inside the windows; ``boost``: fuse once more with the
-    ranking of those, so they rise without the others vanishing."""
-    inside = [i for i, _ in fused if _dated_inside(objects[i], windows)]
-    if config.time_mode is TimeMode.FILTER:
-        keep = set(inside)
-        return [(i, s) for i, s in fused if i in keep]
-    if config.time_mode is TimeMode.OFF or not inside:
+    """RRF of the methods' rankings, then once more with the signals that apply (each at its weight).
+    In ``filter`` time mode, candidates dated outside the query's windows are dropped instead."""
+    config = request.config
+    fused = rrf(rankings, k=rrf_k)
+    extra: list[tuple[list[str], float]] = []
+    if windows and config.time_mode is not TimeMode.OFF and scope in (Scope.FACTS, Scope.EPISODES):
+        inside = signals.dated_inside([i for i, _ in fused], objects, windows)
+        if config.time_mode is TimeMode.FILTER:
+            keep = set(inside)
+            rankings = [[i for i in ranking if i in keep] for ranking in rankings]
+            fused = [(i, s) for i, s in fused if i in keep]
+        else:
+            extra.append((inside, config.time_boost))
+    if scope is Scope.EPISODES and fused:
+        extra.append((signals.speaker_named([i for i, _ in fused], objects, request.query), config.speaker_boost))
+        extra.append((signals.by_conversation(fused, objects), config.conversation_boost))
+    extra = [(ranking, weight) for ranking, weight in extra if ranking and weight > 0]
+    if not extra:
         return fused
-    return rrf([*rankings, inside], k=rrf_k, weights=[1.0] * len(rankings) + [config.time_boost])
+    weights = [1.0] * len(rankings) + [weight for _, weight in extra]
+    return rrf([*rankings, *(ranking for ranking, _ in extra)], k=rrf_k, weights=weights)
 
 
 def _passage(obj: Any) -> str:
@@ -316,9 +316,7 @@ class Searcher:
         pool = list(dict.fromkeys(i for ranking in rankings for i in ranking))
         objects = await self._load(group_id, scope, pool, request.filters)
         rankings = [[i for i in ranking if i in objects] for ranking in rankings]
-        fused = rrf(rankings, k=sc.rrf_k)
-        if windows and scope in (Scope.FACTS, Scope.EPISODES):
-            fused = _apply_time(fused, rankings, objects, windows, request.config, sc.rrf_k)
+        fused = _fuse(scope, rankings, objects, windows, request, sc.rrf_k)
         ranked = await self._rerank(group_id, scope, sc, fused, objects, request)
         return [(objects[i], score) for i, score in cut_below(ranked, sc.min_score)[: sc.limit]]
 

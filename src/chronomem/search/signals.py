@@ -1,0 +1,65 @@
+"""Extra rankings that nudge the fused order of a scope — pure functions over loaded objects.
+
+Each returns candidate ids (a subset, or a reordering, of the fused order) that the searcher fuses
+once more with RRF at a configurable weight, so a signal lifts candidates without erasing the
+methods' evidence:
+
+- :func:`dated_inside`: dated inside a time window the query named ("last May").
+- :func:`speaker_named`: episodes spoken by someone the query names ("what did Dave open?").
+- :func:`by_conversation`: episodes ranked by the best candidate of their conversation (same source,
+  same day): the turns around a strong hit are likelier to hold the answer than isolated matches.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from datetime import date
+from typing import Any
+
+from chronomem.domain import Episode, Fact
+from chronomem.search.timeparse import TimeWindow
+
+__all__ = ["by_conversation", "conversation_key", "dated_inside", "is_dated_inside", "speaker_named"]
+
+
+def is_dated_inside(obj: Any, windows: Sequence[TimeWindow]) -> bool:
+    """Events (a fact's ``valid_at``, an episode's ``reference_time``) inside a window, or bounded
+    fact intervals that overlap one. Undated objects are never inside."""
+    if isinstance(obj, Episode):
+        return any(w.contains(obj.reference_time) for w in windows)
+    if isinstance(obj, Fact) and obj.valid_at is not None:
+        if obj.invalid_at is not None:
+            return any(w.overlaps(obj.valid_at, obj.invalid_at) for w in windows)
+        return any(w.contains(obj.valid_at) for w in windows)
+    return False
+
+
+def dated_inside(ordered_ids: Sequence[str], objects: Mapping[str, Any], windows: Sequence[TimeWindow]) -> list[str]:
+    return [i for i in ordered_ids if is_dated_inside(objects[i], windows)]
+
+
+def speaker_named(ordered_ids: Sequence[str], episodes: Mapping[str, Episode], query: str) -> list[str]:
+    """Episodes whose speaker the query names, in the given order. Empty when every candidate's
+    speaker is named (the signal would not discriminate) or none is."""
+    speakers = {e.speaker for e in episodes.values() if e.speaker}
+    folded = query.casefold()
+    named = {s for s in speakers if re.search(rf"(?<!\w){re.escape(s.casefold())}(?!\w)", folded)}
+    if not named or named == speakers:
+        return []
+    return [i for i in ordered_ids if episodes[i].speaker in named]
+
+
+def conversation_key(episode: Episode) -> tuple[str, date]:
+    """Episodes from one source on one day form a conversation (a chat thread's session)."""
+    return episode.source_description, episode.reference_time.date()
+
+
+def by_conversation(fused: Sequence[tuple[str, float]], episodes: Mapping[str, Episode]) -> list[str]:
+    """Candidates reordered by the best fused score within their conversation (ties: fused order)."""
+    best: dict[tuple[str, date], float] = {}
+    for episode_id, score in fused:
+        key = conversation_key(episodes[episode_id])
+        best[key] = max(best.get(key, float("-inf")), score)
+    position = {episode_id: n for n, (episode_id, _) in enumerate(fused)}
+    return sorted(position, key=lambda i: (-best[conversation_key(episodes[i])], position[i]))

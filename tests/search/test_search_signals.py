@@ -1,0 +1,46 @@
+"""Signals that nudge the fused order: dates in a window, named speakers, strong conversations."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from chronomem.domain import Episode, Fact
+from chronomem.search.signals import by_conversation, dated_inside, is_dated_inside, speaker_named
+from chronomem.search.timeparse import TimeWindow
+
+MAY = TimeWindow(datetime(2023, 5, 1, tzinfo=UTC), datetime(2023, 6, 1, tzinfo=UTC), "May 2023")
+
+
+def _ep(i: str, speaker: str, day: int, source: str = "thread t1") -> Episode:
+    when = datetime(2023, 5, day, 12, tzinfo=UTC)
+    return Episode(id=i, group_id="g", content=i, speaker=speaker, reference_time=when, source_description=source)
+
+
+def _fact(**times) -> Fact:
+    return Fact(group_id="g", source_id="a", target_id="b", fact="x", **times)
+
+
+def test_events_inside_and_bounded_states_overlapping_a_window_are_dated_inside():
+    assert is_dated_inside(_fact(valid_at=datetime(2023, 5, 7, tzinfo=UTC)), [MAY])
+    assert not is_dated_inside(_fact(valid_at=datetime(2020, 1, 1, tzinfo=UTC)), [MAY])  # open-ended: an event
+    state = _fact(valid_at=datetime(2020, 1, 1, tzinfo=UTC), invalid_at=datetime(2024, 1, 1, tzinfo=UTC))
+    assert is_dated_inside(state, [MAY])
+    assert not is_dated_inside(_fact(), [MAY])
+    objects = {"a": _ep("a", "Ann", 3), "b": _ep("b", "Ann", 3).model_copy(update={"reference_time": MAY.end})}
+    assert dated_inside(["b", "a"], objects, [MAY]) == ["a"]
+
+
+def test_speaker_named_in_the_query():
+    episodes = {"1": _ep("1", "Dave", 1), "2": _ep("2", "Calvin", 1), "3": _ep("3", "Dave", 2)}
+    assert speaker_named(["3", "2", "1"], episodes, "What did dave open in May?") == ["3", "1"]
+    assert speaker_named(["1", "2"], episodes, "What do Dave and Calvin agree on?") == []  # both: no signal
+    assert speaker_named(["1", "2"], episodes, "What did Davey say?") == []  # whole words only
+
+
+def test_conversation_ranking_lifts_turns_next_to_a_strong_hit():
+    episodes = {
+        "strong": _ep("strong", "A", 1), "same_day": _ep("same_day", "B", 1),
+        "other_day": _ep("other_day", "A", 2), "other_thread": _ep("other_thread", "A", 1, source="thread t2"),
+    }
+    fused = [("strong", 0.9), ("other_day", 0.5), ("other_thread", 0.4), ("same_day", 0.1)]
+    assert by_conversation(fused, episodes) == ["strong", "same_day", "other_day", "other_thread"]
