@@ -170,18 +170,12 @@ async def _facts_to_show(session: Session, text: EpisodeText, resolved: Resolved
     if not await session.has_vectors(Scope.FACTS):
         return {}
     store, group, limit = session.store, session.group_id, session.config.facts_shown
+    if not limit:
+        return {}
     entity_ids = set(resolved.entities) | {e.id for _, d in resolved.ambiguous for e in d.candidates}
-    mentioned = list(dict.fromkeys(eid for _, eid in resolved.mentioned))
-    pairs = [(a, b) for i, a in enumerate(mentioned) for b in mentioned[i + 1 :]]
-    hits, between = await asyncio.gather(
-        store.vector_search(group, Scope.FACTS, session.vectors[text.current], limit=limit * 4),
-        asyncio.gather(*(store.facts_between(group, a, b) for a, b in pairs)),
-    )
+    hits = await store.vector_search(group, Scope.FACTS, session.vectors[text.current], limit=limit * 4)
     near = [f for f in await store.get_facts(group, [hit.id for hit in hits]) if entity_ids & set(f.entity_ids)]
-    # the latest facts of each pair the episode names: where its restatements are
-    same_pairs = [f for facts in between for f in sorted(facts, key=lambda f: f.created_at)[-2:]]
-    chosen = list({f.id: f for f in (*same_pairs, *near)}.values())[:limit]
-    return {number: fact for number, fact in enumerate(chosen, start=1)}
+    return {number: fact for number, fact in enumerate(near[:limit], start=1)}
 
 
 def _specific_label(labels: Iterable[str]) -> str:
