@@ -6,6 +6,8 @@ import os
 
 import pytest
 
+from chronomem.llm.pytest_plugin import no_model_requests  # noqa: F401  (the fixture, re-exported)
+
 pytest_plugins = ["falkordb_server"]  # a FalkorDB server for the tests that need one
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -13,3 +15,8 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 # Store backends the contract suite (and scenario suites that opt in) run against.
 STORE_BACKENDS = ["sqlite", "falkordb"]
+
+
+@pytest.fixture(autouse=True)
+def _no_real_model_requests(no_model_requests: None) -> None:
+    """No test may reach a real model provider; loopback wire-format tests opt back in explicitly."""
