@@ -137,6 +137,8 @@ async def run_demo(
         ingestor = Ingestor(store, embedder, llm, config=IngestConfig(json_mappings=(CRM_MAPPING,)),
                             ontology=DEMO_ONTOLOGY)
         results = await ingestor.add_episodes(sample_episodes(), progress=console.is_terminal)
+        if llm is not None:  # a store filled by an earlier run without a model: extract what waits
+            await ingestor.reprocess(CONVERSATION_GROUP)
         _print_ingestion(console, results, llm is not None)
         for question in QUESTIONS:
             await _answer(console, store, embedder, question)
@@ -156,8 +158,9 @@ def _print_ingestion(console: Console, results: list[IngestResult], extracted: b
             "and the conversation is stored and searchable but marked "
             f"[italic]{EpisodeStatus.UNEXTRACTED.value}[/italic].\n"
             "To build its graph too, configure a model (e.g. CHRONOMEM_LLM_MODEL with an OpenAI key, or an "
-            "Ollama URL) and run `chronomem demo` again, or call `Ingestor.reprocess(group)`; "
-            "`chronomem demo --model heuristic` uses the offline heuristic stand-in (not an LLM)."
+            "Ollama URL) and run `chronomem demo` again (it extracts what waits with `Ingestor.reprocess`). "
+            "To try the pipeline offline, pass `chronomem.ingest.heuristic.heuristic_model()` as the model: "
+            "a heuristic stand-in, not an LLM."
         )
 
 

@@ -34,3 +34,11 @@ async def test_demo_with_the_heuristic_stand_in_builds_the_conversation_graph(tm
     assert "{'done': 15}" in text and "configure a model" not in text
     assert "Maya works at Globex" in text
     assert model.usage.calls <= 2.5 * 9  # the conversation's 9 episodes; the JSON records cost nothing
+
+
+async def test_demo_run_again_with_a_model_extracts_what_the_first_run_left_unextracted(tmp_path):
+    url = f"sqlite:///{tmp_path}/demo.db"
+    await run_demo(url, None, recording()[0])
+    console, out = recording()
+    await run_demo(url, heuristic_model(), console)
+    assert "Maya works at Globex" in out.getvalue()
