@@ -17,7 +17,9 @@ from chronomem.errors import StoreError
 from chronomem.store import GraphWrite, Scope, open_store
 from chronomem.store.sqlite import SQLiteStore
 from chronomem.store.sqlite.connection import SCHEMA_VERSION
+from chronomem.store.sqlite.fastscan import faiss_module
 from chronomem.store.sqlite.text import TextIndex, query_terms
+from chronomem.store.sqlite.vectors import VectorIndex
 
 G = "group"
 EMBED = HashingEmbedder(32)
@@ -230,3 +232,39 @@ def test_text_index_forgets_replaced_and_removed_texts_across_compaction() -> No
     assert index.search(["word5"], 10, min_score=1e-12) == []
     assert [h.id for h in index.search(["word2999"], 10, min_score=1e-12)] == ["d2999"]
     assert len(index) == 1000
+
+
+@pytest.mark.skipif(faiss_module() is None, reason="faiss is not installed")
+def test_the_half_precision_scan_returns_exactly_the_float32_ranking() -> None:
+    """Same ids, order and scores as the plain scan, through upserts, removals, rebuilds and filters."""
+    rng = np.random.default_rng(1)
+
+    def unit(n: int) -> np.ndarray:
+        rows = rng.standard_normal((n, 48)).astype(np.float32)
+        return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+    ids = [f"v{i}" for i in range(3000)]
+    vectors = unit(3000)
+    blobs = [row.tobytes() for row in vectors]
+    fast, plain = VectorIndex(ids, blobs, accelerate_from=0), VectorIndex(ids, blobs, accelerate_from=10**9)
+    assert fast.accelerated and not plain.accelerated
+    for step in range(1500):  # crosses the tombstone rebuild threshold
+        changed = f"v{int(rng.integers(0, 3000))}"
+        if step % 3 == 0:
+            fast.remove(changed)
+            plain.remove(changed)
+        else:
+            vector = unit(1)[0]
+            fast.upsert(changed, vector)
+            plain.upsert(changed, vector)
+    banned = {f"v{i}" for i in range(0, 3000, 3)}
+
+    def accept(batch: list[str]) -> set[str]:
+        return {i for i in batch if i not in banned}
+
+    for query in unit(20):
+        for options in ({}, {"accept": accept}, {"min_score": 0.3}, {"accept": accept, "min_score": 0.2}):
+            expected = plain.search(query, 25, **options)
+            got = fast.search(query, 25, **options)
+            assert [h.id for h in got] == [h.id for h in expected], options
+            assert [h.score for h in got] == pytest.approx([h.score for h in expected], abs=1e-6)
