@@ -93,6 +93,11 @@ class FalkorDBStore:
     def connection(self) -> FalkorConnection:
         return self._connection
 
+    async def memory_used_mb(self) -> float:
+        """Memory the server(s) use, summed over cluster primaries (INFO memory ``used_memory``)."""
+        replies = await self._connection.on_every_primary("INFO", "memory")
+        return sum(float(reply["used_memory"]) for reply in replies) / 1e6
+
     def graph_key(self, group_id: str) -> str:
         """The Redis key holding a group's graph."""
         return self._keys.graph(group_id)
