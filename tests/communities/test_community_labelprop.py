@@ -9,7 +9,7 @@ import pytest
 from community_planted import planted_partition
 
 from chronomem.communities import WeightedGraph, detect_communities, propagate
-from chronomem.communities.labelprop import clusters, colour_classes, internal_degrees
+from chronomem.communities.labelprop import clusters, colour_classes, internal_degrees, row_positions
 from chronomem.store.base import WeightedEdge
 
 
@@ -115,3 +115,13 @@ def test_hub_of_a_star_is_the_most_central_member() -> None:
     result = detect_communities(graph)
     inner = internal_degrees(graph, result.labels)
     assert graph.ids[int(np.argmax(inner))] == "hub"
+
+
+def test_row_positions_gather_the_edges_of_the_given_rows() -> None:
+    edges = [WeightedEdge("a", "b", 1), WeightedEdge("a", "c", 1), WeightedEdge("c", "d", 1)]
+    graph = WeightedGraph.from_edges("abcd", edges)
+    positions = row_positions(graph, np.array([0, 3, 2]))
+    assert [(graph.ids[graph.sources[p]], graph.ids[graph.indices[p]]) for p in positions] == [
+        ("a", "b"), ("a", "c"), ("d", "c"), ("c", "a"), ("c", "d"),
+    ]
+    assert len(row_positions(graph, np.array([], dtype=np.int64))) == 0

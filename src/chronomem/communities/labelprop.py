@@ -24,11 +24,11 @@ __all__ = [
     "Propagation",
     "best_labels",
     "clusters",
-    "colour_class_edges",
     "colour_classes",
     "detect_communities",
     "internal_degrees",
     "propagate",
+    "row_positions",
 ]
 
 _MASK64 = np.uint64(0xFFFFFFFFFFFFFFFF)
@@ -71,6 +71,17 @@ def colour_classes(graph: WeightedGraph) -> list[np.ndarray]:
     return [np.flatnonzero(colours == c) for c in range(int(colours.max(initial=-1)) + 1)]
 
 
+def row_positions(graph: WeightedGraph, nodes: np.ndarray) -> np.ndarray:
+    """Positions (into ``graph.indices``) of every edge of ``nodes``, row by row."""
+    starts = graph.indptr[nodes]
+    counts = graph.indptr[nodes + 1] - starts
+    total = int(counts.sum())
+    if total == 0:
+        return np.zeros(0, dtype=np.int64)
+    block_start = np.cumsum(counts) - counts  # where each row's block begins in the output
+    return np.repeat(starts - block_start, counts) + np.arange(total, dtype=np.int64)
+
+
 def best_labels(
     graph: WeightedGraph,
     labels: np.ndarray,
@@ -94,27 +105,23 @@ def best_labels(
         src = np.concatenate([src, rows])
         neighbour_labels = np.concatenate([neighbour_labels, labels[rows]])
         edge_weights = np.concatenate([edge_weights, self_weights[rows]])
+    if not len(src):
+        return src, src
+    # (node, label) pairs sorted by node then label, with the weight each label carries.
     keys, inverse = np.unique(src * n + neighbour_labels, return_inverse=True)
     weight = np.bincount(inverse, weights=edge_weights, minlength=len(keys))
     node, label = keys // n, keys % n
-    is_current = labels[node] == label
-    order = np.lexsort((_mix(label, node, salt), ~is_current, -weight, node))
-    first = np.ones(len(order), dtype=bool)
-    first[1:] = node[order][1:] != node[order][:-1]
-    winners = order[first]
-    return node[winners], label[winners]
-
-
-def colour_class_edges(graph: WeightedGraph) -> list[np.ndarray]:
-    """Edge positions (into ``graph.indices``) of each colour class, rows in ascending order."""
-    classes = colour_classes(graph)
-    colour = np.empty(graph.size, dtype=np.int64)
-    for c, members in enumerate(classes):
-        colour[members] = c
-    edge_colour = colour[graph.sources]
-    order = np.argsort(edge_colour, kind="stable")
-    bounds = np.searchsorted(edge_colour[order], np.arange(len(classes) + 1))
-    return [order[bounds[c] : bounds[c + 1]] for c in range(len(classes))]
+    starts = np.flatnonzero(np.r_[True, node[1:] != node[:-1]])
+    segment = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, len(node)]))
+    # Weights are sums of whole (or half) facts, so equality is exact.
+    heaviest = weight == np.maximum.reduceat(weight, starts)[segment]
+    keeps = np.logical_or.reduceat(heaviest & (labels[node] == label), starts)
+    tie_key = np.where(heaviest, _mix(label, node, salt), _MASK64)
+    chosen = np.flatnonzero(heaviest & (tie_key == np.minimum.reduceat(tie_key, starts)[segment]))
+    winner = np.empty(len(starts), dtype=np.int64)
+    winner[segment[chosen]] = label[chosen]
+    rows = node[starts]
+    return rows, np.where(keeps, labels[rows], winner)
 
 
 def propagate(
@@ -123,26 +130,35 @@ def propagate(
     max_rounds: int = 30,
     self_weights: np.ndarray | None = None,
     initial: np.ndarray | None = None,
-    class_edges: list[np.ndarray] | None = None,
+    classes: list[np.ndarray] | None = None,
 ) -> Propagation:
     """Plain label propagation to a fixed point or ``max_rounds``; same graph, same result.
 
-    Every node starts with its own label unless ``initial`` labels are given. ``class_edges``
-    (from :func:`colour_class_edges`) saves recolouring a graph propagated more than once."""
+    Every node starts with its own label unless ``initial`` labels are given. ``classes`` (from
+    :func:`colour_classes`) saves recolouring a graph propagated more than once. Only nodes with a
+    neighbour that changed since they were last looked at are re-evaluated: the others would keep
+    their label, so late rounds cost little.
+    """
     labels = np.arange(graph.size, dtype=np.int64) if initial is None else initial.astype(np.int64)
-    if class_edges is None:
-        class_edges = colour_class_edges(graph)
+    classes = colour_classes(graph) if classes is None else classes
+    stale = np.ones(graph.size, dtype=bool)
     rounds = 0
     while rounds < max_rounds:
         rounds += 1
         changed = 0
-        for c, positions in enumerate(class_edges):
-            if not len(positions):
+        for c, members in enumerate(classes):
+            nodes = members[stale[members]]
+            if not len(nodes):
                 continue
-            salt = rounds * 1_000_003 + c
-            nodes, best = best_labels(graph, labels, positions, salt=salt, self_weights=self_weights)
-            changed += int(np.count_nonzero(labels[nodes] != best))
-            labels[nodes] = best
+            stale[nodes] = False
+            rows, best = best_labels(
+                graph, labels, row_positions(graph, nodes), salt=rounds * 1_000_003 + c, self_weights=self_weights
+            )
+            moved = labels[rows] != best
+            if moved.any():
+                labels[rows[moved]] = best[moved]
+                stale[graph.indices[row_positions(graph, rows[moved])]] = True
+                changed += int(moved.sum())
         if changed == 0:
             return Propagation(labels, rounds, True)
     return Propagation(labels, rounds, graph.size == 0)
@@ -170,15 +186,15 @@ def detect_communities(graph: WeightedGraph, *, max_rounds: int = 30, merge_leve
     fragments merge and well-separated communities stay apart; a node-level propagation from the
     merged labels then moves single entities that an early round left on the wrong side.
     """
-    class_edges = colour_class_edges(graph)
-    result = propagate(graph, max_rounds=max_rounds, class_edges=class_edges)
+    classes = colour_classes(graph)
+    result = propagate(graph, max_rounds=max_rounds, classes=classes)
     labels, rounds, converged = result.labels, result.rounds, result.converged
     for _ in range(merge_levels):
         contracted, inner_weight, values, community = _contract(graph, labels)
         # Half a fact less than its inner weight: a tie with a neighbour means joining it.
         merged = propagate(contracted, max_rounds=max_rounds, self_weights=inner_weight - 0.5)
         start = values[merged.labels[community]]
-        refined = propagate(graph, max_rounds=max_rounds, initial=start, class_edges=class_edges)
+        refined = propagate(graph, max_rounds=max_rounds, initial=start, classes=classes)
         rounds += merged.rounds + refined.rounds
         converged = merged.converged and refined.converged
         if np.array_equal(refined.labels, labels):
