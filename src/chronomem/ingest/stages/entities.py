@@ -1,0 +1,280 @@
+"""Stage 4, entity resolution: deterministic matches, candidates by cosine and BM25, and the
+batched answers for ambiguous names (given by their own call, or folded into fact extraction)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from chronomem.domain import Entity
+from chronomem.ingest.ontology import GENERIC_LABEL
+from chronomem.ingest.prompts import (
+    ENTITY_RESOLUTION,
+    CandidateEntity,
+    EntityMatch,
+    EntityQuestion,
+    EntityResolutionContext,
+    EpisodeText,
+    ExtractedEntity,
+)
+from chronomem.ingest.resolution import (
+    Candidate,
+    EntityDecision,
+    ResolutionThresholds,
+    Verdict,
+    decide,
+    labels_compatible,
+    match_key,
+    merge_extracted,
+    search_query,
+)
+from chronomem.ingest.session import Session, stage
+from chronomem.store.base import Scope
+
+__all__ = [
+    "NamedEntity",
+    "ResolvedEntities",
+    "ask_about_ambiguous",
+    "entity_questions",
+    "named_entities",
+    "read_matches",
+    "resolve_entities",
+    "settle",
+    "specific_label",
+]
+
+
+# -- 4. entity resolution ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class NamedEntity:
+    """An entity as extracted (by a model, a mapping or ``add_fact``), with its validated labels."""
+
+    name: str
+    labels: tuple[str, ...] = (GENERIC_LABEL,)
+    attributes: dict[str, object] = field(default_factory=dict)
+
+
+def named_entities(session: Session, extracted: Iterable[ExtractedEntity], *, trusted: bool) -> list[NamedEntity]:
+    """Merge an episode's mentions of one name, and keep only the types and attributes the ontology knows.
+
+    ``trusted`` types (a declared JSON mapping, an ``add_fact`` call) are kept even if undeclared.
+    """
+    result = []
+    for entity in merge_extracted(extracted):
+        labels = session.ontology.entity_labels(entity.type)
+        if trusted and entity.type != GENERIC_LABEL and entity.type not in labels:
+            labels = (GENERIC_LABEL, entity.type)
+        attributes = session.ontology.entity_attributes(labels, entity.attributes)
+        if trusted and not attributes:
+            attributes = dict(entity.attributes)
+        result.append(NamedEntity(entity.name, labels, attributes))
+    session.entities_extracted = len(result)
+    return result
+
+
+@dataclass
+class ResolvedEntities:
+    """Which graph entity each extracted name is; new and changed entities are written later."""
+
+    entities: dict[str, Entity] = field(default_factory=dict)  # id -> current version
+    by_key: dict[str, str] = field(default_factory=dict)  # match_key of a name -> id
+    mentioned: list[tuple[str, str]] = field(default_factory=list)  # (name as extracted, id), in order
+    created: set[str] = field(default_factory=set)
+    changed: set[str] = field(default_factory=set)
+    renamed: set[str] = field(default_factory=set)  # existing entities given a more complete name
+    ambiguous: list[tuple[NamedEntity, EntityDecision]] = field(default_factory=list)  # awaiting the model
+
+    def find(self, name: str) -> Entity | None:
+        entity_id = self.by_key.get(match_key(name))
+        return self.entities.get(entity_id) if entity_id else None
+
+    def bind(self, named: NamedEntity, entity: Entity, *, created: bool) -> None:
+        self.entities[entity.id] = entity
+        for key in {match_key(named.name), *(match_key(n) for n in (entity.name, *entity.aliases))}:
+            self.by_key.setdefault(key, entity.id)
+        self.mentioned.append((named.name, entity.id))
+        (self.created if created else self.changed).add(entity.id)
+
+    def update(self, entity: Entity) -> None:
+        self.entities[entity.id] = entity
+        if entity.id not in self.created:
+            self.changed.add(entity.id)
+
+
+def _merge_into(entity: Entity, named: NamedEntity) -> Entity:
+    """``entity`` with what this mention adds: an alias, a type, attributes."""
+    update: dict[str, object] = {}
+    if match_key(named.name) not in {match_key(n) for n in (entity.name, *entity.aliases)}:
+        update["aliases"] = (*entity.aliases, named.name)
+    labels = tuple(dict.fromkeys((*entity.labels, *named.labels)))
+    if labels != entity.labels:
+        update["labels"] = labels
+    if named.attributes and any(entity.attributes.get(k) != v for k, v in named.attributes.items()):
+        update["attributes"] = {**entity.attributes, **named.attributes}
+    return entity.model_copy(update=update) if update else entity
+
+
+@stage("resolve_entities")
+async def resolve_entities(
+    session: Session, text: EpisodeText | None, named: Sequence[NamedEntity], *, defer_ambiguous: bool = False
+) -> ResolvedEntities:
+    """Deterministic matches first; ambiguous names go to one batched model call; the rest are new.
+
+    With ``defer_ambiguous`` the ambiguous names wait in ``resolved.ambiguous``: the fact-extraction
+    call answers them (staged extraction folds entity resolution into it).
+    """
+    resolved = ResolvedEntities()
+    await session.vectors.embed([n.name for n in named] + ([text.current] if text else []))
+    exact = await _exact_matches(session, named)
+    pending: list[NamedEntity] = []
+    for entity in named:
+        match = resolved.find(entity.name) or exact.get(match_key(entity.name))
+        if match is not None and labels_compatible(entity.labels, match.labels):
+            resolved.bind(entity, _merge_into(resolved.entities.get(match.id, match), entity), created=False)
+        else:
+            pending.append(entity)
+    if not pending:
+        return resolved
+    decisions = await _decide_unmatched(session, pending)
+    if defer_ambiguous and session.llm is not None and text is not None:
+        resolved.ambiguous = [(n, d) for n, d in decisions if d.verdict is Verdict.AMBIGUOUS]
+        decisions = [(n, d) for n, d in decisions if d.verdict is not Verdict.AMBIGUOUS]
+    settle(session, resolved, decisions, await ask_about_ambiguous(session, text, decisions))
+    return resolved
+
+
+def settle(
+    session: Session,
+    resolved: ResolvedEntities,
+    decisions: Sequence[tuple[NamedEntity, EntityDecision]],
+    answers: dict[str, Entity],
+) -> None:
+    """Bind each decided name: to the entity the model or a deterministic rule chose, else a new one."""
+    for entity, decision in decisions:
+        answered = answers.get(entity.name)
+        match = answered or decision.match
+        if answered is not None and all(c.name != answered.name for c in decision.candidates):
+            resolved.renamed.add(answered.id)
+        if match is not None:
+            resolved.bind(entity, _merge_into(resolved.entities.get(match.id, match), entity), created=False)
+        elif (known := resolved.find(entity.name)) is not None:
+            resolved.bind(entity, known, created=known.id in resolved.created)
+        else:
+            resolved.bind(entity, _new_entity(session, entity), created=True)
+
+
+def _new_entity(session: Session, named: NamedEntity) -> Entity:
+    return Entity(
+        group_id=session.group_id, name=named.name, labels=named.labels, attributes=dict(named.attributes),
+        created_at=session.now,
+    )
+
+
+async def _exact_matches(session: Session, named: Sequence[NamedEntity]) -> dict[str, Entity]:
+    """Existing entities by match key of their name or aliases (oldest wins a tie)."""
+    names = {n.name for n in named} | {match_key(n.name) for n in named}
+    found = await session.store.find_entities_by_names(session.group_id, sorted(names))
+    by_key: dict[str, Entity] = {}
+    for entity in sorted(found, key=lambda e: (e.created_at, e.id)):
+        for name in (entity.name, *entity.aliases):
+            by_key.setdefault(match_key(name), entity)
+    return by_key
+
+
+async def _candidates_for(session: Session, name: str) -> tuple[dict[str, float], list[str]]:
+    if not await session.has_vectors(Scope.ENTITIES):
+        return {}, []
+    limit = session.config.entity_candidates
+    by_vector, by_text = await asyncio.gather(
+        session.store.vector_search(session.group_id, Scope.ENTITIES, session.vectors[name], limit=limit),
+        session.store.fulltext_search(session.group_id, Scope.ENTITIES, search_query(name), limit=limit),
+    )
+    return {hit.id: hit.score for hit in by_vector}, [hit.id for hit in by_text]
+
+
+async def _decide_unmatched(session: Session, named: Sequence[NamedEntity]) -> list[tuple[NamedEntity, EntityDecision]]:
+    """Gather candidates by cosine and BM25 (names and summaries), then decide each name (pure)."""
+    found = await asyncio.gather(*(_candidates_for(session, n.name) for n in named))
+    ids = list(dict.fromkeys(i for cosines, texts in found for i in (*cosines, *texts)))
+    entities = {e.id: e for e in await session.store.get_entities(session.group_id, ids)} if ids else {}
+    text_only = [i for i in ids if not any(i in cosines for cosines, _ in found)]
+    vectors = await session.store.get_vectors(session.group_id, Scope.ENTITIES, text_only) if text_only else {}
+    thresholds = ResolutionThresholds(
+        session.config.fuzzy_merge, session.config.embedding_merge,
+        session.config.fuzzy_ambiguous, session.config.embedding_ambiguous,
+    )
+    decisions = []
+    for entity, (cosines, texts) in zip(named, found, strict=True):
+        candidates = []
+        for entity_id in dict.fromkeys((*cosines, *texts)):
+            if entity_id not in entities:
+                continue
+            cosine = cosines.get(entity_id)
+            if cosine is None and entity_id in vectors:
+                cosine = float(vectors[entity_id] @ session.vectors[entity.name])
+            candidates.append(Candidate(entities[entity_id], cosine))
+        decisions.append((entity, decide(entity.name, entity.labels, candidates, thresholds)))
+    return decisions
+
+
+async def ask_about_ambiguous(
+    session: Session, text: EpisodeText | None, decisions: Sequence[tuple[NamedEntity, EntityDecision]]
+) -> dict[str, Entity]:
+    """One call for every ambiguous name; returns name -> the existing entity it duplicates."""
+    ambiguous = [(n, d) for n, d in decisions if d.verdict is Verdict.AMBIGUOUS]
+    if not ambiguous or session.llm is None or text is None:
+        return {}
+    questions, numbering = entity_questions(ambiguous)
+    answer = await session.ask(ENTITY_RESOLUTION, EntityResolutionContext(text, questions))
+    return read_matches(session, ambiguous, questions, numbering, answer.matches)
+
+
+def entity_questions(
+    ambiguous: Sequence[tuple[NamedEntity, EntityDecision]],
+) -> tuple[tuple[EntityQuestion, ...], dict[int, Entity]]:
+    """The ambiguous names with their numbered candidates, as the model sees them."""
+    questions: list[EntityQuestion] = []
+    numbering: dict[int, Entity] = {}
+    for index, (named, decision) in enumerate(ambiguous):
+        candidates = []
+        for entity in decision.candidates:
+            numbering[len(numbering) + 1] = entity
+            candidates.append(CandidateEntity(len(numbering), entity.name, entity.summary[:200]))
+        questions.append(EntityQuestion(index, named.name, specific_label(named.labels), tuple(candidates)))
+    return tuple(questions), numbering
+
+
+def read_matches(
+    session: Session,
+    ambiguous: Sequence[tuple[NamedEntity, EntityDecision]],
+    questions: Sequence[EntityQuestion],
+    numbering: dict[int, Entity],
+    answers: Iterable[EntityMatch],
+) -> dict[str, Entity]:
+    """name -> the existing entity the model says it is (answers naming no offered candidate are ignored)."""
+    matches: dict[str, Entity] = {}
+    for match in answers:
+        if match.duplicate_of is None or not 0 <= match.index < len(ambiguous):
+            continue
+        named, _ = ambiguous[match.index]
+        allowed = {c.index for c in questions[match.index].candidates}
+        if match.duplicate_of not in allowed:
+            session.warn(f"model matched {named.name!r} to unknown candidate {match.duplicate_of}")
+            continue
+        matches[named.name] = _complete_name(numbering[match.duplicate_of], match.name)
+    return matches
+
+
+def _complete_name(entity: Entity, name: str | None) -> Entity:
+    """Adopt the model's more complete full name; the old name stays an alias."""
+    if not name or len(name.split()) <= len(entity.name.split()) or match_key(name) == match_key(entity.name):
+        return entity
+    aliases = tuple(a for a in dict.fromkeys((*entity.aliases, entity.name)) if match_key(a) != match_key(name))
+    return entity.model_copy(update={"name": name.strip(), "aliases": aliases})
+
+
+def specific_label(labels: Iterable[str]) -> str:
+    return next((label for label in labels if label != GENERIC_LABEL), GENERIC_LABEL)

@@ -1,0 +1,132 @@
+"""Stages 2–3 and 5: the episode's context, and the extraction calls (entities, facts, or both at once)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from chronomem.domain import Episode, Fact
+from chronomem.ingest.prompts import (
+    COMBINED_EXTRACTION,
+    ENTITY_EXTRACTION,
+    ENTITY_REFLEXION,
+    FACT_EXTRACTION,
+    CandidateFact,
+    CombinedExtractionContext,
+    EntityExtractionContext,
+    EntityRef,
+    EpisodeText,
+    ExtractedEntity,
+    ExtractedFact,
+    ExtractedGraph,
+    FactExtractionContext,
+    ReflexionContext,
+)
+from chronomem.ingest.session import Session, stage
+from chronomem.ingest.stages.entities import (
+    ResolvedEntities,
+    ask_about_ambiguous,
+    entity_questions,
+    read_matches,
+    settle,
+    specific_label,
+)
+from chronomem.store.base import Scope
+
+__all__ = [
+    "FactExtraction",
+    "extract_entities",
+    "extract_facts",
+    "extract_graph",
+    "load_context",
+]
+
+
+# -- 2. context ----------------------------------------------------------------------------------------
+
+
+@stage("context")
+async def load_context(session: Session, episode: Episode) -> EpisodeText:
+    """The episode and the previous ``context_episodes`` of its group, oldest first."""
+    previous: list[Episode] = []
+    if session.config.context_episodes:
+        previous = await session.store.list_episodes(
+            episode.group_id, limit=session.config.context_episodes, before=episode.reference_time
+        )
+    return EpisodeText(
+        current=episode.text,
+        reference_time=episode.reference_time,
+        kind=episode.kind,
+        previous=tuple(e.text for e in reversed(previous)),
+        source_description=episode.source_description,
+    )
+
+
+# -- 3. extraction -------------------------------------------------------------------------------------
+
+
+@stage("extract_entities")
+async def extract_entities(session: Session, text: EpisodeText) -> list[ExtractedEntity]:
+    """Entities of the episode, speaker first; with ``reflexion``, a second pass adds the missed ones."""
+    context = EntityExtractionContext(text, session.ontology.entity_specs())
+    entities = (await session.ask(ENTITY_EXTRACTION, context)).entities
+    if session.config.reflexion:
+        review = ReflexionContext(text, tuple(e.name for e in entities))
+        entities = entities + (await session.ask(ENTITY_REFLEXION, review)).missed
+    return entities
+
+
+@stage("extract_graph")
+async def extract_graph(session: Session, text: EpisodeText) -> ExtractedGraph:
+    """Entities and facts in one call (``extraction="combined"``)."""
+    context = CombinedExtractionContext(text, session.ontology.entity_specs(), session.ontology.edge_specs())
+    return await session.ask(COMBINED_EXTRACTION, context)
+
+
+@dataclass
+class FactExtraction:
+    """What the fact-extraction call returned, and the existing facts it was shown (by number)."""
+
+    facts: list[ExtractedFact] = field(default_factory=list)
+    shown: dict[int, Fact] = field(default_factory=dict)
+
+
+@stage("extract_facts")
+async def extract_facts(session: Session, text: EpisodeText, resolved: ResolvedEntities) -> FactExtraction:
+    """Facts between the episode's entities, with relation types and dates, in one call.
+
+    The same call settles the ambiguous entities and judges the new facts against the existing
+    facts near the episode (numbered), so resolution rarely needs calls of its own.
+    """
+    names = [name for name, _ in resolved.mentioned] + [n.name for n, _ in resolved.ambiguous]
+    if len(names) < 2:  # a fact joins two different entities: settle names with the batched call
+        settle(session, resolved, resolved.ambiguous,
+               await ask_about_ambiguous(session, text, resolved.ambiguous))
+        return FactExtraction()
+    refs = [EntityRef(name, specific_label(resolved.entities[eid].labels)) for name, eid in resolved.mentioned]
+    refs += [EntityRef(n.name, specific_label(n.labels)) for n, _ in resolved.ambiguous]
+    shown = await _facts_to_show(session, text, resolved)
+    questions, numbering = entity_questions(resolved.ambiguous)
+    existing = tuple(
+        CandidateFact(number, f.fact, f.relation_type, False, f.valid_at, f.invalid_at) for number, f in shown.items()
+    )
+    context = FactExtractionContext(text, tuple(refs), session.ontology.edge_specs(), existing=existing,
+                                    ambiguous=questions)
+    answer = await session.ask(FACT_EXTRACTION, context)
+    matches = read_matches(session, resolved.ambiguous, questions, numbering, answer.same_as)
+    settle(session, resolved, resolved.ambiguous, matches)
+    return FactExtraction(answer.facts, shown)
+
+
+async def _facts_to_show(session: Session, text: EpisodeText, resolved: ResolvedEntities) -> dict[int, Fact]:
+    """Current facts touching the episode's entities (or their candidates), nearest the episode first."""
+    if not await session.has_vectors(Scope.FACTS):
+        return {}
+    store, group, limit = session.store, session.group_id, session.config.facts_shown
+    if not limit:
+        return {}
+    entity_ids = set(resolved.entities) | {e.id for _, d in resolved.ambiguous for e in d.candidates}
+    hits = await store.vector_search(group, Scope.FACTS, session.vectors[text.current], limit=limit * 4)
+    near = [f for f in await store.get_facts(group, [hit.id for hit in hits]) if entity_ids & set(f.entity_ids)]
+    return {number: fact for number, fact in enumerate(near[:limit], start=1)}
+
+

@@ -1,0 +1,245 @@
+"""Stages 5–7 on facts: drafts with ids and dates, resolution against existing facts, invalidation."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from chronomem.domain import Fact, to_relation_type
+from chronomem.ingest.dates import parse_model_datetime
+from chronomem.ingest.fact_resolution import (
+    FactCandidates,
+    FactOutcome,
+    identical_fact,
+    same_pair,
+    select_candidates,
+    single_valued_outcome,
+)
+from chronomem.ingest.invalidation import invalidate
+from chronomem.ingest.prompts import (
+    FACT_RESOLUTION,
+    CandidateFact,
+    ExtractedFact,
+    FactQuestion,
+    FactResolutionContext,
+)
+from chronomem.ingest.session import Session, stage
+from chronomem.ingest.stages.entities import ResolvedEntities
+from chronomem.store.base import Scope
+
+__all__ = [
+    "FactChanges",
+    "FactDrafts",
+    "apply_invalidation",
+    "build_facts",
+    "resolve_facts",
+    "vet",
+]
+
+
+# -- 5. facts ------------------------------------------------------------------------------------------
+
+
+@dataclass
+class FactDrafts:
+    """New facts, and what the extraction call already said about them (by fact id)."""
+
+    facts: list[Fact] = field(default_factory=list)
+    hints: dict[str, FactOutcome] = field(default_factory=dict)
+    shown: frozenset[str] = frozenset()  # ids of the existing facts the model was shown
+
+
+def build_facts(
+    session: Session,
+    extracted: Iterable[ExtractedFact],
+    resolved: ResolvedEntities,
+    shown: dict[int, Fact] | None = None,
+) -> FactDrafts:
+    """Facts with entity ids, SCREAMING_SNAKE relation types, checked signatures and resolved dates."""
+    shown = shown or {}
+    drafts = FactDrafts(shown=frozenset(f.id for f in shown.values()))
+    for item in extracted:
+        fact = _to_fact(session, item, resolved)
+        if fact is None or identical_fact(fact, drafts.facts) is not None:
+            continue
+        drafts.facts.append(fact)
+        if shown:
+            duplicate = shown.get(item.duplicate_of) if item.duplicate_of is not None else None
+            contradicts = tuple(shown[n] for n in dict.fromkeys(item.contradicts) if n in shown)
+            drafts.hints[fact.id] = FactOutcome(duplicate, contradicts)
+    session.facts_extracted = len(drafts.facts)
+    return drafts
+
+
+def _to_fact(session: Session, item: ExtractedFact, resolved: ResolvedEntities) -> Fact | None:
+    source, target = resolved.find(item.source), resolved.find(item.target)
+    if source is None or target is None or source.id == target.id:
+        session.warn(f"fact dropped, its entities are not both known and distinct: {item.fact!r}")
+        return None
+    relation = to_relation_type(item.relation_type)
+    if not session.ontology.allows(relation, source.labels, target.labels):
+        session.warn(f"{relation} may not join {source.name} and {target.name}; kept as RELATES_TO")
+        relation = "RELATES_TO"
+    reference = session.reference_time
+    valid_at = parse_model_datetime(item.valid_at, reference)
+    invalid_at = parse_model_datetime(item.invalid_at, reference)
+    if valid_at and invalid_at and invalid_at < valid_at:
+        session.warn(f"invalid_at before valid_at dropped: {item.fact!r}")
+        invalid_at = None
+    return Fact(
+        group_id=session.group_id, source_id=source.id, target_id=target.id, relation_type=relation,
+        fact=" ".join(item.fact.split()), episode_ids=session.provenance,
+        attributes=session.ontology.edge_attributes(relation, item.attributes),
+        valid_at=valid_at, invalid_at=invalid_at, created_at=session.now,
+    )
+
+
+# -- 6. fact resolution --------------------------------------------------------------------------------
+
+
+async def _existing_facts(
+    session: Session, facts: Sequence[Fact]
+) -> tuple[dict[str, Fact], dict[str, np.ndarray]]:
+    """Current facts near the new ones: the same pairs, and the nearest by fact embedding."""
+    store, group = session.store, session.group_id
+    if not await session.has_vectors(Scope.FACTS):
+        return {}, {}
+    limit = session.config.fact_candidates * 4
+    pairs = list(dict.fromkeys(tuple(sorted((f.source_id, f.target_id))) for f in facts))
+    between, nearest = await asyncio.gather(
+        asyncio.gather(*(store.facts_between(group, a, b) for a, b in pairs)),
+        asyncio.gather(*(
+            store.vector_search(group, Scope.FACTS, session.vectors[f.fact], limit=limit,
+                                min_score=session.config.same_relation_similarity)
+            for f in facts
+        )),
+    )
+    existing = {f.id: f for group_facts in between for f in group_facts}
+    near_ids = [hit.id for hits in nearest for hit in hits if hit.id not in existing]
+    existing.update({f.id: f for f in await store.get_facts(group, list(dict.fromkeys(near_ids)))})
+    vectors = await store.get_vectors(group, Scope.FACTS, list(existing)) if existing else {}
+    return existing, vectors
+
+
+@stage("resolve_facts")
+async def resolve_facts(session: Session, drafts: FactDrafts) -> list[FactOutcome]:
+    """Duplicates and contradictions of each new fact (DESIGN §2, step 6).
+
+    No model for identical text, single-valued relations or facts without candidates; the
+    extraction call's verdict when the model was shown every candidate (vetted against the rules);
+    one batched call for the rest.
+    """
+    facts = drafts.facts
+    if not facts:
+        return []
+    await session.vectors.embed(f.fact for f in facts)
+    existing, vectors = await _existing_facts(session, facts)
+    outcomes: list[FactOutcome] = [FactOutcome() for _ in facts]
+    questions: list[tuple[int, FactCandidates]] = []
+    for index, fact in enumerate(facts):
+        if session.ontology.is_single_valued(fact.relation_type):
+            outcomes[index] = await _single_valued(session, fact)
+        elif (same := identical_fact(fact, list(existing.values()))) is not None:
+            outcomes[index] = FactOutcome(duplicate_of=same)
+        else:
+            candidates = select_candidates(
+                fact, session.vectors[fact.fact], list(existing.values()), vectors,
+                duplicate_similarity=session.config.duplicate_similarity,
+                contradiction_similarity=session.config.contradiction_similarity,
+                same_relation_similarity=session.config.same_relation_similarity,
+                limit=session.config.fact_candidates,
+            )
+            hint = drafts.hints.get(fact.id)
+            if hint is not None and all(c.id in drafts.shown for c in (*candidates.duplicates,
+                                                                         *candidates.contradictions)):
+                outcomes[index] = vet(fact, hint, candidates)
+            elif candidates:
+                questions.append((index, candidates))
+    if questions and session.llm is not None:
+        for index, outcome in (await _ask_about_facts(session, facts, questions)).items():
+            outcomes[index] = outcome
+    return outcomes
+
+
+def vet(fact: Fact, hint: FactOutcome, candidates: FactCandidates) -> FactOutcome:
+    """The extraction call's verdict, within the rules: a duplicate only between the same pair, a
+    contradiction only of a candidate (shares an endpoint, close in meaning)."""
+    duplicate = hint.duplicate_of if hint.duplicate_of is not None and same_pair(hint.duplicate_of, fact) else None
+    if duplicate is not None:
+        return FactOutcome(duplicate_of=duplicate)
+    allowed = {f.id for f in (*candidates.duplicates, *candidates.contradictions)}
+    return FactOutcome(contradicts=tuple(f for f in hint.contradicts if f.id in allowed))
+
+
+async def _single_valued(session: Session, fact: Fact) -> FactOutcome:
+    of_source = await session.store.facts_of_entities(session.group_id, [fact.source_id])
+    return single_valued_outcome(fact, of_source)
+
+
+async def _ask_about_facts(
+    session: Session, facts: Sequence[Fact], questions: Sequence[tuple[int, FactCandidates]]
+) -> dict[int, FactOutcome]:
+    numbering: dict[int, Fact] = {}
+    rendered = []
+    for index, candidates in questions:
+        listed = []
+        for fact in (*candidates.duplicates, *candidates.contradictions):
+            number = len(numbering) + 1
+            numbering[number] = fact
+            listed.append(CandidateFact(number, fact.fact, fact.relation_type, same_pair(fact, facts[index]),
+                                        fact.valid_at, fact.invalid_at))
+        new = facts[index]
+        rendered.append(FactQuestion(index, new.fact, new.relation_type, tuple(listed), new.valid_at))
+    answer = await session.ask(FACT_RESOLUTION, FactResolutionContext(tuple(rendered)))
+    allowed = {q.index: {c.index for c in q.candidates} for q in rendered}
+    outcomes: dict[int, FactOutcome] = {}
+    for verdict in answer.verdicts:
+        if verdict.index not in allowed:
+            continue
+        offered = allowed[verdict.index]
+        duplicate = numbering.get(verdict.duplicate_of) if verdict.duplicate_of in offered else None
+        if duplicate is not None and not same_pair(duplicate, facts[verdict.index]):
+            duplicate = None  # duplicates only between the same pair, whatever the model says
+        contradicts = tuple(numbering[n] for n in dict.fromkeys(verdict.contradicts) if n in offered)
+        if len(contradicts) < len(verdict.contradicts):
+            session.warn(f"model named facts it was not offered: {verdict.contradicts}")
+        outcomes[verdict.index] = FactOutcome(duplicate_of=duplicate, contradicts=() if duplicate else contradicts)
+    return outcomes
+
+
+# -- 7. invalidation -----------------------------------------------------------------------------------
+
+
+@dataclass
+class FactChanges:
+    created: list[Fact] = field(default_factory=list)  # new facts (some born closed)
+    restated: dict[str, Fact] = field(default_factory=dict)  # existing facts that gained provenance
+    invalidated: dict[str, Fact] = field(default_factory=dict)  # existing facts closed by a new one
+
+    def all_updates(self) -> list[Fact]:
+        merged = {**self.restated, **self.invalidated}
+        return [*self.created, *merged.values()]
+
+
+def apply_invalidation(session: Session, facts: Sequence[Fact], outcomes: Sequence[FactOutcome]) -> FactChanges:
+    """Restatements gain provenance; contradictions close facts on both timelines (pure rules)."""
+    session.current_stage = "invalidation"
+    changes = FactChanges()
+    for fact, outcome in zip(facts, outcomes, strict=True):
+        if outcome.duplicate_of is not None:
+            old = changes.invalidated.get(outcome.duplicate_of.id) or changes.restated.get(
+                outcome.duplicate_of.id, outcome.duplicate_of
+            )
+            provenance = tuple(dict.fromkeys((*old.episode_ids, *fact.episode_ids)))
+            changes.restated[old.id] = old.model_copy(update={"episode_ids": provenance})
+            continue
+        current = [changes.invalidated.get(f.id) or changes.restated.get(f.id, f) for f in outcome.contradicts]
+        result = invalidate(fact, current, now=session.now, reference_time=session.reference_time)
+        changes.created.append(result.new_fact)
+        for closed in result.expired:
+            changes.invalidated[closed.id] = closed
+            changes.restated.pop(closed.id, None)
+    return changes
