@@ -77,7 +77,8 @@ def paged(text: str, limit: int | None, offset: int) -> tuple[str, dict[str, Any
 def list_episodes(
     *, limit: int | None, before: datetime | None, statuses: Sequence[EpisodeStatus] | None, newest_first: bool
 ) -> tuple[str, dict[str, Any]]:
-    conditions, params = ["true"], {}
+    conditions: list[str] = ["true"]
+    params: dict[str, Any] = {}
     if before is not None:
         conditions.append("e.reference_time < $before")
         params["before"] = to_micros(before)

@@ -183,10 +183,12 @@ class FalkorDBStore:
 
     async def _check_vector_owners(self, batch: GraphWrite) -> None:
         """Every vector must belong to an object of this batch or already in the group."""
-        in_batch = {"Episode": batch.episodes, "Entity": batch.entities, "Fact": batch.facts,
-                    "Community": batch.communities}
+        in_batch: dict[str, set[str]] = {
+            "Episode": {e.id for e in batch.episodes}, "Entity": {e.id for e in batch.entities},
+            "Fact": {f.id for f in batch.facts}, "Community": {c.id for c in batch.communities},
+        }
         for label, vectors in batch_vectors(batch).items():
-            others = sorted(set(vectors) - {obj.id for obj in in_batch[label]})
+            others = sorted(set(vectors) - in_batch[label])
             if not others:
                 continue
             text = f"UNWIND $ids AS id MATCH (n:{label} {{id: id}}) RETURN n.id"

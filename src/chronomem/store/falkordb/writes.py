@@ -55,9 +55,10 @@ _SECTIONS: tuple[tuple[str, str], ...] = (
 
 
 def _check_group(batch: GraphWrite) -> None:
-    objects = [*batch.episodes, *batch.entities, *batch.facts, *batch.mentions, *batch.communities,
-               *batch.delete_mentions]
-    strangers = {o.group_id for o in objects} - {batch.group_id}
+    groups = {e.group_id for e in batch.episodes} | {e.group_id for e in batch.entities}
+    groups |= {f.group_id for f in batch.facts} | {c.group_id for c in batch.communities}
+    groups |= {m.group_id for m in (*batch.mentions, *batch.delete_mentions)}
+    strangers = groups - {batch.group_id}
     if strangers:
         raise InvalidInputError(f"write to group {batch.group_id!r} holds objects of other groups: {sorted(strangers)}")
 
