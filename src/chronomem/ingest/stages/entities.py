@@ -199,9 +199,12 @@ async def _decide_unmatched(session: Session, named: Sequence[NamedEntity]) -> l
     """Gather candidates by cosine and BM25 (names and summaries), then decide each name (pure)."""
     found = await asyncio.gather(*(_candidates_for(session, n.name) for n in named))
     ids = list(dict.fromkeys(i for cosines, texts in found for i in (*cosines, *texts)))
-    entities = {e.id: e for e in await session.store.get_entities(session.group_id, ids)} if ids else {}
     text_only = [i for i in ids if not any(i in cosines for cosines, _ in found)]
-    vectors = await session.store.get_vectors(session.group_id, Scope.ENTITIES, text_only) if text_only else {}
+    loaded, vectors = await asyncio.gather(  # BM25-only hits need their vectors for a cosine
+        session.store.get_entities(session.group_id, ids),
+        session.store.get_vectors(session.group_id, Scope.ENTITIES, text_only),
+    ) if ids else ([], {})
+    entities = {e.id: e for e in loaded}
     thresholds = ResolutionThresholds(
         session.config.fuzzy_merge, session.config.embedding_merge,
         session.config.fuzzy_ambiguous, session.config.embedding_ambiguous,

@@ -118,9 +118,13 @@ async def _existing_facts(
         )),
     )
     existing = {f.id: f for group_facts in between for f in group_facts}
-    near_ids = [hit.id for hits in nearest for hit in hits if hit.id not in existing]
-    existing.update({f.id: f for f in await store.get_facts(group, list(dict.fromkeys(near_ids)))})
-    vectors = await store.get_vectors(group, Scope.FACTS, list(existing)) if existing else {}
+    near_ids = list(dict.fromkeys(hit.id for hits in nearest for hit in hits if hit.id not in existing))
+    if not existing and not near_ids:
+        return {}, {}
+    near, vectors = await asyncio.gather(  # one round trip for both: the ids are known already
+        store.get_facts(group, near_ids), store.get_vectors(group, Scope.FACTS, [*existing, *near_ids])
+    )
+    existing.update({f.id: f for f in near})
     return existing, vectors
 
 
