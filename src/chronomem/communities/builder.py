@@ -138,31 +138,8 @@ class CommunityBuilder:
         started = time.perf_counter()
         detected = await self._detect(group_id)
         detect_s = time.perf_counter() - started
-        previous = {frozenset(c.member_ids): c for c in await self.store.list_communities(group_id)}
-        state = self._states.get(group_id)
-        stale = set(state.pending) if state else set()
-
-        reusable = self.config.reuse_summaries and not resummarize
-        kept: dict[int, Community] = {}
-        for i, members in enumerate(detected.ranked):
-            before = previous.get(frozenset(members))
-            if reusable and before is not None and before.id not in stale:
-                kept[i] = before.model_copy(update={"member_ids": tuple(members)})
-        fresh = [i for i in range(len(detected.ranked)) if i not in kept]
-        described, calls, failed = await self._describe(group_id, [detected.ranked[i] for i in fresh])
-        for i, (name, summary) in zip(fresh, described, strict=True):
-            before = previous.get(frozenset(detected.ranked[i]))
-            kept[i] = Community(
-                id=before.id if before is not None else new_id(),  # stable ids where membership is unchanged
-                group_id=group_id,
-                name=name,
-                summary=summary,
-                member_ids=tuple(detected.ranked[i]),
-            )
-        built = [kept[i] for i in range(len(detected.ranked))]
-        fresh_set = set(fresh)
-        reused_ids = [c.id for i, c in enumerate(built) if i not in fresh_set]
-        vectors = await self._vectors(group_id, built, reuse=reused_ids)
+        built, reused, calls, failed = await self._assemble(group_id, detected, resummarize=resummarize)
+        vectors = await self._vectors(group_id, built, reuse=reused)
         await self.store.write(
             GraphWrite(group_id, communities=built, community_vectors=vectors, replace_communities=True)
         )
@@ -174,13 +151,42 @@ class CommunityBuilder:
             unassigned=detected.graph.size - sum(len(c.member_ids) for c in built),
             rounds=detected.propagation.rounds,
             converged=detected.propagation.converged,
-            reused=len(reused_ids),
+            reused=len(reused),
             model_calls=calls,
             failed_calls=failed,
             detect_s=detect_s,
             total_s=time.perf_counter() - started,
         )
         return built
+
+    async def _assemble(
+        self, group_id: str, detected: _Detected, *, resummarize: bool
+    ) -> tuple[list[Community], list[str], int, int]:
+        """Communities for the detected groups: (communities, ids whose summary was reused, model
+        calls, failed calls). Same member set as a stored community: same id; its summary too
+        unless asked to resummarize or an extension left it pending."""
+        previous = {frozenset(c.member_ids): c for c in await self.store.list_communities(group_id)}
+        state = self._states.get(group_id)
+        pending = set(state.pending) if state else set()
+        reusable = self.config.reuse_summaries and not resummarize
+        communities: dict[int, Community] = {}
+        for i, members in enumerate(detected.ranked):
+            before = previous.get(frozenset(members))
+            if reusable and before is not None and before.id not in pending:
+                communities[i] = before.model_copy(update={"member_ids": tuple(members)})
+        reused = [c.id for c in communities.values()]
+        fresh = [i for i in range(len(detected.ranked)) if i not in communities]
+        described, calls, failed = await self._describe(group_id, [detected.ranked[i] for i in fresh])
+        for i, (name, summary) in zip(fresh, described, strict=True):
+            before = previous.get(frozenset(detected.ranked[i]))
+            communities[i] = Community(
+                id=before.id if before is not None else new_id(),
+                group_id=group_id,
+                name=name,
+                summary=summary,
+                member_ids=tuple(detected.ranked[i]),
+            )
+        return [communities[i] for i in range(len(detected.ranked))], reused, calls, failed
 
     async def _describe(self, group_id: str, ranked: list[list[str]]) -> tuple[list[tuple[str, str]], int, int]:
         """(name, summary) of each community, and the model calls made (total, failed)."""
