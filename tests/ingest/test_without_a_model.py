@@ -103,6 +103,15 @@ async def test_a_json_record_stream_with_a_single_valued_relation_needs_no_model
     assert acme.labels == ("Entity", "Company") and acme.attributes == {"plan": "basic"}
 
 
+async def test_mapped_json_never_calls_a_configured_model(store, embedder, script: Script):
+    model = FunctionModel(script)
+    ingestor = Ingestor(store, embedder, model, config=IngestConfig(json_mappings=(CRM,)))
+    await ingestor.add_episode(record("2024-01-01", "Dana", "Boston"))
+    await ingestor.add_episode(record("2024-02-01", "Dana Cruz", "Boston"))  # "Dana" is ambiguous: still no call
+    assert model.calls == []
+    assert len(await store.list_facts("crm")) == 3
+
+
 class Person(BaseModel):
     """A human being."""
 

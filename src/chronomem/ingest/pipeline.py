@@ -210,8 +210,9 @@ class Ingestor:
     async def _extract(self, session: Session, episode: Episode, text: EpisodeText) -> tuple[ExtractedGraph, bool]:
         """Entities (and, combined or mapped, facts) of the episode; ``True`` when a declared mapping made them."""
         mapping = find_mapping(self.config.json_mappings, episode) if episode.kind is EpisodeKind.JSON else None
-        if mapping is not None:
+        if mapping is not None:  # declared structure: resolved deterministically, no model even if one is set
             session.current_stage = "json_mapping"
+            session.llm = None
             return mapping.extract(parse_record(episode), episode.reference_time), True
         if self.config.extraction == "combined":
             return await stages.extract_graph(session, text), False
