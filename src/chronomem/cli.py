@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from chronomem.errors import ChronomemError
@@ -120,11 +119,6 @@ def _when(text: str | None) -> datetime | None:
         return ensure_utc(datetime.fromisoformat(text))
     except ValueError as exc:
         raise typer.BadParameter(f"{text!r}: {exc} (use ISO 8601 with a timezone, e.g. 2024-05-01T10:00:00Z)") from None
-
-
-def _progress() -> Progress:
-    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                    console=err_console)
 
 
 # -- serving -----------------------------------------------------------------------------------------
@@ -298,10 +292,9 @@ def reprocess(
     group: Annotated[str, typer.Argument(help="Group (graph) id.")],
 ) -> None:
     """Extract a group again from its episodes (e.g. after configuring a model)."""
-    with _progress() as progress:
-        progress.add_task(f"reprocessing {group}", total=None)
-        result = _run(_with_memory(_settings(ctx), lambda m: m.reprocess(group)))
-    console.print(f"reprocessed {group}: {result}")
+    with err_console.status(f"reprocessing {group}…"):
+        count = _run(_with_memory(_settings(ctx), lambda m: m.reprocess(group)))
+    console.print(f"reprocessed {count} episodes of {group}")
 
 
 @app.command()
@@ -397,21 +390,22 @@ def groups(ctx: typer.Context) -> None:
 
 @app.command("eval")
 def eval_command(
+    ctx: typer.Context,
     locomo: Annotated[Path | None, typer.Option(help="LoCoMo file (locomo10.json).")] = None,
     longmemeval: Annotated[Path | None, typer.Option(help="LongMemEval file (.json or .json.gz).")] = None,
+    limit: Annotated[int | None, typer.Option(help="Only the first N conversations / questions.")] = None,
 ) -> None:
     """Run the retrieval evaluation on LoCoMo and/or LongMemEval and print name: value lines."""
     from chronomem.eval import run_eval
 
     if locomo is None and longmemeval is None:
         raise typer.BadParameter("give --locomo and/or --longmemeval")
-    report = _run(_maybe_await(run_eval(locomo=locomo, longmemeval=longmemeval)))
+    embedder = _chosen_embedder(ctx)
+    with err_console.status("evaluating…") as status:
+        report = _run(run_eval(locomo=locomo, longmemeval=longmemeval, limit=limit, embedder=embedder,
+                               progress=lambda line: status.update(f"evaluating: {line}")))
     for line in report.lines():
         console.print(line, markup=False, highlight=False)
-
-
-async def _maybe_await(value: Any) -> Any:
-    return await value if asyncio.iscoroutine(value) else value
 
 
 @app.command()
@@ -420,7 +414,23 @@ def demo(ctx: typer.Context) -> None:
     from chronomem.demo import run_demo
 
     settings = _settings(ctx)
-    _run(_maybe_await(run_demo(store_url=settings.store_url, console=console)))
+    llm = None
+    if settings.llm is not None:
+        from chronomem.llm.settings import build_language_model
+
+        llm = build_language_model(settings.llm)
+    _run(run_demo(store_url=settings.store_url, llm=llm, console=console, embedder=_chosen_embedder(ctx)))
+
+
+def _chosen_embedder(ctx: typer.Context) -> Any:
+    """The embedder named by ``--embedder``, if given (else the command's own default)."""
+    spec = (ctx.find_root().obj or {}).get("embedder")
+    if spec is None:
+        return None
+    from chronomem.embed import build_embedder
+
+    with _clean_errors():
+        return build_embedder(spec)
 
 
 # -- keys --------------------------------------------------------------------------------------------

@@ -1,0 +1,133 @@
+"""The CLI drives the library end to end: add, add-fact, search, context, import, export, eval, demo."""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from chronomem.cli import app
+
+runner = CliRunner()
+
+
+def decode(text: str) -> list[float]:
+    return np.frombuffer(base64.b64decode(text), dtype="<f4").tolist()
+
+
+@pytest.fixture
+def cli(tmp_path):
+    def invoke(*args: str):
+        return runner.invoke(app, ["--data-dir", str(tmp_path), "--embedder", "hashing", *args])
+
+    return invoke
+
+
+def test_add_a_fact_then_search_and_get_context(cli):
+    assert cli("add", "g", "I moved to Lisbon last May.", "--speaker", "Alice").exit_code == 0
+    added = cli("add-fact", "g", "Alice", "lives in", "Lisbon", "Alice lives in Lisbon",
+                "--valid-at", "2024-05-01T00:00:00Z")
+    assert added.exit_code == 0, added.output
+    found = cli("search", "g", "where does Alice live", "--json")
+    facts = json.loads(found.stdout)["facts"]
+    assert [f["fact"] for f in facts] == ["Alice lives in Lisbon"] and facts[0]["relation_type"] == "LIVES_IN"
+    before = cli("search", "g", "where does Alice live", "--json", "--as-of", "2024-01-01T00:00:00Z")
+    assert json.loads(before.stdout)["facts"] == []
+    context = cli("context", "g", "where does Alice live")
+    assert "Alice lives in Lisbon (Date range: 2024-05-01" in context.stdout
+
+
+def test_bad_input_is_a_clean_error_not_a_traceback(cli):
+    naive = cli("add-fact", "g", "A", "KNOWS", "B", "A knows B", "--valid-at", "2024-05-01T00:00:00")
+    assert naive.exit_code == 2 and "timezone" in naive.output
+    recipe = cli("search", "g", "x", "--recipe", "nope")
+    assert recipe.exit_code == 1 and "unknown search recipe" in recipe.stderr
+
+
+def test_export_then_import_into_another_group_round_trips(cli, tmp_path):
+    cli("add", "g", "Bob: I adopted a dog.", "--kind", "text")
+    cli("add-fact", "g", "Bob", "OWNS", "Rex", "Bob owns a dog named Rex")
+    first = tmp_path / "g.json"
+    assert cli("export", "g", "-o", str(first)).exit_code == 0
+    imported = cli("import", str(first), "--format", "export", "--group", "copy")
+    assert imported.exit_code == 0 and "1 episodes, 2 entities, 1 facts" in imported.stdout
+    second = json.loads(cli("export", "copy").stdout)
+    original = json.loads(first.read_text())
+    assert second["facts"][0] | {"group_id": "g"} == original["facts"][0]
+    for scope, vectors in original["vectors"].items():  # equal up to float32 rounding: the store
+        assert set(second["vectors"][scope]) == set(vectors)  # re-normalizes every vector it writes
+        for object_id, encoded in vectors.items():
+            assert decode(second["vectors"][scope][object_id]) == pytest.approx(decode(encoded), abs=1e-6)
+    again = cli("import", str(first), "--format", "export", "--group", "copy")
+    assert again.exit_code == 1 and "not empty" in again.stderr
+
+
+def test_import_jsonl_messages_and_report_a_bad_line(cli, tmp_path):
+    good = tmp_path / "messages.jsonl"
+    good.write_text('{"content": "hi", "name": "Ann"}\n\n'
+                    '{"content": "I like tea", "created_at": "2024-01-01T10:00:00Z"}\n')
+    result = cli("import", str(good), "--group", "chat")
+    assert result.exit_code == 0 and "ingested 2 episodes into 1 group(s)" in result.stdout
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"content": "ok"}\n{"text": "no content"}\n')
+    failed = cli("import", str(bad), "--group", "chat")
+    assert failed.exit_code == 1 and "line 2" in failed.stderr
+
+
+@pytest.fixture
+def tiny_locomo(tmp_path):
+    sample = {
+        "sample_id": "conv-x",
+        "conversation": {
+            "speaker_a": "Ann", "speaker_b": "Bo",
+            "session_1_date_time": "1:56 pm on 8 May, 2023",
+            "session_1": [{"speaker": "Ann", "dia_id": "D1:1", "text": "I got a new job at Acme."},
+                          {"speaker": "Bo", "dia_id": "D1:2", "text": "Congrats!", "blip_caption": "a cake"}],
+        },
+        "qa": [{"question": "Where does Ann work?", "answer": "Acme", "evidence": ["D1:1"], "category": 4}],
+    }
+    path = tmp_path / "locomo.json"
+    path.write_text(json.dumps([sample]))
+    return path
+
+
+def test_import_locomo_is_idempotent_and_keeps_dates(cli, tiny_locomo):
+    assert cli("import", str(tiny_locomo), "--format", "locomo", "--group", "lc-").exit_code == 0
+    assert cli("import", str(tiny_locomo), "--format", "locomo", "--group", "lc-").exit_code == 0
+    found = json.loads(cli("search", "lc-conv-x", "cake", "--recipe", "episodes_only", "--json").stdout)
+    assert found["episodes"][0]["content"] == "Congrats! [shares an image: a cake]"
+    assert found["episodes"][0]["reference_time"].startswith("2023-05-08T13:56")
+    groups = cli("groups")
+    assert "lc-conv-x" in groups.stdout and "│ 2 " in groups.stdout
+
+
+def test_import_longmemeval_queues_one_group_per_question(cli, tmp_path):
+    question = {
+        "question_id": "q1", "question_type": "single-session-user", "question": "What tea?", "answer": "green",
+        "question_date": "2023/05/30 (Tue) 23:40", "haystack_session_ids": ["s1"],
+        "haystack_dates": ["2023/05/20 (Sat) 10:00"],
+        "haystack_sessions": [[{"role": "user", "content": "I drink green tea"},
+                               {"role": "assistant", "content": "Nice"}]],
+        "answer_session_ids": ["s1"],
+    }
+    path = tmp_path / "lme.json.gz"
+    path.write_bytes(gzip.compress(json.dumps([question]).encode()))
+    result = cli("import", str(path), "--format", "longmemeval", "--queue")
+    assert result.exit_code == 0 and "queued 2 episodes into 1 group(s)" in result.stdout
+
+
+def test_eval_prints_name_value_lines(cli, tiny_locomo):
+    result = cli("eval", "--locomo", str(tiny_locomo))
+    assert result.exit_code == 0, result.output
+    lines = [line for line in result.stdout.splitlines() if ": " in line]
+    assert any(line.startswith("locomo_recall_at_10") for line in lines)
+
+
+def test_demo_runs(cli):
+    result = cli("demo")
+    assert result.exit_code == 0, result.output
+    assert "Maya" in result.stdout
