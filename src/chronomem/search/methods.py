@@ -52,32 +52,35 @@ def _closeness(hops: int) -> float:
     return 1.0 / (1.0 + hops)
 
 
-def _by_hops(hops: Mapping[str, int], limit: int) -> list[ScoredId]:
-    ordered = sorted(hops.items(), key=lambda item: (item[1], item[0]))
+def _by_hops(hops: Mapping[str, int], limit: int, max_hops: int | None = None) -> list[ScoredId]:
+    ordered = sorted(
+        ((i, h) for i, h in hops.items() if max_hops is None or h <= max_hops), key=lambda item: (item[1], item[0])
+    )
     return [ScoredId(i, _closeness(h)) for i, h in ordered[:limit]]
 
 
 async def hits_from_bfs(
-    store: Store, group_id: str, scope: Scope, reached: BfsResult, *, limit: int
+    store: Store, group_id: str, scope: Scope, reached: BfsResult, *, limit: int, max_hops: int | None = None
 ) -> list[ScoredId]:
-    """Turn one expansion into candidates of ``scope``."""
+    """Turn one expansion into candidates of ``scope`` (no farther than ``max_hops``)."""
     if scope is Scope.FACTS:
-        return _by_hops(reached.facts, limit)
+        return _by_hops(reached.facts, limit, max_hops)
     if scope is Scope.ENTITIES:
-        return _by_hops(reached.entities, limit)
+        return _by_hops(reached.entities, limit, max_hops)
+    entity_hops = {e: h for e, h in reached.entities.items() if max_hops is None or h < max_hops}
     if scope is Scope.EPISODES:
-        mentions = await store.episodes_of_entities(group_id, list(reached.entities))
+        mentions = await store.episodes_of_entities(group_id, list(entity_hops))
         hops: dict[str, int] = {}
         for entity_id, episode_ids in mentions.items():
             for episode_id in episode_ids:
                 # an episode is one hop beyond the nearest entity it mentions
-                hops[episode_id] = min(hops.get(episode_id, 1 << 30), reached.entities[entity_id] + 1)
+                hops[episode_id] = min(hops.get(episode_id, 1 << 30), entity_hops[entity_id] + 1)
         return _by_hops(hops, limit)
     communities = await store.list_communities(group_id)
     community_hops = {
-        c.id: min(reached.entities[m] for m in c.member_ids if m in reached.entities) + 1
+        c.id: min(entity_hops[m] for m in c.member_ids if m in entity_hops) + 1
         for c in communities
-        if any(m in reached.entities for m in c.member_ids)
+        if any(m in entity_hops for m in c.member_ids)
     }
     return _by_hops(community_hops, limit)
 

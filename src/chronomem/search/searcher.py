@@ -240,7 +240,6 @@ class Searcher:
         """Cosine and BM25 (and BFS from explicit seeds) concurrently; then BFS from their hits."""
         scopes = {_SCOPES[name]: sc for name, sc in request.config.scopes().items()}
         jobs: dict[tuple[Scope, Method], Any] = {}
-        explicit_seeds = bool(request.seed_entity_ids or request.seed_episode_ids)
         for scope, sc in scopes.items():
             if Method.COSINE in sc.methods and request.vector is not None:
                 jobs[scope, Method.COSINE] = methods.cosine_search(
@@ -251,39 +250,49 @@ class Searcher:
                 jobs[scope, Method.BM25] = methods.bm25_search(
                     self.store, group_id, scope, request.bm25_query, limit=sc.candidates, filters=request.filters
                 )
-            if Method.BFS in sc.methods and explicit_seeds:
-                jobs[scope, Method.BFS] = self._bfs(
-                    group_id, scope, sc, request, request.seed_entity_ids, request.seed_episode_ids
-                )
+        bfs_scopes = {scope: sc for scope, sc in scopes.items() if Method.BFS in sc.methods}
+        explicit_seeds = bool(request.seed_entity_ids or request.seed_episode_ids)
+        walk = (
+            self._bfs(group_id, bfs_scopes, request, request.seed_entity_ids, request.seed_episode_ids)
+            if bfs_scopes and explicit_seeds else asyncio.sleep(0, {})
+        )
+        found, by_bfs = await asyncio.gather(asyncio.gather(*jobs.values()), walk)
         hits: _Hits = {scope: {} for scope in scopes}
-        for (scope, method), found in zip(jobs, await asyncio.gather(*jobs.values()), strict=True):
-            hits[scope][method] = found
-        if not explicit_seeds and any(Method.BFS in sc.methods for sc in scopes.values()):
-            await self._bfs_from_hits(group_id, request, scopes, hits)
+        for (scope, method), result in zip(jobs, found, strict=True):
+            hits[scope][method] = result
+        if bfs_scopes and not explicit_seeds:
+            seeds = await self._seeds_from_hits(group_id, request, hits)
+            by_bfs = await self._bfs(group_id, bfs_scopes, request, seeds)
+        for scope, result in by_bfs.items():
+            hits[scope][Method.BFS] = result
         return hits
 
     async def _bfs(
-        self, group_id: str, scope: Scope, sc: ScopeConfig, request: _Request,
+        self, group_id: str, scopes: dict[Scope, ScopeConfig], request: _Request,
         entity_ids: Sequence[str], episode_ids: Sequence[str] = (),
-    ) -> list[ScoredId]:
-        return await methods.bfs_search(
-            self.store, group_id, scope, seed_entity_ids=entity_ids, seed_episode_ids=episode_ids,
-            max_hops=sc.bfs_max_hops, limit=sc.candidates, filters=request.filters,
+    ) -> dict[Scope, list[ScoredId]]:
+        """One walk serves every scope that asked for BFS (as deep and as long as the greediest)."""
+        if not entity_ids and not episode_ids:
+            return {}
+        reached = await self.store.bfs(
+            group_id, list(entity_ids), seed_episode_ids=list(episode_ids), filters=request.filters,
+            max_hops=max(sc.bfs_max_hops for sc in scopes.values()),
+            limit=max(sc.candidates for sc in scopes.values()),  # facts kept, nearest first
         )
+        found = await asyncio.gather(*(
+            methods.hits_from_bfs(self.store, group_id, scope, reached, limit=sc.candidates, max_hops=sc.bfs_max_hops)
+            for scope, sc in scopes.items()
+        ))
+        return dict(zip(scopes, found, strict=True))
 
-    async def _bfs_from_hits(
-        self, group_id: str, request: _Request, scopes: dict[Scope, ScopeConfig], hits: _Hits
-    ) -> None:
+    async def _seeds_from_hits(self, group_id: str, request: _Request, hits: _Hits) -> list[str]:
         found = {scope: [h.id for by in hits[scope].values() for h in by] for scope in hits}
         seeds = await methods.entities_of_hits(self.store, group_id, found)
         if not seeds:
             seeds = await methods.entities_of_recent_episodes(
                 self.store, group_id, request.config.recent_episodes_for_bfs
             )
-        wanted = [scope for scope, sc in scopes.items() if Method.BFS in sc.methods]
-        results = await asyncio.gather(*(self._bfs(group_id, s, scopes[s], request, seeds) for s in wanted))
-        for scope, found_by_bfs in zip(wanted, results, strict=True):
-            hits[scope][Method.BFS] = found_by_bfs
+        return seeds
 
     async def _anchor_windows(self, group_id: str, request: _Request) -> list[TimeWindow]:
         """Date "two weeks before the trip" by the best full-text hit for "the trip"."""
