@@ -151,6 +151,13 @@ def worker(
     from chronomem.service.workers import Shard, WorkerPool
 
     settings = _settings(ctx)
+    if settings.resolved_store_url.startswith("sqlite:"):
+        # The embedded store keeps search indexes in the memory of the process that opened it: a
+        # server would not see what a separate worker process writes until it restarts.
+        err_console.print("error: separate worker processes need a store shared between processes "
+                          "(falkordb://...); with the embedded SQLite store, `chronomem serve` runs the "
+                          "workers in-process")
+        raise typer.Exit(1)
     if concurrency is not None:
         settings = replace(settings, workers=replace(settings.workers, concurrency=concurrency))
     try:

@@ -131,3 +131,8 @@ def test_demo_runs(cli):
     result = cli("demo")
     assert result.exit_code == 0, result.output
     assert "Maya" in result.stdout
+
+
+def test_a_separate_worker_refuses_the_embedded_store(cli):
+    result = cli("worker")
+    assert result.exit_code == 1 and "in-process" in result.stderr
