@@ -621,6 +621,21 @@ async def test_filtered_vector_search_returns_k_hits_when_k_match(store: Store) 
     assert len(await store.vector_search(G, Scope.FACTS, query, limit=50)) == len(currents)
 
 
+async def test_superseding_a_fact_after_searches_updates_vector_search(store: Store) -> None:
+    a = person("Ann")
+    lives = fact(a, a, "Ann lives in Lyon", valid_at=day(1))
+    await write_facts(store, G, [a], [lives])
+    assert [h.id for h in await store.vector_search(G, Scope.FACTS, vec(lives.fact))] == [lives.id]
+    moved = lives.model_copy(update={"invalid_at": day(5), "expired_at": day(6)})
+    await store.write(GraphWrite(group_id=G, facts=[moved]))  # new timestamps, same vector
+    assert await store.vector_search(G, Scope.FACTS, vec(lives.fact)) == []
+    then = await store.vector_search(G, Scope.FACTS, vec(lives.fact), filters=SearchFilters(as_of=day(3)))
+    assert [h.id for h in then] == [lives.id]
+    assert await store.vector_search(G, Scope.FACTS, vec(lives.fact), filters=SearchFilters(as_of=day(5))) == []
+    known = SearchFilters(known_at=day(5))  # created_at is now; at day 5 we knew nothing
+    assert [h.id for h in await store.vector_search(G, Scope.FACTS, vec(lives.fact), filters=known)] == []
+
+
 async def test_vector_search_covers_entities_episodes_and_communities(store: Store) -> None:
     ann, paris = person("Ann"), person("Paris")
     talk = Episode(group_id=G, content="we talked about sailing")

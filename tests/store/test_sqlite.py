@@ -6,6 +6,7 @@ import asyncio
 import sqlite3
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import numpy as np
@@ -14,11 +15,13 @@ import pytest
 from chronomem.domain import Entity, Episode, Fact
 from chronomem.embed.testing import HashingEmbedder
 from chronomem.errors import StoreError
+from chronomem.filters import SearchFilters
 from chronomem.store import GraphWrite, Scope, open_store
 from chronomem.store.sqlite import SQLiteStore
 from chronomem.store.sqlite.connection import SCHEMA_VERSION
 from chronomem.store.sqlite.fastscan import faiss_module
 from chronomem.store.sqlite.text import TextIndex, query_terms
+from chronomem.store.sqlite.timemask import NULL_TIME, fact_time_mask
 from chronomem.store.sqlite.vectors import VectorIndex
 
 G = "group"
@@ -268,3 +271,35 @@ def test_the_half_precision_scan_returns_exactly_the_float32_ranking() -> None:
             got = fast.search(query, 25, **options)
             assert [h.id for h in got] == [h.id for h in expected], options
             assert [h.score for h in got] == pytest.approx([h.score for h in expected], abs=1e-6)
+
+
+@pytest.mark.parametrize("accelerate_from", [0, 10**9])
+def test_time_masks_rank_exactly_the_rows_whose_times_pass(accelerate_from: int) -> None:
+    if accelerate_from == 0 and faiss_module() is None:
+        pytest.skip("faiss is not installed")
+    rng = np.random.default_rng(2)
+    n = 4000
+    vectors = rng.standard_normal((n, 32)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    day = 86_400_000_000
+    valid = rng.integers(0, 100, n) * day
+    times = np.stack([valid, valid + rng.integers(1, 50, n) * day, valid, np.full(n, NULL_TIME)], axis=1)
+    ids = [f"f{i}" for i in range(n)]
+    index = VectorIndex(ids, [v.tobytes() for v in vectors], times=times, accelerate_from=accelerate_from)
+    for i in range(0, n, 7):  # later timestamp changes reach the index
+        times[i, 3] = 5 * day
+        index.set_times(ids[i], times[i])
+    epoch = datetime(1970, 1, 1, tzinfo=UTC)
+    for filters in (
+        SearchFilters(as_of=epoch + timedelta(days=3)),  # selective
+        SearchFilters(as_of=epoch + timedelta(days=60)),
+        SearchFilters(include_superseded=True, now=epoch + timedelta(days=10**5)),
+        SearchFilters(known_at=epoch + timedelta(days=50)),
+    ):
+        mask = fact_time_mask(filters)
+        passing = mask(times)
+        for query in vectors[:5]:
+            scores = np.where(passing, vectors @ query, -np.inf)
+            expected = [ids[i] for i in np.argsort(-scores, kind="stable")[:10] if passing[i]]
+            got = index.search(query, 10, mask=mask)
+            assert [h.id for h in got] == expected, filters

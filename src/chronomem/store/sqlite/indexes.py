@@ -18,20 +18,23 @@ import numpy as np
 from chronomem.store.sqlite.text import TextIndex
 from chronomem.store.sqlite.vectors import VectorIndex
 
-__all__ = ["IndexChange", "IndexRegistry", "Kind"]
+__all__ = ["ChangeKind", "IndexChange", "IndexRegistry", "Kind"]
 
 Kind = Literal["vector", "text"]
+ChangeKind = Literal["vector", "text", "times"]  # "times": a fact's four timestamps (its vector's filter data)
 
 
 @dataclass(frozen=True, slots=True)
 class IndexChange:
-    """One committed change; ``value`` None means the id left the index."""
+    """One committed change; ``value`` None means the id left the index. Fact vectors carry their
+    fact's timestamps (``times``), which the vector index filters on."""
 
-    kind: Kind
+    kind: ChangeKind
     group_id: str
     scope: str
     id: str
     value: np.ndarray | str | None
+    times: np.ndarray | None = None
 
 
 class IndexRegistry:
@@ -49,13 +52,19 @@ class IndexRegistry:
 
     def apply(self, changes: Iterable[IndexChange]) -> None:
         for change in changes:
-            index = self.get(change.kind, change.group_id, change.scope)
+            kind: Kind = "text" if change.kind == "text" else "vector"
+            index = self.get(kind, change.group_id, change.scope)
             if index is None:
                 continue  # not loaded: it will be built from the database, change included
-            if change.value is None:
+            if isinstance(index, VectorIndex) and change.kind == "times":
+                assert change.times is not None
+                index.set_times(change.id, change.times)
+            elif isinstance(index, VectorIndex) and isinstance(change.value, np.ndarray):
+                index.upsert(change.id, change.value, change.times)
+            elif isinstance(index, TextIndex) and isinstance(change.value, str):
+                index.upsert(change.id, change.value)
+            elif change.value is None:
                 index.remove(change.id)
-            else:
-                index.upsert(change.id, change.value)  # type: ignore[arg-type]
 
     def drop_group(self, group_id: str) -> None:
         with self._lock:

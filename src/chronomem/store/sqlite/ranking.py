@@ -15,7 +15,7 @@ import numpy as np
 
 from chronomem.store.base import ScoredId
 
-__all__ = ["Accept", "RankedRows"]
+__all__ = ["Accept", "RankedRows", "walk_ranking"]
 
 Accept = Callable[[list[str]], set[str]]
 _FIRST_WINDOW = 64
@@ -58,22 +58,33 @@ class RankedRows:
     def _walk(
         self, version: int, scores: np.ndarray, limit: int, min_score: float | None, accept: Accept | None
     ) -> list[ScoredId] | None:
-        total = scores.shape[0]
-        hits: list[ScoredId] = []
-        start, window = 0, (max(_FIRST_WINDOW, limit * 4) if accept else limit)
-        while start < total and len(hits) < limit:
-            stop = min(total, start + window)
-            order = _ranked_slice(scores, start, stop)
-            candidates = self._window(version, order, scores)
-            if candidates is None:
-                return None
-            kept = [c for c in candidates if min_score is None or c.score >= min_score]
-            passing = accept([c.id for c in kept]) if accept and kept else None
-            hits.extend(c for c in kept if passing is None or c.id in passing)
-            if len(kept) < len(candidates):  # the ranking fell below min_score: nothing better follows
-                break
-            start, window = stop, window * 4
-        return hits[:limit]
+        return walk_ranking(scores, lambda order: self._window(version, order, scores), limit, min_score, accept)
+
+
+def walk_ranking(
+    scores: np.ndarray,
+    hits_of: Callable[[np.ndarray], list[ScoredId] | None],
+    limit: int,
+    min_score: float | None,
+    accept: Accept | None,
+) -> list[ScoredId] | None:
+    """Walk rows by descending score in growing windows; ``hits_of`` turns row numbers into hits
+    (None: the rows went stale)."""
+    total = scores.shape[0]
+    hits: list[ScoredId] = []
+    start, window = 0, (max(_FIRST_WINDOW, limit * 4) if accept else limit)
+    while start < total and len(hits) < limit:
+        stop = min(total, start + window)
+        candidates = hits_of(_ranked_slice(scores, start, stop))
+        if candidates is None:
+            return None
+        kept = [c for c in candidates if min_score is None or c.score >= min_score]
+        passing = accept([c.id for c in kept]) if accept and kept else None
+        hits.extend(c for c in kept if passing is None or c.id in passing)
+        if len(kept) < len(candidates):  # the ranking fell below min_score: nothing better follows
+            break
+        start, window = stop, window * 4
+    return hits[:limit]
 
 
 def _ranked_slice(scores: np.ndarray, start: int, stop: int) -> np.ndarray:

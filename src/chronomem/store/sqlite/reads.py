@@ -273,19 +273,27 @@ def group_stats(conn: sqlite3.Connection, gid: int) -> GroupStats:
     return GroupStats(*row)
 
 
-def _scope_conditions(scope: Scope, filters: SearchFilters | None, alias: str) -> tuple[list[str], list[Any]]:
+def _scope_conditions(
+    scope: Scope, filters: SearchFilters | None, alias: str, time_clauses: bool = True
+) -> tuple[list[str], list[Any]]:
     if scope is Scope.FACTS:
-        return fact_conditions(filters, alias)
+        return fact_conditions(filters, alias, time_clauses=time_clauses)
     if scope is Scope.ENTITIES:
         return entity_conditions(filters, alias)
     return [], []
 
 
 def accepted_ids(
-    conn: sqlite3.Connection, gid: int, scope: Scope, filters: SearchFilters | None, ids: list[str]
+    conn: sqlite3.Connection,
+    gid: int,
+    scope: Scope,
+    filters: SearchFilters | None,
+    ids: list[str],
+    *,
+    time_clauses: bool = True,
 ) -> set[str] | None:
     """Which of ``ids`` pass the filters (``None``: the scope has no filter to apply)."""
-    conditions, params = _scope_conditions(scope, filters, "m")
+    conditions, params = _scope_conditions(scope, filters, "m", time_clauses)
     if not conditions:
         return None
     where = " AND ".join(["m.gid = ?", f"m.id {_IN_JSON}", *conditions])

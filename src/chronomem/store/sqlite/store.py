@@ -31,6 +31,7 @@ from chronomem.store.sqlite.connection import apply_migrations, connect
 from chronomem.store.sqlite.graph import breadth_first
 from chronomem.store.sqlite.indexes import IndexRegistry, Kind
 from chronomem.store.sqlite.text import TextIndex, query_terms
+from chronomem.store.sqlite.timemask import fact_time_mask, time_row
 from chronomem.store.sqlite.vectors import VectorIndex
 from chronomem.store.sqlite.writes import TEXT_SQL, apply_write, find_group, insert_episode_row
 
@@ -401,13 +402,20 @@ class SQLiteStore:
                 f"query vector of dimension {np.asarray(query).shape[0]}; this group's are {index.dimension}"
             )
 
+        # Fact vectors check the time filters in memory; SQL is asked only about labels and types.
+        in_memory_times = isinstance(index, VectorIndex) and scope is Scope.FACTS
+        mask = fact_time_mask(filters) if in_memory_times else None
+
         def search(conn: sqlite3.Connection, gid: int) -> list[ScoredId]:
             def accept(ids: list[str]) -> set[str]:
-                passing = reads.accepted_ids(conn, gid, scope, filters, ids)
+                passing = reads.accepted_ids(conn, gid, scope, filters, ids, time_clauses=not in_memory_times)
                 return set(ids) if passing is None else passing
 
-            needs_check = reads.accepted_ids(conn, gid, scope, filters, []) is not None
-            return index.search(query, limit, min_score=min_score, accept=accept if needs_check else None)
+            probe = reads.accepted_ids(conn, gid, scope, filters, [], time_clauses=not in_memory_times)
+            checked = accept if probe is not None else None
+            if isinstance(index, VectorIndex):
+                return index.search(query, limit, min_score=min_score, accept=checked, mask=mask)
+            return index.search(query, limit, min_score=min_score, accept=checked)
 
         return await self._read_group(group_id, search, default=[])
 
@@ -422,7 +430,15 @@ class SQLiteStore:
         if gid is None:
             return None
         index: VectorIndex | TextIndex
-        if kind == "vector":
+        if kind == "vector" and scope is Scope.FACTS:
+            rows = conn.execute(
+                "SELECT v.id, v.vec, f.valid_at, f.invalid_at, f.created_at, f.expired_at FROM vectors v "
+                "JOIN facts f ON f.gid = v.gid AND f.id = v.id WHERE v.gid = ? AND v.scope = ?",
+                (gid, scope.value),
+            ).fetchall()
+            times = np.array([time_row(*r[2:]) for r in rows], dtype=np.int64).reshape(len(rows), 4)
+            index = VectorIndex([r[0] for r in rows], [r[1] for r in rows], times=times)
+        elif kind == "vector":
             rows = conn.execute(
                 "SELECT id, vec FROM vectors WHERE gid = ? AND scope = ?", (gid, scope.value)
             ).fetchall()

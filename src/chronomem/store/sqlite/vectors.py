@@ -3,6 +3,9 @@
 Small groups are scored with one numpy matrix-vector product. From ``accelerate_from`` rows on (and
 when faiss is installed) a half-precision scan picks candidates and float32 rescoring ranks them,
 with the same results (see fastscan.py) at a fraction of the memory traffic.
+
+Fact vectors also keep their fact's four timestamps, so the time filters (as_of, known_at, ranges,
+current-only) become a numpy mask: a selective one shrinks the scan to the rows that pass.
 """
 
 from __future__ import annotations
@@ -13,15 +16,24 @@ import numpy as np
 
 from chronomem.store.base import ScoredId
 from chronomem.store.sqlite.fastscan import HalfPrecisionScan, faiss_module
-from chronomem.store.sqlite.ranking import Accept, RankedRows
+from chronomem.store.sqlite.ranking import Accept, RankedRows, walk_ranking
+from chronomem.store.sqlite.timemask import NULL_TIME, TimeMask
 
 __all__ = ["ACCELERATE_FROM", "VectorIndex"]
 
 ACCELERATE_FROM = 20_000
+_SELECTIVE = 0.3  # a mask passing fewer rows than this share is scanned row by row, exactly
 
 
 class VectorIndex(RankedRows):
-    def __init__(self, ids: list[str], blobs: Sequence[bytes], *, accelerate_from: int = ACCELERATE_FROM) -> None:
+    def __init__(
+        self,
+        ids: list[str],
+        blobs: Sequence[bytes],
+        *,
+        times: np.ndarray | None = None,
+        accelerate_from: int = ACCELERATE_FROM,
+    ) -> None:
         super().__init__(list(ids))
         self._rows = {id_: row for row, id_ in enumerate(ids)}
         if blobs:
@@ -29,6 +41,7 @@ class VectorIndex(RankedRows):
         else:
             self._matrix = np.zeros((0, 0), dtype=np.float32)
         self._count = len(ids)
+        self._times = None if times is None else np.array(times, dtype=np.int64).reshape(len(ids), 4)
         self._accelerate_from = accelerate_from
         self._scan: HalfPrecisionScan | None = None
         self._maybe_accelerate()
@@ -52,7 +65,14 @@ class VectorIndex(RankedRows):
     def _live_ids(self) -> list[str]:
         return [i for i in self._ids if i is not None]
 
-    def upsert(self, id_: str, vector: np.ndarray) -> None:
+    def set_times(self, id_: str, times: np.ndarray) -> None:
+        with self._lock:
+            row = self._rows.get(id_)
+            if row is not None and self._times is not None:
+                self._touch()
+                self._times[row] = times
+
+    def upsert(self, id_: str, vector: np.ndarray, times: np.ndarray | None = None) -> None:
         with self._lock:
             self._touch()
             row = self._rows.get(id_)
@@ -63,6 +83,8 @@ class VectorIndex(RankedRows):
                 self._rows[id_] = row
                 self._count += 1
             self._matrix[row] = vector
+            if self._times is not None:
+                self._times[row] = NULL_TIME if times is None else times
             if self._scan is None:
                 self._maybe_accelerate()
             else:
@@ -81,6 +103,8 @@ class VectorIndex(RankedRows):
                 moved = self._ids[last]
                 assert moved is not None
                 self._matrix[row] = self._matrix[last]
+                if self._times is not None:
+                    self._times[row] = self._times[last]
                 self._ids[row] = moved
                 self._rows[moved] = row
             self._ids.pop()
@@ -101,6 +125,10 @@ class VectorIndex(RankedRows):
         if self._count:
             grown[: self._count] = self._matrix[: self._count]
         self._matrix = grown
+        if self._times is not None:
+            grown_times = np.full((capacity, 4), NULL_TIME, dtype=np.int64)
+            grown_times[: self._count] = self._times[: self._count]
+            self._times = grown_times
 
     def _scores(self, query: object) -> np.ndarray:
         vector = np.asarray(query, dtype=np.float32)
@@ -109,15 +137,42 @@ class VectorIndex(RankedRows):
         return self._matrix[: self._count] @ vector
 
     def search(
-        self, query: object, limit: int, *, min_score: float | None = None, accept: Accept | None = None
+        self,
+        query: object,
+        limit: int,
+        *,
+        min_score: float | None = None,
+        accept: Accept | None = None,
+        mask: TimeMask | None = None,
     ) -> list[ScoredId]:
+        """``mask`` (fact indexes only) picks the rows whose timestamps pass the time filters."""
+        vector = np.asarray(query, dtype=np.float32)
         with self._lock:
+            keep = None if mask is None or self._times is None else mask(self._times[: self._count])
+            if keep is not None and (self._scan is None or keep.sum() < _SELECTIVE * self._count):
+                return self._subset_search(np.flatnonzero(keep), vector, limit, min_score, accept)
             if self._scan is not None:
-                return self._scan_search(np.asarray(query, dtype=np.float32), limit, min_score, accept)
-        return super().search(query, limit, min_score=min_score, accept=accept)
+                return self._scan_search(vector, limit, min_score, accept, keep)
+        return super().search(vector, limit, min_score=min_score, accept=accept)
+
+    def _subset_search(
+        self, rows: np.ndarray, query: np.ndarray, limit: int, min_score: float | None, accept: Accept | None
+    ) -> list[ScoredId]:
+        """Exact scores of the given rows only (called with the lock held)."""
+        scores = self._matrix[rows] @ query if rows.size else np.empty(0, dtype=np.float32)
+
+        def hits_of(order: np.ndarray) -> list[ScoredId]:
+            return [ScoredId(self._ids[rows[i]], float(scores[i])) for i in order]  # type: ignore[arg-type]
+
+        return walk_ranking(scores, hits_of, limit, min_score, accept) or []
 
     def _scan_search(
-        self, query: np.ndarray, limit: int, min_score: float | None, accept: Accept | None
+        self,
+        query: np.ndarray,
+        limit: int,
+        min_score: float | None,
+        accept: Accept | None,
+        keep: np.ndarray | None,
     ) -> list[ScoredId]:
         """Widen the half-precision candidates until ``limit`` exact, accepted hits are certain."""
         assert self._scan is not None
@@ -125,6 +180,8 @@ class VectorIndex(RankedRows):
         verdicts: dict[str, bool] = {}
         while True:
             ids, line = self._scan.candidates(query, k)
+            if keep is not None:  # masked rows are seen (the line still holds) but never hits
+                ids = [i for i in ids if keep[self._rows[i]]]
             hits, complete = self._certain_hits(ids, line, query, min_score)
             if accept is not None:
                 unknown = [h.id for h in hits if h.id not in verdicts]

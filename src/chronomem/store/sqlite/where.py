@@ -48,8 +48,17 @@ def _labels(alias: str, entity_expr: str, labels: tuple[str, ...]) -> tuple[str,
     )
 
 
-def fact_conditions(filters: SearchFilters | None, alias: str = "f") -> tuple[list[str], list[Any]]:
-    """SQL conditions (AND-ed by the caller) and their parameters; ``None`` means current facts."""
+def fact_conditions(
+    filters: SearchFilters | None, alias: str = "f", *, time_clauses: bool = True
+) -> tuple[list[str], list[Any]]:
+    """SQL conditions (AND-ed by the caller) and their parameters; ``None`` means current facts.
+    ``time_clauses=False`` leaves out every timestamp condition (checked elsewhere, in memory)."""
+    if not time_clauses:
+        filters = SearchFilters(
+            labels=filters.labels if filters else None,
+            relation_types=filters.relation_types if filters else None,
+            include_superseded=True,
+        )
     if filters is None:
         sql, now_params = _current(alias, to_us(utc_now()))
         return [sql], now_params

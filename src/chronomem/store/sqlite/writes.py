@@ -19,6 +19,7 @@ from chronomem.errors import InvalidInputError
 from chronomem.store.base import GraphWrite, Scope
 from chronomem.store.sqlite.codec import dumps, to_us, vector_blob
 from chronomem.store.sqlite.indexes import IndexChange
+from chronomem.store.sqlite.timemask import time_row
 
 __all__ = ["TEXT_SQL", "apply_write", "check_batch", "ensure_group", "find_group", "insert_episode_row"]
 
@@ -337,6 +338,17 @@ def _upsert_fact(tx: _Tx, fact: Fact) -> None:
             "INSERT OR IGNORE INTO fact_episodes (gid, episode_id, fact_id) VALUES (?, ?, ?)",
             [(tx.gid, episode_id, fact.id) for episode_id in fact.episode_ids],
         )
+    tx.changes.append(IndexChange("times", tx.group_id, Scope.FACTS.value, fact.id, None, times=_fact_times(fact)))
+
+
+def _fact_times(fact: Fact) -> np.ndarray:
+    return time_row(to_us(fact.valid_at), to_us(fact.invalid_at), to_us(fact.created_at), to_us(fact.expired_at))
+
+
+def _stored_fact_times(tx: _Tx, fact_id: str) -> np.ndarray:
+    row = _previous(tx, "facts", "valid_at, invalid_at, created_at, expired_at", fact_id)
+    assert row is not None  # _upsert_vector checked the fact exists
+    return time_row(*row)
 
 
 def _upsert_community(tx: _Tx, community: Community) -> None:
@@ -376,4 +388,7 @@ def _upsert_vector(tx: _Tx, scope: Scope, object_id: str, vector: np.ndarray, wr
         "ON CONFLICT (gid, scope, id) DO UPDATE SET vec = excluded.vec",
         (tx.gid, scope.value, object_id, blob),
     )
-    tx.changes.append(IndexChange("vector", tx.group_id, scope.value, object_id, np.frombuffer(blob, dtype=np.float32)))
+    times = _stored_fact_times(tx, object_id) if scope is Scope.FACTS else None
+    tx.changes.append(
+        IndexChange("vector", tx.group_id, scope.value, object_id, np.frombuffer(blob, dtype=np.float32), times)
+    )

@@ -1,0 +1,83 @@
+"""The time clauses of SearchFilters as a numpy mask over fact rows held in memory.
+
+Mirrors :func:`chronomem.filters.fact_matches` for valid_at / invalid_at / created_at / expired_at
+ranges, ``as_of``, ``known_at`` and the current-only default, so a filtered vector search over facts
+ranks only rows that pass, without asking SQL about each candidate. Times are epoch microseconds;
+a null bound is stored as a sentinel with the meaning it has in the filters (open interval).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from chronomem.filters import SearchFilters, TimeRange
+from chronomem.store.sqlite.codec import to_us
+from chronomem.timeutil import utc_now
+
+__all__ = ["NULL_TIME", "TimeMask", "fact_time_mask", "time_row"]
+
+NULL_TIME = np.iinfo(np.int64).min  # a null timestamp; no real time is this small
+VALID, INVALID, CREATED, EXPIRED = range(4)
+_COLUMNS = {"valid_at": VALID, "invalid_at": INVALID, "created_at": CREATED, "expired_at": EXPIRED}
+
+TimeMask = Callable[[np.ndarray], np.ndarray]
+
+
+def time_row(valid: int | None, invalid: int | None, created: int | None, expired: int | None) -> np.ndarray:
+    return np.array([NULL_TIME if t is None else t for t in (valid, invalid, created, expired)], dtype=np.int64)
+
+
+def _starts_by(column: np.ndarray, t: int) -> np.ndarray:
+    """column <= t, null as minus infinity."""
+    return (column == NULL_TIME) | (column <= t)
+
+
+def _ends_after(column: np.ndarray, t: int) -> np.ndarray:
+    """t < column, null as plus infinity."""
+    return (column == NULL_TIME) | (column > t)
+
+
+def _in_range(column: np.ndarray, time_range: TimeRange) -> np.ndarray:
+    present = column != NULL_TIME
+    inside = present.copy()
+    if time_range.start is not None:
+        inside &= column >= to_us(time_range.start)
+    if time_range.end is not None:
+        inside &= column < to_us(time_range.end)
+    return inside | ~present if time_range.include_null else inside
+
+
+def _current(times: np.ndarray, now: int) -> np.ndarray:
+    return (times[:, EXPIRED] == NULL_TIME) & _ends_after(times[:, INVALID], now)
+
+
+def fact_time_mask(filters: SearchFilters | None) -> TimeMask:
+    """A function from a (rows × 4) time array to the rows whose times pass ``filters``."""
+    if filters is None:
+        now = to_us(utc_now())
+        assert now is not None
+        return lambda times: _current(times, now)
+
+    def mask(times: np.ndarray) -> np.ndarray:
+        keep = np.ones(times.shape[0], dtype=bool)
+        for name, column in _COLUMNS.items():
+            time_range: TimeRange | None = getattr(filters, name)
+            if time_range is not None:
+                keep &= _in_range(times[:, column], time_range)
+        if filters.as_of is not None:
+            t = to_us(filters.as_of)
+            assert t is not None
+            keep &= _starts_by(times[:, VALID], t) & _ends_after(times[:, INVALID], t)
+        if filters.known_at is not None:
+            t = to_us(filters.known_at)
+            assert t is not None
+            keep &= _starts_by(times[:, CREATED], t) & _ends_after(times[:, EXPIRED], t)
+        if filters.current_only:
+            now = to_us(filters.effective_now())
+            assert now is not None
+            keep &= _current(times, now)
+        return keep
+
+    return mask
