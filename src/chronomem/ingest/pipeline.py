@@ -158,10 +158,15 @@ class Ingestor:
         mapping = find_mapping(self.config.json_mappings, episode) if episode.kind is EpisodeKind.JSON else None
         if self.llm is None and mapping is None:
             return await self._store_unextracted(episode)
-        episode = await self.store.set_episode_status(episode.group_id, episode.id, EpisodeStatus.PROCESSING)
         session = self._session(episode.group_id, episode.reference_time, episode)
         try:
-            outcome = await self._run_stages(session, episode)
+            # entering `processing` counts the attempt; the context read does not depend on it
+            episode, text = await asyncio.gather(
+                self.store.set_episode_status(episode.group_id, episode.id, EpisodeStatus.PROCESSING),
+                stages.load_context(session, episode),
+            )
+            session.episode = episode
+            outcome = await self._run_stages(session, episode, text)
             await self.store.write(outcome.write)
         except Exception as exc:
             message = f"{session.current_stage}: {type(exc).__name__}: {exc}"
@@ -187,16 +192,19 @@ class Ingestor:
             populated=self._populated,
         )
 
-    async def _run_stages(self, session: Session, episode: Episode) -> _Outcome:
-        """The paper's pipeline, stage by stage (DESIGN §2)."""
-        text = await stages.load_context(session, episode)
+    async def _run_stages(self, session: Session, episode: Episode, text: EpisodeText) -> _Outcome:
+        """The paper's pipeline, stage by stage (DESIGN §2), after the context (stage 2) is loaded."""
         extracted, trusted = await self._extract(session, episode, text)
         staged = self.config.extraction == "staged" and not trusted
         named = stages.named_entities(session, extracted.entities, trusted=trusted)
-        resolved = await stages.resolve_entities(session, text, named, defer_ambiguous=staged)
+        # facts near the episode are fetched while its names resolve (they need only its vector)
+        resolved, nearby = await asyncio.gather(
+            stages.resolve_entities(session, text, named, defer_ambiguous=staged),
+            stages.facts_near_episode(session, text) if staged else _no_facts(),
+        )
         found = stages.FactExtraction(extracted.facts)
         if staged:
-            found = await stages.extract_facts(session, text, resolved)
+            found = await stages.extract_facts(session, text, resolved, nearby)
         drafts = stages.build_facts(session, found.facts, resolved, found.shown)
         outcomes = await stages.resolve_facts(session, drafts)
         changes = stages.apply_invalidation(session, drafts.facts, outcomes)
@@ -306,6 +314,10 @@ class Ingestor:
             ))
         return RemovalResult(episode_id, plan.deleted_fact_ids, plan.updated_facts, plan.deleted_entity_ids,
                              plan.updated_entities)
+
+
+async def _no_facts() -> list[Fact]:
+    return []
 
 
 def _entity(name: str, labels: Sequence[str]) -> ExtractedEntity:

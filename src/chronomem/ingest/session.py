@@ -7,6 +7,7 @@ dropped facts, refused attributes, model answers that pointed nowhere — so not
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import time
 from collections.abc import Awaitable, Callable, Iterable
@@ -32,21 +33,43 @@ Ans = TypeVar("Ans", bound=BaseModel)
 
 
 class EmbeddingCache:
-    """Embeds each distinct text once; every call embeds all the missing texts in one batch."""
+    """Embeds each distinct text once; every call embeds all the missing texts in one batch.
+
+    Concurrent stages may ask for the same text: a text already being embedded is awaited, not
+    embedded again.
+    """
 
     def __init__(self, embedder: Embedder) -> None:
         self._embedder = embedder
         self._vectors: dict[str, np.ndarray] = {}
+        self._in_flight: dict[str, asyncio.Future[None]] = {}
         self.batches = 0
 
     async def embed(self, texts: Iterable[str]) -> None:
-        missing = list(dict.fromkeys(t for t in texts if t not in self._vectors))
-        if not missing:
-            return
+        wanted = list(dict.fromkeys(texts))
+        missing = [t for t in wanted if t not in self._vectors and t not in self._in_flight]
+        if missing:
+            await self._embed_batch(missing)
+        waiting = {self._in_flight[t] for t in wanted if t in self._in_flight}
+        if waiting:
+            await asyncio.gather(*waiting)
+
+    async def _embed_batch(self, missing: list[str]) -> None:
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._in_flight.update(dict.fromkeys(missing, done))
         self.batches += 1
-        matrix = await self._embedder.embed(missing)
-        for text, vector in zip(missing, matrix, strict=True):
-            self._vectors[text] = np.asarray(vector, dtype=np.float32)
+        try:
+            matrix = await self._embedder.embed(missing)
+            for text, vector in zip(missing, matrix, strict=True):
+                self._vectors[text] = np.asarray(vector, dtype=np.float32)
+            done.set_result(None)
+        except BaseException as exc:
+            done.set_exception(exc)
+            done.exception()  # retrieved here; the waiters re-raise it
+            raise
+        finally:
+            for text in missing:
+                self._in_flight.pop(text, None)
 
     def __getitem__(self, text: str) -> np.ndarray:
         return self._vectors[text]

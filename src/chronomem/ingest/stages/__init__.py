@@ -26,6 +26,7 @@ from chronomem.ingest.stages.extraction import (
     extract_entities,
     extract_facts,
     extract_graph,
+    facts_near_episode,
     load_context,
 )
 from chronomem.ingest.stages.facts import (
@@ -56,6 +57,7 @@ __all__ = [
     "extract_entities",
     "extract_facts",
     "extract_graph",
+    "facts_near_episode",
     "finished",
     "load_context",
     "named_entities",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from chronomem.domain import Episode, Fact
@@ -37,6 +38,7 @@ __all__ = [
     "extract_entities",
     "extract_facts",
     "extract_graph",
+    "facts_near_episode",
     "load_context",
 ]
 
@@ -90,12 +92,29 @@ class FactExtraction:
     shown: dict[int, Fact] = field(default_factory=dict)
 
 
+async def facts_near_episode(session: Session, text: EpisodeText) -> list[Fact]:
+    """Current facts nearest the episode text: what the fact-extraction call may be shown.
+
+    It needs only the episode's vector, so the pipeline runs it while entities resolve.
+    """
+    limit = session.config.facts_shown
+    if not limit or not await session.has_vectors(Scope.FACTS):
+        return []
+    await session.vectors.embed([text.current])
+    hits = await session.store.vector_search(session.group_id, Scope.FACTS, session.vectors[text.current],
+                                             limit=limit * 4)
+    return await session.store.get_facts(session.group_id, [hit.id for hit in hits])
+
+
 @stage("extract_facts")
-async def extract_facts(session: Session, text: EpisodeText, resolved: ResolvedEntities) -> FactExtraction:
+async def extract_facts(
+    session: Session, text: EpisodeText, resolved: ResolvedEntities, nearby: Sequence[Fact] = ()
+) -> FactExtraction:
     """Facts between the episode's entities, with relation types and dates, in one call.
 
     The same call settles the ambiguous entities and judges the new facts against the existing
-    facts near the episode (numbered), so resolution rarely needs calls of its own.
+    facts near the episode (``nearby``, those touching its entities, numbered), so resolution rarely
+    needs calls of its own.
     """
     names = [name for name, _ in resolved.mentioned] + [n.name for n, _ in resolved.ambiguous]
     if len(names) < 2:  # a fact joins two different entities: settle names with the batched call
@@ -104,7 +123,7 @@ async def extract_facts(session: Session, text: EpisodeText, resolved: ResolvedE
         return FactExtraction()
     refs = [EntityRef(name, specific_label(resolved.entities[eid].labels)) for name, eid in resolved.mentioned]
     refs += [EntityRef(n.name, specific_label(n.labels)) for n, _ in resolved.ambiguous]
-    shown = await _facts_to_show(session, text, resolved)
+    shown = _facts_to_show(session, resolved, nearby)
     questions, numbering = entity_questions(resolved.ambiguous)
     existing = tuple(
         CandidateFact(number, f.fact, f.relation_type, False, f.valid_at, f.invalid_at) for number, f in shown.items()
@@ -117,16 +136,10 @@ async def extract_facts(session: Session, text: EpisodeText, resolved: ResolvedE
     return FactExtraction(answer.facts, shown)
 
 
-async def _facts_to_show(session: Session, text: EpisodeText, resolved: ResolvedEntities) -> dict[int, Fact]:
-    """Current facts touching the episode's entities (or their candidates), nearest the episode first."""
-    if not await session.has_vectors(Scope.FACTS):
-        return {}
-    store, group, limit = session.store, session.group_id, session.config.facts_shown
-    if not limit:
-        return {}
+def _facts_to_show(session: Session, resolved: ResolvedEntities, nearby: Sequence[Fact]) -> dict[int, Fact]:
+    """The nearby facts touching the episode's entities (or their candidates), numbered from 1."""
     entity_ids = set(resolved.entities) | {e.id for _, d in resolved.ambiguous for e in d.candidates}
-    hits = await store.vector_search(group, Scope.FACTS, session.vectors[text.current], limit=limit * 4)
-    near = [f for f in await store.get_facts(group, [hit.id for hit in hits]) if entity_ids & set(f.entity_ids)]
-    return {number: fact for number, fact in enumerate(near[:limit], start=1)}
+    near = [f for f in nearby if entity_ids & set(f.entity_ids)][: session.config.facts_shown]
+    return {number: fact for number, fact in enumerate(near, start=1)}
 
 
