@@ -12,6 +12,7 @@ passed in.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -53,6 +54,7 @@ _NICKNAMES = (
 _CANONICAL = {alias: group.split()[0] for group in _NICKNAMES for alias in group.split()}
 
 
+@functools.lru_cache(maxsize=65536)
 def match_key(name: str) -> str:
     """The exact-match form: :func:`normalize_name` without a leading article ("The Acme" = "acme")."""
     key = normalize_name(name)
@@ -62,6 +64,7 @@ def match_key(name: str) -> str:
     return key
 
 
+@functools.lru_cache(maxsize=65536)
 def name_tokens(name: str) -> frozenset[str]:
     """Content words of a name, nicknames mapped to their given name ("Bob" → {"robert"})."""
     return frozenset(_CANONICAL.get(t, t) for t in match_key(name).split() if t not in _STOPWORDS)
