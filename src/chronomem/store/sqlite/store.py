@@ -31,7 +31,7 @@ from chronomem.store.sqlite.connection import apply_migrations, connect
 from chronomem.store.sqlite.graph import breadth_first
 from chronomem.store.sqlite.indexes import IndexRegistry, Kind
 from chronomem.store.sqlite.text import TextIndex, query_terms
-from chronomem.store.sqlite.timemask import fact_time_mask, time_row
+from chronomem.store.sqlite.timemask import NULL_TIME, fact_time_mask
 from chronomem.store.sqlite.vectors import VectorIndex
 from chronomem.store.sqlite.writes import TEXT_SQL, apply_write, find_group, insert_episode_row
 
@@ -436,7 +436,8 @@ class SQLiteStore:
                 "JOIN facts f ON f.gid = v.gid AND f.id = v.id WHERE v.gid = ? AND v.scope = ?",
                 (gid, scope.value),
             ).fetchall()
-            times = np.array([time_row(*r[2:]) for r in rows], dtype=np.int64).reshape(len(rows), 4)
+            stamps = np.array([r[2:] for r in rows], dtype=object).reshape(len(rows), 4)
+            times = np.where(stamps == None, NULL_TIME, stamps).astype(np.int64)  # noqa: E711 (elementwise)
             index = VectorIndex([r[0] for r in rows], [r[1] for r in rows], times=times)
         elif kind == "vector":
             rows = conn.execute(

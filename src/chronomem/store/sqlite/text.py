@@ -30,6 +30,8 @@ _MIN_IDF = 1e-6
 
 
 def tokens(text: str) -> list[str]:
+    if text.isascii():  # the common case, without the per-character diacritic pass
+        return _WORD.findall(text.lower())
     decomposed = unicodedata.normalize("NFKD", text)
     folded = "".join(ch for ch in decomposed if not unicodedata.combining(ch)).casefold()
     return _WORD.findall(folded)
