@@ -184,9 +184,11 @@ def build_mcp_server(
 @asynccontextmanager
 async def serving(settings: Settings, *, default_group: str = "default") -> AsyncIterator[MCPServer[Any]]:
     """Open the memory and its worker pool, and yield the MCP server over them."""
-    async with await Chronomem.open(settings) as memory:
-        async with WorkerPool(memory.store, memory.process, settings.workers) as pool:
-            yield build_mcp_server(memory, default_group=default_group, pool=pool)
+    async with (
+        await Chronomem.open(settings) as memory,
+        WorkerPool(memory.store, memory.process, settings.workers) as pool,
+    ):
+        yield build_mcp_server(memory, default_group=default_group, pool=pool)
 
 
 def run_mcp(
