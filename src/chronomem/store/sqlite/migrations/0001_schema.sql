@@ -1,7 +1,8 @@
 -- The graph of every group in one file. A group's string id lives once, in `groups`; every other
 -- table carries its integer `gid` so group ids never appear in query text and rows stay small.
 -- Timestamps are integer epoch microseconds (exact round trip of Python datetimes, exact comparisons).
--- Per-group full-text tables (fts_<key>_<scope>) are created on a group's first write; see fulltext.py.
+-- groups.fts_key is a hash of the group id, safe as an identifier, reserved for per-group tables
+-- (BM25 runs on in-memory indexes built from these tables: see text.py).
 
 CREATE TABLE groups (
     gid     INTEGER PRIMARY KEY,
