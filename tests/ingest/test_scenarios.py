@@ -9,7 +9,7 @@ import pytest
 from ingest_doubles import Script, at
 
 from chronomem.domain import Episode, EpisodeStatus, true_at
-from chronomem.errors import ConflictError, IngestionError
+from chronomem.errors import ConflictError, IngestionError, StoreUnavailableError
 from chronomem.filters import SearchFilters
 from chronomem.ingest import IngestConfig, Ingestor
 from chronomem.llm.testing import FunctionModel
@@ -273,3 +273,41 @@ async def test_remove_episode_cascades(store, embedder, model, script: Script):
     assert "Beta" not in {e.name for e in await store.list_entities("g")}
     assert "Beta" not in {e.name: e for e in await store.list_entities("g")}["Alice"].summary
     assert [e.id for e in await store.list_episodes("g")] == [first.episode.id]
+
+
+class FailingWrites:
+    """The real store, except that the next ``write`` fails (as a full disk or a lost server would)."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+        self.fail_next_write = True
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._store, name)
+
+    async def write(self, batch: object) -> None:
+        if self.fail_next_write:
+            self.fail_next_write = False
+            raise StoreUnavailableError("injected: the store went away")
+        await self._store.write(batch)  # type: ignore[arg-type]
+
+
+async def test_a_failed_write_or_a_crash_leaves_no_partial_episode_and_a_rerun_is_safe(
+    store, embedder, model, script: Script
+):
+    script.episodes["Acme"] = (["Alice", "Acme"], [works("Alice", "Acme")])
+    flaky = FailingWrites(store)
+    ingestor = Ingestor(flaky, embedder, model)  # type: ignore[arg-type]
+    episode = message("g", "Alice", "I work at Acme.", "2024-01-01")
+    with pytest.raises(IngestionError) as failure:
+        await ingestor.add_episode(episode)
+    assert failure.value.stage == "write" and isinstance(failure.value.__cause__, StoreUnavailableError)
+    assert (await store.stats("g")).entities == 0
+
+    # a crash mid-episode leaves it `processing`; start-up recovery queues it again; the re-run completes it once
+    await store.set_episode_status("g", episode.id, EpisodeStatus.PROCESSING)
+    assert await store.reset_processing() == 1
+    await ingestor.process("g", episode.id)
+    await ingestor.process("g", episode.id)  # already done: a no-op
+    (fact,) = await store.list_facts("g")
+    assert fact.episode_ids == (episode.id,) and (await store.stats("g")).entities == 2

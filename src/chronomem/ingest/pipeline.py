@@ -209,10 +209,9 @@ class Ingestor:
         outcomes = await stages.resolve_facts(session, drafts)
         changes = stages.apply_invalidation(session, drafts.facts, outcomes)
         await stages.update_summaries(session, resolved, changes)
-        done = stages.finished(episode, session)
-        write = await stages.assemble_write(session, resolved, changes, done=done)
-        done = stages.finished(episode, session)  # final usage, now that every stage has run
-        write.episodes[:] = [done]
+        write = await stages.assemble_write(session, resolved, changes, episode=episode)
+        done = stages.finished(episode, session)  # `done`, with the usage of every stage, in the same write
+        write.episodes.append(done)
         return _Outcome(write, self._result(done, session, resolved, changes))
 
     async def _extract(self, session: Session, episode: Episode, text: EpisodeText) -> tuple[ExtractedGraph, bool]:
@@ -285,7 +284,7 @@ class Ingestor:
                 raise InvalidInputError(f"source and target are the same entity: {source!r}")
             changes = stages.apply_invalidation(session, drafts.facts, await stages.resolve_facts(session, drafts))
             await stages.update_summaries(session, resolved, changes)
-            await self.store.write(await stages.assemble_write(session, resolved, changes, done=None))
+            await self.store.write(await stages.assemble_write(session, resolved, changes, episode=None))
         if self.on_entities_added is not None and resolved.created:
             await self.on_entities_added(group_id, sorted(resolved.created))
         return changes.created[0] if changes.created else next(iter(changes.restated.values()))

@@ -81,9 +81,9 @@ def _tail(summary: str, max_chars: int) -> str:
 
 @stage("write")
 async def assemble_write(
-    session: Session, resolved: ResolvedEntities, changes: FactChanges, *, done: Episode | None
+    session: Session, resolved: ResolvedEntities, changes: FactChanges, *, episode: Episode | None
 ) -> GraphWrite:
-    """Everything the episode changes, and its ``done`` status, as one atomic write."""
+    """Everything the episode changes as one atomic write; the caller adds the episode's final state to it."""
     entities = [resolved.entities[i] for i in dict.fromkeys((*resolved.created, *resolved.changed))]
     new_names = [e.name for e in entities if e.id in resolved.created | resolved.renamed]
     await session.vectors.embed([*new_names, *(f.fact for f in changes.created)])
@@ -94,12 +94,11 @@ async def assemble_write(
         entity_vectors={e.id: session.vectors[e.name] for e in entities if e.name in new_names},
         fact_vectors={f.id: session.vectors[f.fact] for f in changes.created},
     )
-    if done is not None:
-        write.episodes.append(done)
-        write.mentions.extend(Mention(group_id=session.group_id, episode_id=done.id, entity_id=entity_id)
+    if episode is not None:  # mentions both ways, and the episode's vector (it was searchable by text only)
+        write.mentions.extend(Mention(group_id=session.group_id, episode_id=episode.id, entity_id=entity_id)
                               for entity_id in dict.fromkeys(eid for _, eid in resolved.mentioned))
-        await session.vectors.embed([done.text])
-        write.episode_vectors[done.id] = session.vectors[done.text]
+        await session.vectors.embed([episode.text])
+        write.episode_vectors[episode.id] = session.vectors[episode.text]
     return write
 
 
