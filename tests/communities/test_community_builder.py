@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -315,3 +316,33 @@ async def test_extension_without_summaries_leaves_them_pending_until_asked(
     [community] = await store.get_communities(GROUP, [result.assigned["late"]])
     assert community.name == "newcomers, hobby"
     assert await builder.summarize_pending(GROUP) == 0
+
+
+async def test_extension_does_not_wait_for_a_build_busy_with_the_model_and_survives_it(
+    store: Store, embedder: HashingEmbedder, planted: Planted
+) -> None:
+    await load(store, planted)
+    release, asked = asyncio.Event(), asyncio.Event()
+    release.set()
+
+    async def slow(prompt: Any, context: Any) -> Any:
+        if prompt.name == "community_summarize":
+            asked.set()
+            await release.wait()
+        return topic_model(prompt, context)
+
+    builder = CommunityBuilder(store, embedder, FunctionModel(slow))
+    await builder.build(GROUP)
+    release.clear()
+    asked.clear()
+    rebuilding = asyncio.create_task(builder.build(GROUP, resummarize=True))
+    await asked.wait()  # the build has read the graph and waits for the model
+    await add_entity(store, "late", {n: 1 for n in sorted(planted.clusters[1])[:3]})
+    extended = await asyncio.wait_for(builder.extend(GROUP, ["late"]), timeout=10)
+    assert "late" in extended.assigned
+    release.set()
+    rebuilt = await rebuilding
+    home = planted.clusters[1] | {"late"}
+    assert home in membership(rebuilt)
+    assert home in membership(await store.list_communities(GROUP))
+    assert await builder.drift(GROUP) > 0.0

@@ -95,13 +95,21 @@ class CommunityBuilder:
         self.config = config or CommunityConfig()
         self.last_build: BuildReport | None = None
         self._states = GroupStates(self.config.cached_groups)
+        # Per group: one lock for the membership index and community writes (held briefly), one
+        # for builds (held through the model calls), and who arrived while a build was running.
         self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
+        self._build_locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
+        self._arrivals: dict[str, list[str]] = {}
+
+    @staticmethod
+    def _lock_in(locks: weakref.WeakValueDictionary[str, asyncio.Lock], group_id: str) -> asyncio.Lock:
+        lock = locks.get(group_id)
+        if lock is None:
+            lock = locks[group_id] = asyncio.Lock()
+        return lock
 
     def _lock(self, group_id: str) -> asyncio.Lock:
-        lock = self._locks.get(group_id)
-        if lock is None:
-            lock = self._locks[group_id] = asyncio.Lock()
-        return lock
+        return self._lock_in(self._locks, group_id)
 
     def forget(self, group_id: str) -> None:
         """Drop what this process remembers of the group (e.g. after another process rebuilt it)."""
@@ -114,9 +122,16 @@ class CommunityBuilder:
 
         A community whose member set is unchanged keeps its id, and (unless ``resummarize``) its
         summary and name, so a refresh pays model calls only where membership changed.
+
+        Extensions of the group keep running while the build waits for the model; entities they
+        placed are placed again, by the same step, right after the new communities are written.
         """
-        async with self._lock(group_id):
-            return await self._build(group_id, resummarize=resummarize)
+        async with self._lock_in(self._build_locks, group_id):
+            arrivals = self._arrivals[group_id] = []
+            try:
+                return await self._build(group_id, arrivals, resummarize=resummarize)
+            finally:
+                self._arrivals.pop(group_id, None)
 
     async def _detect(self, group_id: str) -> _Detected:
         ids, edges = await self.store.entity_edges(group_id)
@@ -134,16 +149,21 @@ class CommunityBuilder:
             ranked.append([graph.ids[i] for i in order.tolist()])
         return _Detected(graph, result, ranked)
 
-    async def _build(self, group_id: str, *, resummarize: bool) -> list[Community]:
+    async def _build(self, group_id: str, arrivals: list[str], *, resummarize: bool) -> list[Community]:
         started = time.perf_counter()
         detected = await self._detect(group_id)
         detect_s = time.perf_counter() - started
         built, reused, calls, failed = await self._assemble(group_id, detected, resummarize=resummarize)
         vectors = await self._vectors(group_id, built, reuse=reused)
-        await self.store.write(
-            GraphWrite(group_id, communities=built, community_vectors=vectors, replace_communities=True)
-        )
-        self._states.put(group_id, GroupState.from_communities(built, DriftCounter.after_build(detected.graph.size)))
+        async with self._lock(group_id):
+            await self.store.write(
+                GraphWrite(group_id, communities=built, community_vectors=vectors, replace_communities=True)
+            )
+            counter = DriftCounter.after_build(detected.graph.size)
+            self._states.put(group_id, GroupState.from_communities(built, counter))
+            if arrivals:  # extended against the old communities while the model was busy
+                await self._extend_or_forget(group_id, list(dict.fromkeys(arrivals)))
+                built = await self.store.get_communities(group_id, [c.id for c in built])
         self.last_build = BuildReport(
             group_id=group_id,
             entities=detected.graph.size,
@@ -237,11 +257,16 @@ class CommunityBuilder:
         if not ids:
             return Extension({}, (), (), ())
         async with self._lock(group_id):
-            try:
-                return await self._extend(group_id, ids, retry=True)
-            except BaseException:
-                self._states.drop(group_id)  # the index may be half-updated: reload it next time
-                raise
+            if group_id in self._arrivals:
+                self._arrivals[group_id].extend(ids)
+            return await self._extend_or_forget(group_id, ids)
+
+    async def _extend_or_forget(self, group_id: str, ids: list[str]) -> Extension:
+        try:
+            return await self._extend(group_id, ids, retry=True)
+        except BaseException:
+            self._states.drop(group_id)  # the index may be half-updated: reload it next time
+            raise
 
     async def _load_state(self, group_id: str) -> GroupState:
         state = self._states.get(group_id)
@@ -367,9 +392,8 @@ class CommunityBuilder:
 
     async def measure_drift(self, group_id: str) -> float:
         """Exact drift: share of entities whose stored community differs from a fresh propagation's."""
-        async with self._lock(group_id):
-            stored = GroupState.from_communities(await self.store.list_communities(group_id))
-            return self._disagreement(await self._detect(group_id), stored)
+        stored = GroupState.from_communities(await self.store.list_communities(group_id))
+        return self._disagreement(await self._detect(group_id), stored)
 
     @staticmethod
     def _disagreement(detected: _Detected, stored: GroupState) -> float:
