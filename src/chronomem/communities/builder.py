@@ -11,8 +11,9 @@
 
 Everything goes through the :class:`~chronomem.store.Store` port, so every backend works. The
 builder keeps a per-group membership index and drift counter in memory (see
-:mod:`chronomem.communities.state`); hold one builder per process and per store. Calls for one
-group are serialised by the builder; different groups run concurrently.
+:mod:`chronomem.communities.state`); hold one builder per process and per store. Extensions of
+one group are serialised; a build takes the group's lock only for its final write, so ingestion
+goes on while it waits for the model. Different groups run concurrently.
 """
 
 from __future__ import annotations
