@@ -144,3 +144,20 @@ def test_only_model_and_store_outages_are_retryable():
     assert is_retryable(ModelUnavailableError("x"))
     assert not is_retryable(ValueError("x"))
     assert not is_retryable(IngestionError("x"))
+
+
+async def test_a_failure_after_the_episode_was_committed_does_not_reopen_it(store):
+    [only] = await queue(store, "g", 1)
+    calls = []
+
+    async def commit_then_fail(group_id: str, episode_id: str) -> None:
+        calls.append(episode_id)
+        await store.set_episode_status(group_id, episode_id, EpisodeStatus.PROCESSING)
+        await store.set_episode_status(group_id, episode_id, EpisodeStatus.DONE)
+        raise ModelUnavailableError("community summary failed after the write")
+
+    async with WorkerPool(store, commit_then_fail, FAST) as pool:
+        await pool.drain(timeout=10)
+        assert pool.processed == 1
+    [episode] = await store.get_episodes("g", [only])
+    assert episode.status is EpisodeStatus.DONE and calls == [only]

@@ -38,6 +38,7 @@ ProcessEpisode = Callable[[str, str], Awaitable[object]]
 """``(group_id, episode_id) -> anything``: extracts one stored episode into the graph."""
 
 _RETRYABLE = (ModelError, StoreUnavailableError)
+_FINISHED = (EpisodeStatus.DONE, EpisodeStatus.UNEXTRACTED)
 
 
 def is_retryable(exc: BaseException) -> bool:
@@ -204,6 +205,14 @@ class WorkerPool:
     async def _after_failure(self, group_id: str, episode_id: str, exc: Exception) -> None:
         message = f"{type(exc).__name__}: {exc}"
         stored = await self._store.get_episodes(group_id, [episode_id])
+        if stored and stored[0].status in _FINISHED:
+            # The extraction was committed; what failed came after it (e.g. a community update).
+            # Touching the status now would process the episode twice.
+            log.warning("episode %s of %s is %s but a later step failed: %s",
+                        episode_id, group_id, stored[0].status.value, message)
+            self._tries.pop((group_id, episode_id), None)
+            self.processed += 1
+            return
         tries = self._tries[(group_id, episode_id)] = self._tries.get((group_id, episode_id), 0) + 1
         attempts = max(stored[0].attempts, tries) if stored else self._settings.max_attempts
         if is_retryable(exc) and attempts < self._settings.max_attempts:
