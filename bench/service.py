@@ -1,7 +1,8 @@
 """Load run of the HTTP service on loopback (issue 7).
 
 A real ``uvicorn`` server (its own process, in-process ingestion workers, embedded SQLite store,
-hashing embedder, a scripted model answering every call after ``--latency`` seconds) serves
+hashing embedder, the ingestion heuristic standing in for a model — ``heuristic_model``, not an
+LLM — answering every call after ``--latency`` seconds) serves
 ``--users`` users, each seeded with ``--seed`` messages of history. ``--clients`` concurrent clients
 then send, for ``--duration`` seconds, 80% context queries (``GET /users/{id}/context``) and 20%
 message adds (``POST /threads/{id}/messages``), each client at full speed (closed loop: the next
@@ -19,7 +20,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import random
-import re
 import signal
 import socket
 import statistics
@@ -34,7 +34,7 @@ import httpx
 
 from chronomem.domain import Episode, EpisodeKind
 from chronomem.embed.testing import HashingEmbedder
-from chronomem.llm.testing import FunctionModel
+from chronomem.ingest.heuristic import heuristic_model
 from chronomem.memory import Chronomem
 from chronomem.service.controlplane import ControlPlane
 from chronomem.settings import Settings, WorkerSettings
@@ -55,32 +55,12 @@ QUESTIONS = [
     "Where did I travel recently?", "Who gave me a present?", "What hobbies does my friend have?",
     "Where am I planning to move?", "What did I lose?", "Who am I training with?",
 ]
-_CAPITALIZED = re.compile(r"\b[A-Z][a-z]+\b")
 
 
 def sentence(rng: random.Random) -> str:
     return rng.choice(TEMPLATES).format(
         person=rng.choice(PEOPLE), place=rng.choice(PLACES), thing=rng.choice(THINGS)
     )
-
-
-def scripted_answer(prompt, context):
-    """The bench's model: the speaker and capitalized names are entities; the speaker relates to
-    each of them by the message; nothing is ever a duplicate or a contradiction."""
-    from chronomem.ingest.prompts import ExtractedEntities, ExtractedEntity, ExtractedFact, ExtractedFacts
-
-    if prompt.answer is ExtractedEntities:
-        speaker, _, text = context.episode.current.partition(":")
-        names = dict.fromkeys([speaker.strip(), *(n for n in _CAPITALIZED.findall(text) if n != "I")])
-        return ExtractedEntities(entities=[ExtractedEntity(name=n) for n in names if n])
-    if prompt.answer is ExtractedFacts:
-        names = [e.name for e in context.entities]
-        text = context.episode.current.partition(":")[2].strip() or context.episode.current
-        return ExtractedFacts(facts=[
-            ExtractedFact(source=names[0], relation_type="MENTIONED", target=other, fact=text)
-            for other in names[1:]
-        ])
-    return prompt.answer()
 
 
 # -- the server process ------------------------------------------------------------------------------
@@ -95,7 +75,7 @@ def serve(data_dir: Path, port: int, latency: float, workers: int) -> None:
     async def main() -> None:
         settings = Settings(data_dir=data_dir, workers=WorkerSettings(concurrency=workers, poll_interval_s=0.2))
         store = await open_store(f"sqlite:///{data_dir / 'graph.db'}")
-        model = FunctionModel(scripted_answer, latency_s=latency)
+        model = heuristic_model(latency_s=latency)
         memory = Chronomem(store=store, embedder=HashingEmbedder(), llm=model, settings=settings)
         config = uvicorn.Config(create_app(memory), host="127.0.0.1", port=port, log_level="warning",
                                 access_log=False)
@@ -122,7 +102,7 @@ async def seed(data_dir: Path, users: int, per_user: int) -> str:
                                     speaker=f"User{u}", role="user"))
     control.close()
     store = await open_store(f"sqlite:///{data_dir / 'graph.db'}")
-    async with Chronomem(store=store, embedder=HashingEmbedder(), llm=FunctionModel(scripted_answer)) as memory:
+    async with Chronomem(store=store, embedder=HashingEmbedder(), llm=heuristic_model()) as memory:
         await memory.add_episodes(episodes)
     return key
 
@@ -258,7 +238,7 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=20)
     parser.add_argument("--users", type=int, default=100)
     parser.add_argument("--seed", type=int, default=10, help="history messages per user before the run")
-    parser.add_argument("--latency", type=float, default=0.2, help="scripted model latency per call (s)")
+    parser.add_argument("--latency", type=float, default=0.2, help="model latency per call (s)")
     parser.add_argument("--add-share", type=float, default=0.2, help="share of requests that add a message")
     parser.add_argument("--rate", type=float, default=None,
                         help="requests per second per client (default: closed loop, each client at full speed)")
