@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
 from ingest_doubles import at
 
 from chronomem.domain import Entity, Fact
@@ -72,11 +71,9 @@ def test_candidates_share_an_endpoint_and_are_close_in_meaning():
     job = fact("alice", "acme", "Alice works at Acme", "WORKS_FOR")
     dog = fact("alice", "rex", "Alice adopted a dog", "OWNS")
     stranger = fact("bob", "acme", "Bob works at Acme", "WORKS_FOR")
-    v = {f.id: np.array(vec, dtype=np.float32) for f, vec in
-         [(same_pair, [0.6, 0.8]), (job, [0.8, 0.6]), (dog, [0.0, 1.0]), (stranger, [1.0, 0.0])]}
-    found = select_candidates(new, np.array([1.0, 0.0], dtype=np.float32), [same_pair, job, dog, stranger], v,
-                              duplicate_similarity=0.55, contradiction_similarity=0.9,
-                              same_relation_similarity=0.35, limit=5)
+    cosine = {same_pair.id: 0.6, job.id: 0.8, dog.id: 0.0, stranger.id: 1.0}
+    found = select_candidates(new, [same_pair, job, dog, stranger], cosine, duplicate_similarity=0.55,
+                              contradiction_similarity=0.9, same_relation_similarity=0.35, limit=5)
     assert found.duplicates == (same_pair,)
     assert found.contradictions == (job,)  # same relation, close enough; the dog and Bob are not candidates
 

@@ -17,8 +17,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from chronomem.domain import Fact, normalize_name
 
 __all__ = [
@@ -87,9 +85,8 @@ class FactCandidates:
 
 def select_candidates(
     new: Fact,
-    new_vector: np.ndarray,
     existing: Sequence[Fact],
-    vectors: Mapping[str, np.ndarray],
+    similarity: Mapping[str, float],
     *,
     duplicate_similarity: float,
     contradiction_similarity: float,
@@ -98,14 +95,16 @@ def select_candidates(
 ) -> FactCandidates:
     """The existing facts worth asking the model about, best first (current facts only).
 
+    ``similarity``: cosine of each existing fact's embedding to the new fact's.
+
     "Close in meaning" is a fact-embedding cosine above a bound, or a lower one when the relation
     type is the same (a relation type is itself a strong signal of meaning).
     """
     scored: list[tuple[float, Fact]] = []
     for fact in existing:
-        if fact.id == new.id or fact.expired_at is not None or fact.id not in vectors:
+        if fact.id == new.id or fact.expired_at is not None or fact.id not in similarity:
             continue
-        scored.append((float(np.dot(new_vector, vectors[fact.id])), fact))
+        scored.append((similarity[fact.id], fact))
     scored.sort(key=lambda pair: -pair[0])
 
     def close(score: float, fact: Fact, bound: float) -> bool:

@@ -108,20 +108,29 @@ class Ingestor:
     # -- episodes ----------------------------------------------------------------------------------
 
     async def enqueue(self, episode: Episode) -> Episode:
-        """Store the episode durably as ``pending`` (or return the stored one: ids are idempotent)."""
+        """Store the episode durably as given (``pending`` by default), or return the stored one: ids
+        are idempotent. Returns ``episode`` itself when it was inserted now."""
         stored, inserted = await self.store.insert_episode(episode)
-        if not inserted and (stored.content, stored.kind) != (episode.content, episode.kind):
+        if inserted:
+            return episode
+        if (stored.content, stored.kind) != (episode.content, episode.kind):
             raise ConflictError(f"episode {episode.id!r} already exists in {episode.group_id!r} with other content")
         return stored
 
     async def add_episode(self, episode: Episode) -> IngestResult:
-        """Persist, then extract the episode into the graph. Re-adding a processed id changes nothing."""
+        """Persist, then extract the episode into the graph. Re-adding a processed id changes nothing.
+
+        A new episode is persisted already claimed (``processing``, first attempt): durable before
+        anything can fail, and no queue worker takes it meanwhile; a crash leaves it to
+        ``reset_processing``, which queues it again.
+        """
         lock = self._lock(episode.group_id)
         async with lock:
-            stored = await self.enqueue(episode)
-            if stored.status not in _RERUNNABLE:
+            claimed = episode.model_copy(update={"status": EpisodeStatus.PROCESSING, "attempts": 1, "last_error": None})
+            stored = await self.enqueue(claimed)
+            if stored is not claimed and stored.status not in _RERUNNABLE:
                 return IngestResult(stored, skipped=True)
-            return await self._process_locked(stored)
+            return await self._process_locked(stored, claimed=stored is claimed)
 
     async def process(self, group_id: str, episode_id: str) -> IngestResult:
         """Extract a stored episode (``pending``, ``failed`` or left ``processing`` by a crash)."""
@@ -154,16 +163,16 @@ class Ingestor:
 
         return await ingest_in_order(self, episodes, progress=progress)
 
-    async def _process_locked(self, episode: Episode) -> IngestResult:
+    async def _process_locked(self, episode: Episode, *, claimed: bool = False) -> IngestResult:
         mapping = find_mapping(self.config.json_mappings, episode) if episode.kind is EpisodeKind.JSON else None
         if self.llm is None and mapping is None:
             return await self._store_unextracted(episode)
         session = self._session(episode.group_id, episode.reference_time, episode)
         try:
-            # entering `processing` counts the attempt; the context read does not depend on it
+            # entering `processing` counts the attempt (a claimed episode is in it already); the context
+            # read does not depend on it
             episode, text = await asyncio.gather(
-                self.store.set_episode_status(episode.group_id, episode.id, EpisodeStatus.PROCESSING),
-                stages.load_context(session, episode),
+                self._claim(episode, claimed), stages.load_context(session, episode)
             )
             session.episode = episode
             outcome = await self._run_stages(session, episode, text)
@@ -174,6 +183,11 @@ class Ingestor:
             raise IngestionError(f"episode {episode.id!r} failed at {message}", stage=session.current_stage) from exc
         await self._announce(outcome.result)
         return outcome.result
+
+    async def _claim(self, episode: Episode, claimed: bool) -> Episode:
+        if claimed:
+            return episode
+        return await self.store.set_episode_status(episode.group_id, episode.id, EpisodeStatus.PROCESSING)
 
     async def _store_unextracted(self, episode: Episode) -> IngestResult:
         """No model: keep the episode searchable (text and vector) and say it awaits extraction."""

@@ -6,8 +6,6 @@ import asyncio
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from chronomem.domain import Fact, to_relation_type
 from chronomem.ingest.dates import parse_model_datetime
 from chronomem.ingest.fact_resolution import (
@@ -100,32 +98,25 @@ def _to_fact(session: Session, item: ExtractedFact, resolved: ResolvedEntities) 
 # -- 6. fact resolution --------------------------------------------------------------------------------
 
 
-async def _existing_facts(
-    session: Session, facts: Sequence[Fact]
-) -> tuple[dict[str, Fact], dict[str, np.ndarray]]:
-    """Current facts near the new ones: the same pairs, and the nearest by fact embedding."""
-    store, group = session.store, session.group_id
+async def _existing_facts(session: Session, facts: Sequence[Fact]) -> tuple[dict[str, Fact], list[dict[str, float]]]:
+    """Current facts near each new fact by fact embedding, with their cosines (one search per fact).
+
+    Same-pair duplicates are found here too: a restatement is near in meaning, and the vector index
+    scales where listing every fact of a busy pair (two speakers) does not.
+    """
     if not await session.has_vectors(Scope.FACTS):
-        return {}, {}
-    limit = session.config.fact_candidates * 4
-    pairs = list(dict.fromkeys(tuple(sorted((f.source_id, f.target_id))) for f in facts))
-    between, nearest = await asyncio.gather(
-        asyncio.gather(*(store.facts_between(group, a, b) for a, b in pairs)),
-        asyncio.gather(*(
-            store.vector_search(group, Scope.FACTS, session.vectors[f.fact], limit=limit,
-                                min_score=session.config.same_relation_similarity)
-            for f in facts
-        )),
-    )
-    existing = {f.id: f for group_facts in between for f in group_facts}
-    near_ids = list(dict.fromkeys(hit.id for hits in nearest for hit in hits if hit.id not in existing))
-    if not existing and not near_ids:
-        return {}, {}
-    near, vectors = await asyncio.gather(  # one round trip for both: the ids are known already
-        store.get_facts(group, near_ids), store.get_vectors(group, Scope.FACTS, [*existing, *near_ids])
-    )
-    existing.update({f.id: f for f in near})
-    return existing, vectors
+        return {}, [{} for _ in facts]
+    config = session.config
+    floor = min(config.duplicate_similarity, config.contradiction_similarity, config.same_relation_similarity)
+    nearest = await asyncio.gather(*(
+        session.store.vector_search(session.group_id, Scope.FACTS, session.vectors[f.fact],
+                                    limit=config.fact_candidates * 4, min_score=floor)
+        for f in facts
+    ))
+    scores = [{hit.id: hit.score for hit in hits} for hits in nearest]
+    ids = list(dict.fromkeys(i for per_fact in scores for i in per_fact))
+    existing = {f.id: f for f in await session.store.get_facts(session.group_id, ids)} if ids else {}
+    return existing, scores
 
 
 @stage("resolve_facts")
@@ -140,7 +131,7 @@ async def resolve_facts(session: Session, drafts: FactDrafts) -> list[FactOutcom
     if not facts:
         return []
     await session.vectors.embed(f.fact for f in facts)
-    existing, vectors = await _existing_facts(session, facts)
+    existing, scores = await _existing_facts(session, facts)
     outcomes: list[FactOutcome] = [FactOutcome() for _ in facts]
     questions: list[tuple[int, FactCandidates]] = []
     for index, fact in enumerate(facts):
@@ -150,7 +141,7 @@ async def resolve_facts(session: Session, drafts: FactDrafts) -> list[FactOutcom
             outcomes[index] = FactOutcome(duplicate_of=same)
         else:
             candidates = select_candidates(
-                fact, session.vectors[fact.fact], list(existing.values()), vectors,
+                fact, [existing[i] for i in scores[index] if i in existing], scores[index],
                 duplicate_similarity=session.config.duplicate_similarity,
                 contradiction_similarity=session.config.contradiction_similarity,
                 same_relation_similarity=session.config.same_relation_similarity,
