@@ -242,8 +242,21 @@ class Chronomem:
 
     async def enqueue(self, episodes: Sequence[Episode]) -> list[Episode]:
         """Store episodes durably as ``pending`` for the workers; re-sending an id is a no-op that
-        returns the stored episode. Nothing is extracted here."""
+        returns the stored episode. An id already used for other content is a ``ConflictError``
+        raised before anything is stored. Nothing is extracted here."""
+        await self._refuse_reused_ids(episodes)
         return [await self.ingestor.enqueue(episode) for episode in episodes]
+
+    async def _refuse_reused_ids(self, episodes: Sequence[Episode]) -> None:
+        by_group: dict[str, list[Episode]] = {}
+        for episode in episodes:
+            by_group.setdefault(episode.group_id, []).append(episode)
+        for group_id, batch in by_group.items():
+            stored = {e.id: e for e in await self.store.get_episodes(group_id, [e.id for e in batch])}
+            for episode in batch:
+                old = stored.get(episode.id)
+                if old is not None and (old.content, old.kind) != (episode.content, episode.kind):
+                    raise ConflictError(f"episode id {episode.id!r} is already used for other content")
 
     async def add_messages(self, group_id: str, messages: Sequence[NewMessage], *, source: str = "") -> list[Episode]:
         """Queue chat messages (see :meth:`enqueue`)."""

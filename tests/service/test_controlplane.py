@@ -7,7 +7,7 @@ import sqlite3
 import pytest
 
 from chronomem.errors import ConflictError, NotFoundError
-from chronomem.service.controlplane import ControlPlane, derive_group_id
+from chronomem.service.controlplane import ControlPlane
 
 
 @pytest.fixture
@@ -61,12 +61,13 @@ def test_users_of_two_projects_with_the_same_id_are_different_users_with_differe
         control.get_user(a.id, "alice")
 
 
-def test_group_ids_are_safe_and_unambiguous():
-    assert derive_group_id("user", "p", "a\"b") != derive_group_id("user", "p", "a\",\"b")
-    assert derive_group_id("user", "p", "x") != derive_group_id("graph", "p", "x")
-    assert derive_group_id("user", "p1", "x") != derive_group_id("user", "p2", "x")
-    assert derive_group_id("user", "p", "'; DROP TABLE x; --").isalnum() is False  # has the "u_" prefix
-    assert derive_group_id("user", "p", "'; DROP TABLE x; --")[2:].isalnum()
+def test_group_ids_carry_nothing_the_caller_chose_and_are_fresh_for_a_recreated_user(control):
+    p = control.ensure_project("p")
+    first = control.create_user(p.id, "'; DROP TABLE users; --").group_id
+    assert first.startswith("u_") and first[2:].isalnum()
+    control.delete_user(p.id, "'; DROP TABLE users; --")
+    assert control.create_user(p.id, "'; DROP TABLE users; --").group_id != first
+    assert control.create_graph(p.id, "kb").group_id.startswith("g_")
 
 
 def test_creating_an_existing_user_is_a_conflict_and_changes_nothing(control):

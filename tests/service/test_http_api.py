@@ -180,3 +180,17 @@ async def test_deleting_a_user_deletes_their_graph(service: Service):
     assert (await service.client.delete(f"{API}/users/alice", headers=headers)).status_code == 204
     assert await service.memory.list_episodes(group) == []
     assert (await service.client.get(f"{API}/threads/t1", headers=headers)).status_code == 404
+
+
+async def test_reusing_a_message_uuid_for_other_content_is_a_conflict_that_stores_nothing(service: Service):
+    headers = service.as_(service.key_a)
+    await make_thread(service, service.key_a)
+    await service.client.post(f"{API}/threads/t1/messages", json={"messages": [{"content": "a", "uuid": "m-1"}]},
+                              headers=headers)
+    clash = await service.client.post(f"{API}/threads/t1/messages", headers=headers, json={
+        "messages": [{"content": "new", "uuid": "m-2"}, {"content": "changed", "uuid": "m-1"}]})
+    assert clash.status_code == 409 and "m-1" in clash.json()["error"]["message"]
+    messages = (await service.client.get(f"{API}/threads/t1/messages", headers=headers)).json()["messages"]
+    assert [m["uuid"] for m in messages] == ["m-1"]
+    user = service.control.get_user(service.control.get_project("project-a").id, "alice")
+    assert [e.id for e in await service.memory.list_episodes(user.group_id)] == ["m-1"]

@@ -8,9 +8,10 @@ store stays a pure graph and any backend works behind the service.
   takes the project id and a miss in another project looks exactly like a miss.
 - An **API key** is shown once when created (``cmk_<key id>_<secret>``); only the SHA-256 of its
   secret is kept (the secret is 256 random bits, so a slow hash buys nothing).
-- A **user**'s graph and a **named graph** are store groups whose ids are derived from (kind,
-  project, id) by hashing, so no caller-chosen string ever becomes a group id and two projects can
-  both have a user "alice" without sharing anything.
+- A **user**'s graph and a **named graph** are store groups with a random id minted when the user
+  or graph is created (``u_…``, ``g_…``) and kept here: no caller-chosen string ever becomes a group
+  id, two projects can both have a user "alice" without sharing anything, and a user deleted and
+  created again starts from an empty graph even if a late write reached the old one.
 - A **thread** belongs to a user; its messages are episodes of the user's graph, and the thread
   keeps their ids in order.
 - A **task** is one accepted write (a batch of episodes); its status is derived from theirs.
@@ -52,7 +53,7 @@ __all__ = [
     "TaskRecord",
     "ThreadRecord",
     "UserRecord",
-    "derive_group_id",
+    "new_group_id",
 ]
 
 _KEY_PREFIX = "cmk_"
@@ -83,14 +84,9 @@ CREATE INDEX IF NOT EXISTS threads_by_user ON threads (project_id, user_id, crea
 """
 
 
-def derive_group_id(kind: str, project_id: str, object_id: str) -> str:
-    """The store group of a user's graph (``kind="user"``) or a named graph (``kind="graph"``).
-
-    A hash of the JSON triple: unambiguous whatever the ids contain, and free of anything a caller
-    could use to reach another project's group.
-    """
-    digest = hashlib.sha256(json.dumps([kind, project_id, object_id]).encode("utf-8")).hexdigest()
-    return f"{kind[0]}_{digest[:40]}"
+def new_group_id(kind: str) -> str:
+    """A fresh store group for a user's graph (``kind="user"``) or a named graph (``"graph"``)."""
+    return f"{kind[0]}_{new_id()}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -320,7 +316,7 @@ class ControlPlane:
         metadata: dict[str, Any] | None = None,
     ) -> UserRecord:
         now = _ms()
-        group_id = derive_group_id("user", project_id, user_id)
+        group_id = new_group_id("user")
         try:
             with self._tx() as db:
                 db.execute(
@@ -397,7 +393,7 @@ class ControlPlane:
     # -- named graphs ------------------------------------------------------------------------------
 
     def create_graph(self, project_id: str, graph_id: str, *, name: str = "", description: str = "") -> GraphRecord:
-        group_id = derive_group_id("graph", project_id, graph_id)
+        group_id = new_group_id("graph")
         try:
             with self._tx() as db:
                 db.execute(
