@@ -44,6 +44,7 @@ __all__ = ["BuildReport", "CommunityBuilder", "Extension"]
 
 _FALLBACK_READ = 12  # central members read to name and describe a community without a model
 _EMBED_BATCH = 256
+_MIN_LINE = 8  # shortest summary line worth adding ("name: x")
 
 
 @dataclass(frozen=True, slots=True)
@@ -324,8 +325,10 @@ class CommunityBuilder:
         """New names and summaries for communities that gained members: one model call, or, without
         a model, the newcomers appended to the summary (the name, from central members, stays)."""
         if self.llm is None or not self.config.summarize_on_extend:
-            newcomers = await self._entities(group_id, [e for c in updated for e in joined.get(c.id, [])])
             limit = self.config.summary_chars
+            # A summary written without a model is usually full already: read newcomers only if there is room.
+            roomy = [c for c in updated if len(c.summary) + _MIN_LINE < limit]
+            newcomers = await self._entities(group_id, [e for c in roomy for e in joined.get(c.id, [])])
             return [
                 c.model_copy(update={"summary": append_members(c.summary, _pick(newcomers, joined.get(c.id)), limit)})
                 for c in updated
