@@ -71,3 +71,18 @@ async def test_on_entities_added_hears_the_new_entities_once(store, embedder, sc
     await ingestor.add_episode(Episode(group_id="g", speaker="Alice", content="Acme again."))
     assert heard == [("g", [e.id for e in first.entities_created])]
     assert {e.name for e in first.entities_created} == {"Alice", "Acme"}
+
+
+async def test_text_episodes_use_the_same_pipeline_and_their_own_guideline(store, embedder, script: Script):
+    script.episodes["Lisbon office"] = (["Acme", "Lisbon"], [
+        {"source": "Acme", "relation_type": "OPENED_OFFICE_IN", "target": "Lisbon",
+         "fact": "Acme opened an office in Lisbon", "valid_at": "2024-03-01"}])
+    model = FunctionModel(script)
+    result = await Ingestor(store, embedder, model).add_episode(Episode(
+        group_id="g", kind=EpisodeKind.TEXT, content="Press release: Acme opened its Lisbon office in March.",
+        reference_time=at("2024-04-02")))
+    (_, context) = model.calls[0]
+    assert "main actor" in ENTITY_EXTRACTION.messages(context)[-1].content
+    (fact,) = result.facts_created
+    assert fact.valid_at == at("2024-03-01") and fact.relation_type == "OPENED_OFFICE_IN"
+    assert (await store.entities_of_episodes("g", [result.episode.id]))[result.episode.id]
