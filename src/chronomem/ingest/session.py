@@ -118,8 +118,8 @@ class Session:
     async def has_vectors(self, scope: Scope) -> bool:
         """Whether the group holds anything to vector-search in ``scope`` (entities or facts).
 
-        Searching an empty scope is pointless, and on the SQLite store it currently leaves an empty
-        index that fails the next write of a vector to it; so we look first, once per group.
+        Searching an empty scope is pointless (a group's first episodes), so we look first; once a
+        group is known to hold vectors, it is not asked again.
         """
         key = (self.group_id, scope.value)
         if key in self.populated:
