@@ -338,8 +338,10 @@ def search(
     with _clean_errors():
         config = named_recipe(recipe).with_limit(limit)
     results = _run(_with_memory(_settings(ctx), lambda m: m.search([group], query, config=config, filters=filters)))
-    scopes = {"facts": results.facts, "entities": results.entities, "episodes": results.episodes,
-              "communities": results.communities}
+    scopes: dict[str, list[tuple[Any, float]]] = {
+        "facts": list(results.facts), "entities": list(results.entities), "episodes": list(results.episodes),
+        "communities": list(results.communities),
+    }
     if as_json:
         console.print_json(json.dumps({
             name: [{**obj.model_dump(mode="json"), "score": score} for obj, score in hits]

@@ -47,9 +47,9 @@ if TYPE_CHECKING:
     from chronomem.communities import CommunityBuilder
     from chronomem.crossencoder.base import CrossEncoder
     from chronomem.embed.base import Embedder
-    from chronomem.ingest import Ingestor
+    from chronomem.ingest import Ingestor, IngestResult, RemovalResult
     from chronomem.llm.base import LanguageModel
-    from chronomem.search.searcher import Searcher
+    from chronomem.search.searcher import Searcher, SearchResults
 
 __all__ = ["EXPORT_FORMAT", "Chronomem", "GroupExport", "NewMessage"]
 
@@ -73,7 +73,7 @@ class GroupExport(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    format: Literal["chronomem.group/1"] = EXPORT_FORMAT
+    format: Literal["chronomem.group/1"] = "chronomem.group/1"
     group_id: str
     embedder: str
     dimension: int
@@ -123,12 +123,14 @@ class Chronomem:
         self.embedder = embedder
         self.llm = llm
         self.communities: CommunityBuilder = CommunityBuilder(store, embedder, llm)
-        self.ingestor: Ingestor = ingestor or Ingestor(
-            store, embedder, llm, on_entities_added=self.communities.extend
-        )
+        self.ingestor: Ingestor = ingestor or Ingestor(store, embedder, llm, on_entities_added=self._place_entities)
         self.searcher: Searcher = Searcher(store, embedder, cross_encoder)
         self._owns_store = owns_store
         self._closed = False
+
+    async def _place_entities(self, group_id: str, entity_ids: list[str]) -> None:
+        """New entities join communities (the ingestion pipeline calls this after each write)."""
+        await self.communities.extend(group_id, entity_ids)
 
     @classmethod
     async def open(
@@ -190,15 +192,15 @@ class Chronomem:
         source_description: str = "",
         metadata: dict[str, Any] | None = None,
         episode_id: str | None = None,
-    ) -> Any:
-        """Store an episode and extract it into the graph now; returns the ``IngestResult``."""
+    ) -> IngestResult:
+        """Store an episode and extract it into the graph now."""
         episode = self.new_episode(
             group_id, content, kind=kind, speaker=speaker, role=role, reference_time=reference_time,
             source_description=source_description, metadata=metadata, episode_id=episode_id,
         )
         return await self.ingest(episode)
 
-    async def ingest(self, episode: Episode) -> Any:
+    async def ingest(self, episode: Episode) -> IngestResult:
         """Store a built episode and extract it now (re-adding an id is a no-op)."""
         return await self.ingestor.add_episode(episode)
 
@@ -262,7 +264,7 @@ class Chronomem:
         """Queue chat messages (see :meth:`enqueue`)."""
         return await self.enqueue(self.message_episodes(group_id, messages, source=source))
 
-    async def process(self, group_id: str, episode_id: str) -> Any:
+    async def process(self, group_id: str, episode_id: str) -> IngestResult:
         """Extract one stored episode (``pending`` or ``failed``) into the graph."""
         return await self.ingestor.process(group_id, episode_id)
 
@@ -275,7 +277,7 @@ class Chronomem:
             if e.status is EpisodeStatus.FAILED
         ]
 
-    async def add_episodes(self, episodes: Sequence[Episode], *, progress: bool = False) -> list[Any]:
+    async def add_episodes(self, episodes: Sequence[Episode], *, progress: bool = False) -> list[IngestResult]:
         """Store and extract many episodes now: each group's in the order given, groups in
         parallel; a failed episode is recorded in its result, not raised."""
         return await self.ingestor.add_episodes(episodes, progress=progress)
@@ -296,17 +298,18 @@ class Chronomem:
             group_id, source, to_relation_type(relation_type), target, fact, valid_at=valid_at, invalid_at=invalid_at
         )
 
-    async def reprocess(self, group_id: str) -> Any:
-        """Extract the group again from its episodes (e.g. after configuring a model)."""
+    async def reprocess(self, group_id: str) -> int:
+        """Extract the group's unextracted and failed episodes (e.g. after configuring a model);
+        returns how many."""
         return await self.ingestor.reprocess(group_id)
 
-    async def build_communities(self, group_id: str) -> Any:
+    async def build_communities(self, group_id: str) -> list[Community]:
         """Recompute the group's communities from scratch (label propagation + summaries)."""
         return await self.communities.build(group_id)
 
     # -- reads -------------------------------------------------------------------------------------
 
-    async def search(self, group_ids: Sequence[str], query: str, **options: Any) -> Any:
+    async def search(self, group_ids: Sequence[str], query: str, **options: Any) -> SearchResults:
         """Search facts, entities, episodes and communities (see ``Searcher.search``)."""
         return await self.searcher.search(list(group_ids), query, **options)
 
@@ -348,7 +351,7 @@ class Chronomem:
 
     # -- deletes -----------------------------------------------------------------------------------
 
-    async def remove_episode(self, group_id: str, episode_id: str) -> Any:
+    async def remove_episode(self, group_id: str, episode_id: str) -> RemovalResult:
         """Delete an episode and what only it supported (see ``Ingestor.remove_episode``)."""
         await self.get_episode(group_id, episode_id)
         return await self.ingestor.remove_episode(group_id, episode_id)

@@ -51,11 +51,14 @@ class Service:
         return {"Authorization": f"Bearer {key}"} if key else {}
 
 
-async def wait_for_task(service: Service, key: str, task_id: str, want: set[str], timeout: float = 10.0) -> dict:
+async def wait_for_task(
+    service: Service, key: str, task_id: str, want: set[str], *, attempts: int | None = None, timeout: float = 10.0
+) -> dict:
+    """Poll the task until its status is one of ``want`` (after ``attempts`` attempts, if given)."""
     async with asyncio.timeout(timeout):
         while True:
             body = (await service.client.get(f"/api/v3/tasks/{task_id}", headers=service.as_(key))).json()
-            if body["status"] in want:
+            if body["status"] in want and (attempts is None or body["attempts"] == attempts):
                 return body
             await asyncio.sleep(0.02)
 

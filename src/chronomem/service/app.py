@@ -40,7 +40,7 @@ def create_app(
     ``Chronomem`` (which the app then does not close). ``control`` defaults to the file the settings
     name; ``workers`` overrides ``settings.workers.in_process``."""
     memory = config if isinstance(config, Chronomem) else None
-    settings = memory.settings if memory is not None else (config or Settings())
+    settings = config.settings if isinstance(config, Chronomem) else (config or Settings())
     run_workers = settings.workers.in_process if workers is None else workers
 
     @asynccontextmanager

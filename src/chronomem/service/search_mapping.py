@@ -26,7 +26,7 @@ _ALIASES = {"edges": "facts", "nodes": "entities"}
 
 def search_config(request: SearchRequest) -> SearchConfig:
     reranker = Reranker(request.reranker)
-    methods = (Method.COSINE, Method.BM25)
+    methods: tuple[Method, ...] = (Method.COSINE, Method.BM25)
     if reranker is Reranker.NODE_DISTANCE:
         methods = (*methods, Method.BFS)
     scope = ScopeConfig(
@@ -34,8 +34,12 @@ def search_config(request: SearchRequest) -> SearchConfig:
         candidates=max(50, request.limit), mmr_lambda=request.mmr_lambda,
     )
     wanted = {_ALIASES.get(s, s) for s in request.scopes}
-    return SearchConfig(**{name: scope if name in wanted else None
-                           for name in ("facts", "entities", "episodes", "communities")})
+
+    def pick(name: str) -> ScopeConfig | None:
+        return scope if name in wanted else None
+
+    return SearchConfig(facts=pick("facts"), entities=pick("entities"), episodes=pick("episodes"),
+                        communities=pick("communities"))
 
 
 def search_options(request: SearchRequest) -> dict[str, Any]:

@@ -5,8 +5,8 @@
 - A model failure (``ModelError``, or an ``IngestionError`` caused by one, or a store that is
   briefly unreachable) puts the episode back to ``pending`` and retries it after an exponential
   backoff, holding the group's later episodes back so order is kept. After ``max_attempts`` the
-  episode is ``failed`` with its error visible; :func:`retry_failed` (the HTTP retry endpoint, the
-  CLI) queues it again. Any other exception fails the episode at once: retrying a bug repeats it.
+  episode is ``failed`` with its error visible; ``Chronomem.retry`` (behind the HTTP retry endpoint)
+  queues it again. Any other exception fails the episode at once: retrying a bug repeats it.
   A failed episode does not block its group: later episodes go on.
 - At start the pool returns every ``processing`` episode of its groups to ``pending``: a process
   killed mid-episode loses nothing. The processing function (``Ingestor.process``) writes an
@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hashlib
 import logging
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from chronomem.domain import Episode, EpisodeStatus
@@ -30,7 +31,7 @@ from chronomem.errors import IngestionError, ModelError, StoreUnavailableError
 from chronomem.settings import WorkerSettings
 from chronomem.store.base import Store
 
-__all__ = ["ProcessEpisode", "Shard", "WorkerPool", "is_retryable", "retry_failed"]
+__all__ = ["ProcessEpisode", "Shard", "WorkerPool", "is_retryable"]
 
 log = logging.getLogger(__name__)
 
@@ -73,16 +74,6 @@ class Shard:
             return cls(int(index), int(count)) if sep else cls()
         except ValueError:
             raise ValueError(f"shard must look like 0/2, got {text!r}") from None
-
-
-async def retry_failed(store: Store, group_id: str, episode_ids: Iterable[str]) -> list[Episode]:
-    """Queue the ``failed`` episodes among ``episode_ids`` again; returns those re-queued."""
-    episodes = await store.get_episodes(group_id, list(episode_ids))
-    return [
-        await store.set_episode_status(group_id, episode.id, EpisodeStatus.PENDING)
-        for episode in episodes
-        if episode.status is EpisodeStatus.FAILED
-    ]
 
 
 class WorkerPool:
@@ -172,13 +163,13 @@ class WorkerPool:
                     continue
                 task = asyncio.create_task(self._drain_group(group_id), name=f"chronomem-worker-{group_id}")
                 self._active[group_id] = task
-                task.add_done_callback(lambda _t, g=group_id: self._finished(g))
+                task.add_done_callback(functools.partial(self._finished, group_id))
             self._wake.clear()
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(self._settings.poll_interval_s):
                     await self._wake.wait()
 
-    def _finished(self, group_id: str) -> None:
+    def _finished(self, group_id: str, _task: asyncio.Task[None]) -> None:
         self._active.pop(group_id, None)
         self._wake.set()  # a slot is free: other groups may be waiting
 

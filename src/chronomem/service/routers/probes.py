@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
@@ -27,7 +29,9 @@ async def ready(request: Request) -> JSONResponse:
         store_ok = True
     except Exception:  # a probe reports, it does not raise
         store_ok = False
-    workers = "external" if state.pool is None else ("running" if state.pool.running else "stopped")
+    workers: Literal["running", "stopped", "external"] = (
+        "external" if state.pool is None else ("running" if state.pool.running else "stopped")
+    )
     ok = store_ok and workers != "stopped"
     body = Ready(status="ready" if ok else "not_ready", store=store_ok, workers=workers)
     return JSONResponse(body.model_dump(), status_code=200 if ok else 503)
