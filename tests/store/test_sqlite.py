@@ -303,3 +303,16 @@ def test_time_masks_rank_exactly_the_rows_whose_times_pass(accelerate_from: int)
             expected = [ids[i] for i in np.argsort(-scores, kind="stable")[:10] if passing[i]]
             got = index.search(query, 10, mask=mask)
             assert [h.id for h in got] == expected, filters
+
+
+def test_a_bulk_built_text_index_ranks_like_one_built_document_by_document() -> None:
+    rng = np.random.default_rng(3)
+    words = [f"w{i}" for i in range(30)]
+    docs = [(f"d{i}", " ".join(rng.choice(words, size=int(rng.integers(0, 9))))) for i in range(500)]
+    bulk, incremental = TextIndex.build(docs), TextIndex()
+    for doc_id, text in docs:
+        incremental.upsert(doc_id, text)
+    for query in (["w1"], ["w2", "w9", "w29"], ["nothing"]):
+        assert bulk.search(query, 50, min_score=1e-12) == incremental.search(query, 50, min_score=1e-12)
+    bulk.upsert("d0", "w1 w1 w1")
+    assert bulk.search(["w1"], 1, min_score=1e-12)[0].id == "d0"

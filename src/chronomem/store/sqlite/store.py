@@ -445,9 +445,7 @@ class SQLiteStore:
             ).fetchall()
             index = VectorIndex([r[0] for r in rows], [r[1] for r in rows])
         else:
-            index = TextIndex()
-            for object_id, text in conn.execute(TEXT_SQL[scope], (gid,)):
-                index.upsert(object_id, text)
+            index = TextIndex.build(conn.execute(TEXT_SQL[scope], (gid,)))
         self._indexes.install(kind, group_id, scope.value, index)
         return index
 

@@ -16,6 +16,7 @@ import re
 import unicodedata
 from array import array
 from collections import Counter
+from collections.abc import Iterable
 
 import numpy as np
 
@@ -66,6 +67,37 @@ class TextIndex(RankedRows):
 
     def __len__(self) -> int:
         return self._alive_count
+
+    @classmethod
+    def build(cls, documents: Iterable[tuple[str, str]]) -> TextIndex:
+        """An index of (id, text) pairs with distinct ids, in one vectorized pass."""
+        index = cls()
+        vocabulary: dict[str, int] = {}
+        word_ids: list[int] = []
+        lengths: list[int] = []
+        for row, (id_, text) in enumerate(documents):
+            words = tokens(text)
+            index._ids.append(id_)
+            index._row_of[id_] = row
+            lengths.append(len(words))
+            word_ids.extend([vocabulary.setdefault(w, len(vocabulary)) for w in words])
+        n_rows = len(lengths)
+        if word_ids:
+            rows = np.repeat(np.arange(n_rows, dtype=np.int64), lengths)
+            # one key per (word, row): unique keys sorted by word then row, with term frequencies
+            keys, tfs = np.unique(np.asarray(word_ids, dtype=np.int64) * max(n_rows, 1) + rows, return_counts=True)
+            key_words, key_rows = np.divmod(keys, max(n_rows, 1))
+            bounds = np.flatnonzero(np.diff(key_words)) + 1
+            words_in_order = list(vocabulary)
+            for start, stop in zip(np.r_[0, bounds], np.r_[bounds, len(keys)], strict=True):
+                postings = index._postings[words_in_order[key_words[start]]] = _Postings()
+                postings.rows.frombytes(key_rows[start:stop].astype(np.int32).tobytes())
+                postings.tfs.frombytes(tfs[start:stop].astype(np.float32).tobytes())
+        index._lengths.frombytes(np.asarray(lengths, dtype=np.float32).tobytes())
+        index._alive.frombytes(bytes([1]) * n_rows)
+        index._alive_count = n_rows
+        index._total_length = float(sum(lengths))
+        return index
 
     def upsert(self, id_: str, text: str) -> None:
         words = Counter(tokens(text))

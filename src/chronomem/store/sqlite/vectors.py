@@ -22,7 +22,7 @@ from chronomem.store.sqlite.timemask import NULL_TIME, TimeMask
 __all__ = ["ACCELERATE_FROM", "VectorIndex"]
 
 ACCELERATE_FROM = 20_000
-_SELECTIVE = 0.3  # a mask passing fewer rows than this share is scanned row by row, exactly
+_SELECTIVE = 0.1  # a mask passing fewer rows than this share is scanned row by row, exactly
 
 
 class VectorIndex(RankedRows):
@@ -36,8 +36,8 @@ class VectorIndex(RankedRows):
     ) -> None:
         super().__init__(list(ids))
         self._rows = {id_: row for row, id_ in enumerate(ids)}
-        if blobs:
-            self._matrix = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), -1).copy()
+        if blobs:  # one copy: bytearray.join builds the writable buffer the matrix views
+            self._matrix = np.frombuffer(bytearray().join(blobs), dtype=np.float32).reshape(len(blobs), -1)
         else:
             self._matrix = np.zeros((0, 0), dtype=np.float32)
         self._count = len(ids)
@@ -177,6 +177,8 @@ class VectorIndex(RankedRows):
         """Widen the half-precision candidates until ``limit`` exact, accepted hits are certain."""
         assert self._scan is not None
         k = max(64, limit * 4) if accept else limit + 32
+        if keep is not None and self._count:  # aim for one scan: enough candidates for the mask's pass rate
+            k = int(k / max(float(keep.mean()), _SELECTIVE) * 1.5)
         verdicts: dict[str, bool] = {}
         while True:
             ids, line = self._scan.candidates(query, k)
