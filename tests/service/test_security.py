@@ -15,6 +15,7 @@ async def alice_of_a(service: Service) -> dict[str, str]:
     headers = service.as_(service.key_a)
     await service.client.post(f"{API}/users", json={"user_id": "alice"}, headers=headers)
     await service.client.post(f"{API}/threads", json={"thread_id": "t-a", "user_id": "alice"}, headers=headers)
+    await service.client.post(f"{API}/graphs", json={"graph_id": "kb"}, headers=headers)
     added = (await service.client.post(f"{API}/threads/t-a/messages", headers=headers,
                                        json={"messages": [{"content": "my PIN is 1234"}]})).json()
     await wait_for_task(service, service.key_a, added["task_id"], {"done"})
@@ -61,12 +62,19 @@ async def test_another_project_cannot_read_or_write_anything_of_this_one(service
         ("DELETE", f"{API}/graph/facts/{alice_of_a['fact']}?user_id=alice", None),
         ("GET", f"{API}/graph/entities/{alice_of_a['entity']}?user_id=alice", None),
         ("DELETE", f"{API}/graph/entities/{alice_of_a['entity']}?user_id=alice", None),
+        ("GET", f"{API}/graphs/kb", None),
+        ("DELETE", f"{API}/graphs/kb", None),
+        ("POST", f"{API}/graph/search", {"graph_id": "kb", "query": "anything"}),
+        ("POST", f"{API}/graph/episodes", {"graph_id": "kb", "data": "injected"}),
+        ("GET", f"{API}/graph/episodes?graph_id=kb", None),
     ]
     for method, url, body in attempts:
         response = await service.client.request(method, url, json=body, headers=b)
         assert response.status_code == 404, (method, url, response.status_code, response.text)
     assert (await service.client.get(f"{API}/users", headers=b)).json() == {"users": [], "total_count": 0}
     assert (await service.client.get(f"{API}/threads", headers=b)).json() == {"threads": []}
+    assert (await service.client.get(f"{API}/graphs", headers=b)).json() == {"graphs": []}
+    assert (await service.client.get(f"{API}/graphs/kb", headers=service.as_(service.key_a))).status_code == 200
     assert await snapshot(service) == before
 
 
