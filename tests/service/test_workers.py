@@ -161,3 +161,32 @@ async def test_a_failure_after_the_episode_was_committed_does_not_reopen_it(stor
         assert pool.processed == 1
     [episode] = await store.get_episodes("g", [only])
     assert episode.status is EpisodeStatus.DONE and calls == [only]
+
+
+class FlakyStore:
+    """The real store, except that the first ``failures`` calls listing pending groups fail."""
+
+    def __init__(self, store, failures: int) -> None:
+        self._store = store
+        self.failures = failures
+
+    def __getattr__(self, name):
+        return getattr(self._store, name)
+
+    async def pending_groups(self):
+        from chronomem.errors import StoreError
+
+        if self.failures:
+            self.failures -= 1
+            raise StoreError("disk I/O error (scripted)")
+        return await self._store.pending_groups()
+
+
+async def test_the_pool_survives_store_errors_and_goes_on(store):
+    ids = await queue(store, "g", 2)
+    flaky = FlakyStore(store, failures=2)
+    process = Recorder(store)
+    async with WorkerPool(flaky, process, FAST) as pool:
+        await pool.drain(timeout=10)
+        assert pool.running
+    assert [e for _, e in process.done] == ids

@@ -27,7 +27,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from chronomem.domain import Episode, EpisodeStatus
-from chronomem.errors import IngestionError, ModelError, StoreUnavailableError
+from chronomem.errors import ChronomemError, IngestionError, ModelError, StoreUnavailableError
 from chronomem.settings import WorkerSettings
 from chronomem.store.base import Store
 
@@ -145,7 +145,10 @@ class WorkerPool:
         async with asyncio.timeout(timeout):
             while True:
                 self.notify()
-                pending = [g for g in await self._store.pending_groups() if self._shard.owns(g)]
+                try:
+                    pending = [g for g in await self._store.pending_groups() if self._shard.owns(g)]
+                except ChronomemError:
+                    pending = ["?"]  # cannot tell yet
                 if not pending and not self._active:
                     return
                 await asyncio.sleep(0.02)
@@ -154,7 +157,8 @@ class WorkerPool:
         while True:
             try:
                 groups = await self._store.pending_groups()
-            except StoreUnavailableError:
+            except Exception:  # the store hiccuped: log, wait for the next poll, keep the pool alive
+                log.exception("could not list the groups with pending episodes")
                 groups = []
             for group_id in groups:
                 if len(self._active) >= self._settings.concurrency:
@@ -174,13 +178,16 @@ class WorkerPool:
         self._wake.set()  # a slot is free: other groups may be waiting
 
     async def _drain_group(self, group_id: str) -> None:
-        while True:
-            queued = await self._store.list_episodes(
-                group_id, statuses=[EpisodeStatus.PENDING], limit=1, newest_first=False
-            )
-            if not queued:
-                return
-            await self._run_one(group_id, queued[0])
+        try:
+            while True:
+                queued = await self._store.list_episodes(
+                    group_id, statuses=[EpisodeStatus.PENDING], limit=1, newest_first=False
+                )
+                if not queued:
+                    return
+                await self._run_one(group_id, queued[0])
+        except Exception:  # the store failed around an episode; the next poll picks the group up again
+            log.exception("worker for group %s stopped early", group_id)
 
     async def _run_one(self, group_id: str, episode: Episode) -> None:
         try:
