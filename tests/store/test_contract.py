@@ -636,6 +636,19 @@ async def test_superseding_a_fact_after_searches_updates_vector_search(store: St
     assert [h.id for h in await store.vector_search(G, Scope.FACTS, vec(lives.fact), filters=known)] == []
 
 
+async def test_a_fact_resent_with_its_unchanged_vector_is_still_found_by_its_new_times(store: Store) -> None:
+    a = person("Ann")
+    works = fact(a, a, "Ann works at the bakery")
+    await write_facts(store, G, [a], [works])
+    assert len(await store.vector_search(G, Scope.FACTS, vec(works.fact))) == 1
+    ended = works.model_copy(update={"expired_at": day(9)})
+    await store.write(GraphWrite(group_id=G, facts=[ended], fact_vectors={works.id: vec(works.fact)}))
+    assert await store.vector_search(G, Scope.FACTS, vec(works.fact)) == []
+    everything = SearchFilters(include_superseded=True)
+    hits = await store.vector_search(G, Scope.FACTS, vec(works.fact), filters=everything)
+    assert [h.id for h in hits] == [works.id] and hits[0].score == pytest.approx(1.0, abs=1e-4)
+
+
 async def test_vector_search_covers_entities_episodes_and_communities(store: Store) -> None:
     ann, paris = person("Ann"), person("Paris")
     talk = Episode(group_id=G, content="we talked about sailing")

@@ -383,6 +383,11 @@ def _upsert_vector(tx: _Tx, scope: Scope, object_id: str, vector: np.ndarray, wr
             f"{scope.value} vector of dimension {len(blob) // 4} for {object_id!r}; "
             f"this group's are {tx.vector_bytes[scope] // 4}"
         )
+    stored = tx.conn.execute(
+        "SELECT vec FROM vectors WHERE gid = ? AND scope = ? AND id = ?", (tx.gid, scope.value, object_id)
+    ).fetchone()
+    if stored is not None and stored[0] == blob:
+        return  # re-sent unchanged (a fact re-written with new timestamps): nothing to write or reindex
     tx.conn.execute(
         "INSERT INTO vectors (gid, scope, id, vec) VALUES (?, ?, ?, ?) "
         "ON CONFLICT (gid, scope, id) DO UPDATE SET vec = excluded.vec",
