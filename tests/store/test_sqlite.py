@@ -316,3 +316,18 @@ def test_a_bulk_built_text_index_ranks_like_one_built_document_by_document() -> 
         assert bulk.search(query, 50, min_score=1e-12) == incremental.search(query, 50, min_score=1e-12)
     bulk.upsert("d0", "w1 w1 w1")
     assert bulk.search(["w1"], 1, min_score=1e-12)[0].id == "d0"
+
+
+async def test_a_memory_budget_drops_idle_indexes_and_searches_stay_correct(tmp_path: Path) -> None:
+    store = await SQLiteStore.open(str(tmp_path / "memory.db"), index_memory=1)  # room for one index
+    try:
+        first = {g: await write_sample(store, g, f"{g} paddles a canoe") for g in ("a", "b")}
+        for g in ("a", "b"):
+            assert [h.id for h in await store.vector_search(g, Scope.FACTS, EMBED.embed_one("canoe"))] == [first[g].id]
+        assert store._indexes.loaded() == [("vector", "b", "facts")]
+        later = await write_sample(store, "a", "a paddles a kayak")  # lands while a's index is dropped
+        hits = await store.vector_search("a", Scope.FACTS, EMBED.embed_one("a paddles a kayak"), limit=5)
+        assert [h.id for h in hits][:1] == [later.id] and len(hits) == 2
+        assert [h.id for h in await store.fulltext_search("b", Scope.FACTS, "canoe")] == [first["b"].id]
+    finally:
+        await store.close()

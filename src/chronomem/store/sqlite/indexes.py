@@ -4,11 +4,16 @@ An index is built from the database the first time its (group, scope) is searche
 opens, on the writer thread, so no write can land between reading the rows and installing the index.
 From then on the writer applies each committed change to it (after the commit: a rolled-back batch
 never reaches memory).
+
+Memory is bounded: past ``memory_budget`` bytes the least recently searched indexes are dropped
+(they are rebuilt from the database when next searched), so a service with many groups keeps only
+its active ones in memory. A search already running on a dropped index finishes on it.
 """
 
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
@@ -18,7 +23,9 @@ import numpy as np
 from chronomem.store.sqlite.text import TextIndex
 from chronomem.store.sqlite.vectors import VectorIndex
 
-__all__ = ["ChangeKind", "IndexChange", "IndexRegistry", "Kind"]
+__all__ = ["DEFAULT_MEMORY_BUDGET", "ChangeKind", "IndexChange", "IndexRegistry", "Kind"]
+
+DEFAULT_MEMORY_BUDGET = 8 << 30  # bytes of in-memory indexes before the least recently used are dropped
 
 Kind = Literal["vector", "text"]
 ChangeKind = Literal["vector", "text", "times"]  # "times": a fact's four timestamps (its vector's filter data)
@@ -38,22 +45,39 @@ class IndexChange:
 
 
 class IndexRegistry:
-    def __init__(self) -> None:
+    def __init__(self, memory_budget: int = DEFAULT_MEMORY_BUDGET) -> None:
         self._lock = threading.Lock()
-        self._indexes: dict[tuple[Kind, str, str], VectorIndex | TextIndex] = {}
+        self._indexes: OrderedDict[tuple[Kind, str, str], VectorIndex | TextIndex] = OrderedDict()
+        self._budget = memory_budget
 
     def get(self, kind: Kind, group_id: str, scope: str) -> VectorIndex | TextIndex | None:
+        """The index if loaded, marked as just used."""
         with self._lock:
-            return self._indexes.get((kind, group_id, scope))
+            index = self._indexes.get((kind, group_id, scope))
+            if index is not None:
+                self._indexes.move_to_end((kind, group_id, scope))
+            return index
 
     def install(self, kind: Kind, group_id: str, scope: str, index: VectorIndex | TextIndex) -> None:
         with self._lock:
             self._indexes[(kind, group_id, scope)] = index
+            total = sum(i.memory_bytes() for i in self._indexes.values())
+            while total > self._budget and len(self._indexes) > 1:
+                _, evicted = self._indexes.popitem(last=False)
+                total -= evicted.memory_bytes()
+
+    def loaded(self) -> list[tuple[Kind, str, str]]:
+        with self._lock:
+            return list(self._indexes)
+
+    def _peek(self, kind: Kind, group_id: str, scope: str) -> VectorIndex | TextIndex | None:
+        with self._lock:
+            return self._indexes.get((kind, group_id, scope))
 
     def apply(self, changes: Iterable[IndexChange]) -> None:
         for change in changes:
             kind: Kind = "text" if change.kind == "text" else "vector"
-            index = self.get(kind, change.group_id, change.scope)
+            index = self._peek(kind, change.group_id, change.scope)  # a write is not a use
             if index is None:
                 continue  # not loaded: it will be built from the database, change included
             if isinstance(index, VectorIndex) and change.kind == "times":

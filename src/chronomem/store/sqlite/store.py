@@ -29,7 +29,7 @@ from chronomem.store.sqlite import reads
 from chronomem.store.sqlite.codec import EPISODE_COLUMNS, episode_from_row
 from chronomem.store.sqlite.connection import apply_migrations, connect
 from chronomem.store.sqlite.graph import breadth_first
-from chronomem.store.sqlite.indexes import IndexRegistry, Kind
+from chronomem.store.sqlite.indexes import DEFAULT_MEMORY_BUDGET, IndexRegistry, Kind
 from chronomem.store.sqlite.text import TextIndex, query_terms
 from chronomem.store.sqlite.timemask import NULL_TIME, fact_time_mask
 from chronomem.store.sqlite.vectors import VectorIndex
@@ -52,7 +52,7 @@ def _translate(exc: sqlite3.Error) -> StoreError:
 class SQLiteStore:
     """Implements :class:`chronomem.store.Store`; open with :meth:`open`."""
 
-    def __init__(self, path: str, writer: sqlite3.Connection) -> None:
+    def __init__(self, path: str, writer: sqlite3.Connection, *, index_memory: int = DEFAULT_MEMORY_BUDGET) -> None:
         self._path = path
         self._writer = writer
         self._in_memory = path == ":memory:"
@@ -65,12 +65,15 @@ class SQLiteStore:
         self._local = threading.local()
         self._readers: list[sqlite3.Connection] = []
         self._readers_lock = threading.Lock()
-        self._indexes = IndexRegistry()
+        self._indexes = IndexRegistry(index_memory)
         self._closed = False
 
     @classmethod
-    async def open(cls, path: str) -> SQLiteStore:
-        """Open (creating if needed) the database at ``path`` (or ``":memory:"``) and migrate it."""
+    async def open(cls, path: str, *, index_memory: int = DEFAULT_MEMORY_BUDGET) -> SQLiteStore:
+        """Open (creating if needed) the database at ``path`` (or ``":memory:"``) and migrate it.
+
+        ``index_memory`` bounds the bytes of in-memory search indexes (least recently searched
+        groups are dropped past it and rebuilt on their next search)."""
 
         def prepare() -> sqlite3.Connection:
             conn = connect(path)
@@ -82,7 +85,7 @@ class SQLiteStore:
             return conn
 
         writer = await asyncio.to_thread(prepare)
-        return cls(path, writer)
+        return cls(path, writer, index_memory=index_memory)
 
     @property
     def path(self) -> str:
@@ -392,9 +395,9 @@ class SQLiteStore:
         filters: SearchFilters | None,
         min_score: float | None,
     ) -> list[ScoredId]:
-        index = self._indexes.get(kind, group_id, scope.value) or await self._write(
-            self._load_index, kind, group_id, scope
-        )
+        index = self._indexes.get(kind, group_id, scope.value)
+        if index is None:  # (an empty index is falsy: compare with None)
+            index = await self._write(self._load_index, kind, group_id, scope)
         if index is None:
             return []
         if isinstance(index, VectorIndex) and index.dimension not in (None, np.asarray(query).shape[0]):

@@ -68,6 +68,11 @@ class TextIndex(RankedRows):
     def __len__(self) -> int:
         return self._alive_count
 
+    def memory_bytes(self) -> int:
+        """Approximate: 8 bytes per posting, ~100 per distinct word, ~130 per document."""
+        postings = sum(len(p.rows) for p in self._postings.values())
+        return 8 * postings + 100 * len(self._postings) + 130 * len(self._ids)
+
     @classmethod
     def build(cls, documents: Iterable[tuple[str, str]]) -> TextIndex:
         """An index of (id, text) pairs with distinct ids, in one vectorized pass."""

@@ -53,6 +53,13 @@ class VectorIndex(RankedRows):
     def dimension(self) -> int | None:
         return self._matrix.shape[1] if self._count else None
 
+    def memory_bytes(self) -> int:
+        """Approximate: the float32 rows, their float16 copy, timestamps and ~120 bytes per id."""
+        dimension = self._matrix.shape[1] if self._matrix.ndim == 2 else 0
+        scan = self._scan.size * dimension * 2 if self._scan is not None else 0
+        times = self._times.nbytes if self._times is not None else 0
+        return self._matrix.nbytes + scan + times + 120 * self._count
+
     @property
     def accelerated(self) -> bool:
         return self._scan is not None
