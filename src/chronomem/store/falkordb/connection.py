@@ -43,11 +43,12 @@ class ConnectionSettings:
     socket_timeout: float = 30.0  # seconds a reply may take (bulk writes and HNSW inserts are slow)
     connect_timeout: float = 5.0
     retry_seconds: float = 20.0  # how long connection loss is retried before StoreUnavailableError
+    ef_runtime: int = 1000  # HNSW candidates per search, for vector indexes created from now on
 
 
 def parse_url(url: str) -> ConnectionSettings:
     """``falkordb://[user:password@]host:port[?namespace=…&max_connections=…&socket_timeout=…
-    &connect_timeout=…&retry_seconds=…]``; ``falkordb+cluster://`` for a Redis Cluster."""
+    &connect_timeout=…&retry_seconds=…&ef_runtime=…]``; ``falkordb+cluster://`` for a Redis Cluster."""
     parts = urlsplit(url)
     if parts.scheme not in _SCHEMES:
         raise ConfigurationError(f"not a FalkorDB URL: {url!r}")
@@ -55,7 +56,7 @@ def parse_url(url: str) -> ConnectionSettings:
     try:
         options: dict[str, Any] = {
             "namespace": query.pop("namespace", DEFAULT_NAMESPACE),
-            **{k: int(query.pop(k)) for k in ("max_connections",) if k in query},
+            **{k: int(query.pop(k)) for k in ("max_connections", "ef_runtime") if k in query},
             **{k: float(query.pop(k)) for k in ("socket_timeout", "connect_timeout", "retry_seconds") if k in query},
         }
         port = parts.port or 6379

@@ -61,17 +61,19 @@ FULLTEXT_INDEXES = (
     ("Episode", ("text_ft",)), ("Entity", ("name_ft", "summary_ft")), ("Fact", ("fact_ft",)),
     ("Community", ("name_ft", "summary_ft")),
 )
-HNSW_M, HNSW_EF_CONSTRUCTION, HNSW_EF_RUNTIME = 16, 200, 200
+HNSW_M, HNSW_EF_CONSTRUCTION = 16, 200
 
 
-def vector_index_statement(label: str, dimension: int) -> str:
+def vector_index_statement(label: str, dimension: int, ef_runtime: int) -> str:
     # Index DDL takes no parameters; label comes from LABELS and dimension is a checked int.
-    if label not in {vector_label(x) for x in _FIELDS} or not isinstance(dimension, int) or dimension <= 0:
-        raise ValueError(f"bad vector index request: {label!r}, {dimension!r}")
+    if label not in {vector_label(x) for x in _FIELDS} or not all(
+        isinstance(n, int) and n > 0 for n in (dimension, ef_runtime)
+    ):
+        raise ValueError(f"bad vector index request: {label!r}, {dimension!r}, {ef_runtime!r}")
     return (
         f"CREATE VECTOR INDEX FOR (n:{label}) ON (n.emb) OPTIONS {{dimension:{dimension}, "
         f"similarityFunction:'cosine', M:{HNSW_M}, efConstruction:{HNSW_EF_CONSTRUCTION}, "
-        f"efRuntime:{HNSW_EF_RUNTIME}}}"
+        f"efRuntime:{ef_runtime}}}"
     )
 
 

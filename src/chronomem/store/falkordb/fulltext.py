@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["MAX_TERMS", "fold", "fulltext_query"]
+__all__ = ["MAX_TERMS", "fold", "fulltext_query", "fulltext_words"]
 
 MAX_TERMS = 32  # bounds the cost of one query; longer inputs keep their first distinct words
 _WORD = re.compile(r"\w+")
@@ -31,11 +31,18 @@ def _escape(word: str) -> str:
     return "".join(ch if ch.isalnum() else "\\" + ch for ch in word)
 
 
-def fulltext_query(text: str) -> str | None:
-    """The RediSearch query for ``text``, or None when it holds no word."""
+def fulltext_words(text: str) -> list[str]:
+    """The distinct words of ``text`` (folded, escaped for RediSearch), at most :data:`MAX_TERMS`."""
     seen: dict[str, None] = {}
     for word in _WORD.findall(fold(text)):
         seen.setdefault(word, None)
         if len(seen) == MAX_TERMS:
             break
-    return "|".join(_escape(w) for w in seen) or None
+    return [_escape(w) for w in seen]
+
+
+def fulltext_query(text: str, *, every_word: bool = False) -> str | None:
+    """The RediSearch query for ``text`` — any word (``a|b``) or, with ``every_word``, all of them
+    (``a b``) — or None when it holds no word."""
+    words = fulltext_words(text)
+    return (" " if every_word else "|").join(words) or None

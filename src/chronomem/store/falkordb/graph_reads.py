@@ -18,11 +18,12 @@ from chronomem.errors import StoreError
 from chronomem.filters import SearchFilters
 from chronomem.store.base import BfsResult, Scope, ScoredId, WeightedEdge
 from chronomem.store.falkordb.cypher import LABELS, FactFilter, columns, entity_label_condition, vector_label
-from chronomem.store.falkordb.fulltext import fulltext_query
+from chronomem.store.falkordb.fulltext import fulltext_words
 from chronomem.store.falkordb.records import to_micros
 from chronomem.timeutil import utc_now
 
 __all__ = [
+    "ALL_WORDS_BONUS",
     "CURRENT_PAIRS",
     "ENTITIES_BY_NAMES",
     "RESET_PROCESSING",
@@ -30,7 +31,7 @@ __all__ = [
     "bfs",
     "facts_between",
     "facts_of_entities",
-    "fulltext",
+    "fulltext_search",
     "list_episodes",
     "list_facts",
     "now",
@@ -135,17 +136,36 @@ def _scope_filter(scope: Scope, filters: SearchFilters | None, alias: str, carry
     return "true", "", params
 
 
-def fulltext(
-    scope: Scope, query: str, limit: int, filters: SearchFilters | None
-) -> tuple[str, dict[str, Any]] | None:
-    """The full-text query for one scope, or None when the text holds no searchable word."""
-    words = fulltext_query(query)
-    if words is None or limit <= 0:
-        return None
+ALL_WORDS_BONUS = 1000.0  # ranks documents holding every query word above the rest (see fulltext_search)
+
+
+async def fulltext_search(
+    read: Read, group_id: str, scope: Scope, query: str, limit: int, filters: SearchFilters | None
+) -> list[ScoredId]:
+    """Documents holding every word of the query first, then documents holding any of them.
+
+    FalkorDB hands back every match unsorted, and sorting tens of thousands of matches of a common
+    word costs tens of milliseconds; documents holding *all* the words are few, so that tier is
+    cheap, and the any-word query runs only when it does not fill ``limit``. Within a tier, the
+    engine's TF-IDF orders; the all-words tier's scores carry ``ALL_WORDS_BONUS`` so scores fall
+    monotonically down the list.
+    """
+    words = fulltext_words(query)
+    if not words or limit <= 0:
+        return []
     condition, clauses, params = _scope_filter(scope, filters, "n", "n, score")
     text = (f"CALL db.idx.fulltext.queryNodes('{LABELS[scope]}', $q) YIELD node AS n, score "
-            f"WITH n, score WHERE {condition}{clauses} RETURN n.id, score ORDER BY score DESC, n.id LIMIT $limit")
-    return text, {**params, "q": words, "limit": limit}
+            f"WITH n, score WHERE {condition} AND NOT n.id IN $seen{clauses} "
+            "RETURN n.id, score ORDER BY score DESC, n.id LIMIT $limit")
+    hits: list[ScoredId] = []
+    if len(words) > 1:
+        rows = await read(group_id, text, {**params, "q": " ".join(words), "seen": [], "limit": limit})
+        hits = [ScoredId(row[0], float(row[1]) + ALL_WORDS_BONUS) for row in rows]
+    if len(hits) < limit:
+        seen = [h.id for h in hits]
+        rows = await read(group_id, text, {**params, "q": "|".join(words), "seen": seen, "limit": limit - len(hits)})
+        hits += [ScoredId(row[0], float(row[1])) for row in rows]
+    return hits
 
 
 async def vector_search(

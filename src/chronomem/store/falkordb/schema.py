@@ -9,6 +9,7 @@ created is not an error.
 from __future__ import annotations
 
 import asyncio
+import time
 
 from chronomem.errors import InvalidInputError, StoreError
 from chronomem.store.falkordb.connection import FalkorConnection, MissingGraphError
@@ -61,12 +62,24 @@ class SchemaManager:
                     f"{label.lower()} vectors of this group have {known[label]} dimensions, not {dimension}"
                 )
 
-    async def _create(self, key: str, statement: str) -> None:
+    async def _create(self, key: str, statement: str) -> bool:
         try:
             await self._connection.query(key, statement)
         except StoreError as exc:
             if "already" not in str(exc).lower():  # a concurrent writer got there first
                 raise
+            return False
+        return True
+
+    async def _wait_operational(self, key: str, timeout: float = 30.0) -> None:
+        """Index creation is asynchronous, even on an empty graph: writes and reads that come
+        before the index is OPERATIONAL can miss it (seen under load as searches finding nothing)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            rows = await self._connection.query(key, "CALL db.indexes() YIELD status RETURN status", read_only=True)
+            if all(status == "OPERATIONAL" for (status,) in rows):
+                return
+            await asyncio.sleep(0.01)
 
     async def ensure(self, key: str, vector_dimensions: dict[str, int]) -> None:
         wanted = self._wanted(vector_dimensions)
@@ -74,16 +87,18 @@ class SchemaManager:
             return
         async with self._locks.setdefault(key, asyncio.Lock()):
             existing = self._existing.get(key) or await self._load(key)
-            for label, prop in RANGE_INDEXES:
-                if f"{label}.{prop}:RANGE" not in existing:
-                    await self._create(key, _range_statement(label, prop))
-            for label, props in FULLTEXT_INDEXES:
-                if f"{label}.{props[0]}:FULLTEXT" not in existing:
-                    await self._create(key, _fulltext_statement(label, props))
+            statements = [_range_statement(label, prop) for label, prop in RANGE_INDEXES
+                          if f"{label}.{prop}:RANGE" not in existing]
+            statements += [_fulltext_statement(label, props) for label, props in FULLTEXT_INDEXES
+                           if f"{label}.{props[0]}:FULLTEXT" not in existing]
+            ef_runtime = self._connection.settings.ef_runtime
             for label, dimension in vector_dimensions.items():
                 if f"{vector_label(label)}.emb:VECTOR" not in existing:
-                    await self._create(key, vector_index_statement(vector_label(label), dimension))
+                    statements.append(vector_index_statement(vector_label(label), dimension, ef_runtime))
                     self._dimensions.setdefault(key, {}).setdefault(label, dimension)
+            created = [await self._create(key, statement) for statement in statements]
+            if any(created):
+                await self._wait_operational(key)
             self._existing[key] = existing | wanted
 
     @staticmethod

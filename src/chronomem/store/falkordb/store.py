@@ -333,11 +333,8 @@ class FalkorDBStore:
     async def fulltext_search(
         self, group_id: str, scope: Scope, query: str, *, limit: int = 10, filters: SearchFilters | None = None
     ) -> list[ScoredId]:
-        built = reads.fulltext(scope, query, limit, filters)
-        if built is None:
-            return []
-        rows = await self._read(group_id, *built)
-        return [ScoredId(row[0], float(row[1]) + FULLTEXT_SCORE_FLOOR) for row in rows]
+        hits = await reads.fulltext_search(self._read, group_id, scope, query, limit, filters)
+        return [ScoredId(h.id, h.score + FULLTEXT_SCORE_FLOOR) for h in hits]
 
     async def vector_search(
         self,
