@@ -157,3 +157,30 @@ async def test_reinserting_an_episode_keeps_one_copy(falkordb_store) -> None:
     again, inserted = await falkordb_store.insert_episode(episode.model_copy(update={"content": "changed"}))
     assert (again, inserted) == (episode, False)
     assert (await falkordb_store.stats("g")).episodes == 1
+
+
+async def test_fulltext_ranks_documents_with_every_word_first(falkordb_store) -> None:
+    """TF-IDF alone would put "zebra" (one rare word) above the document holding both words."""
+    texts = ["zebra", "zebra common common common", *(f"common filler {i}" for i in range(8)),
+             *(f"other filler {i}" for i in range(8))]
+    facts = [Fact(group_id="g", source_id="a", target_id="b", fact=t) for t in texts]
+    await falkordb_store.write(GraphWrite(group_id="g", facts=facts))
+    hits = await falkordb_store.fulltext_search("g", Scope.FACTS, "zebra common", limit=4)
+    assert [h.id for h in hits[:2]] == [facts[1].id, facts[0].id]
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    assert len(hits) == 4  # the any-word tier fills the rest
+
+
+async def test_vector_indexes_take_ef_runtime_from_the_url(falkordb_server) -> None:
+    from falkordb_server import drop_namespace, open_falkordb_store
+
+    store = await open_falkordb_store(falkordb_server.url, ef_runtime=321)
+    try:
+        entity = Entity(group_id="g", name="x")
+        await store.write(GraphWrite(group_id="g", entities=[entity], entity_vectors={entity.id: unit(1)}))
+        rows = await store.connection.query(store.graph_key("g"),
+                                            "CALL db.indexes() YIELD label, options RETURN label, options",
+                                            read_only=True)
+        assert dict(rows)["EntityVec"]["emb"]["efRuntime"] == 321
+    finally:
+        await drop_namespace(store)
