@@ -68,18 +68,14 @@ def sentence(rng: random.Random) -> str:
 
 def serve(data_dir: Path, port: int, latency: float, workers: int) -> None:
     """Run the server over the seeded data (called in the child process)."""
-    import uvicorn
-
-    from chronomem.service.app import create_app
+    from chronomem.service.app import create_app, serve_app
 
     async def main() -> None:
         settings = Settings(data_dir=data_dir, workers=WorkerSettings(concurrency=workers, poll_interval_s=0.2))
         store = await open_store(f"sqlite:///{data_dir / 'graph.db'}")
         model = heuristic_model(latency_s=latency)
         memory = Chronomem(store=store, embedder=HashingEmbedder(), llm=model, settings=settings)
-        config = uvicorn.Config(create_app(memory), host="127.0.0.1", port=port, log_level="warning",
-                                access_log=False)
-        await uvicorn.Server(config).serve()
+        await serve_app(create_app(memory), port=port, log_level="warning")
 
     asyncio.run(main())
 

@@ -132,13 +132,11 @@ def serve(
     workers: Annotated[bool, typer.Option(help="Run ingestion workers in this process.")] = True,
 ) -> None:
     """Serve the HTTP API (OpenAPI at /docs) with in-process ingestion workers."""
-    import uvicorn
-
-    from chronomem.service.app import create_app
+    from chronomem.service.app import create_app, serve_app
 
     settings = _settings(ctx)
     settings = replace(settings, workers=replace(settings.workers, in_process=workers))
-    uvicorn.run(create_app(settings), host=host, port=port, log_level="info")
+    _run(serve_app(create_app(settings), host=host, port=port))
 
 
 @app.command()

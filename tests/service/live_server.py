@@ -13,13 +13,11 @@ import asyncio
 import os
 from pathlib import Path
 
-import uvicorn
-
 from chronomem.embed.testing import HashingEmbedder
 from chronomem.ingest.prompts import ExtractedEntities, ExtractedEntity
 from chronomem.llm.testing import FunctionModel
 from chronomem.memory import Chronomem
-from chronomem.service.app import create_app
+from chronomem.service.app import create_app, serve_app
 from chronomem.settings import Settings, WorkerSettings
 from chronomem.store.factory import open_store
 
@@ -58,8 +56,7 @@ async def serve(data_dir: Path, port: int, latency: float, settings: Settings) -
         return result
 
     memory.process = logged  # type: ignore[method-assign]
-    server = uvicorn.Server(uvicorn.Config(create_app(memory), host="127.0.0.1", port=port, log_level="warning"))
-    await server.serve()
+    await serve_app(create_app(memory), port=port, log_level="warning")
 
 
 if __name__ == "__main__":

