@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import socket
 import sys
 from collections.abc import AsyncIterator
 
 import pytest
 import uvicorn
+from tests.service.support import free_port
 
 from chronomem.embed.testing import HashingEmbedder
 from chronomem.mcp_server import build_mcp_server
@@ -76,14 +76,8 @@ async def test_errors_reach_the_agent_as_tool_errors_with_their_message(memory):
         assert naive.is_error
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 async def test_streamable_http_transport(memory, pool):
-    port = _free_port()
+    port = free_port()
     app = build_mcp_server(memory, default_group="me", pool=pool).streamable_http_app()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     serving = asyncio.create_task(server.serve())
