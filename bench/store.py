@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import fcntl
 import os
 import statistics
 import sys
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -318,20 +320,40 @@ def backend_urls(args: argparse.Namespace) -> list[tuple[str, str, str]]:
     OUT.mkdir(parents=True, exist_ok=True)
     chosen = []
     if args.store in ("sqlite", "both"):
-        small = OUT / "store-100k.db"
-        for path in (small, Path(f"{small}-wal"), Path(f"{small}-shm")):
-            path.unlink(missing_ok=True)
+        small = OUT / f"store-100k-{os.getpid()}.db"  # per run: concurrent runs must not share it
         chosen.append(("", f"sqlite:///{small}", f"sqlite:///{OUT / 'store-1m.db'}"))
     if args.store in ("falkordb", "both"):
         chosen.append(("falkordb_", args.falkordb_url, args.falkordb_url))
     return chosen
 
 
+def remove_sqlite_files(url: str) -> None:
+    if url.startswith("sqlite:///"):
+        path = url.removeprefix("sqlite:///")
+        for suffix in ("", "-wal", "-shm"):
+            Path(path + suffix).unlink(missing_ok=True)
+
+
+@contextmanager
+def exclusive(name: str) -> Iterator[None]:
+    """One run at a time builds and measures the shared 1M-fact store (others wait)."""
+    with open(OUT / f"{name}.lock", "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 async def run(args: argparse.Namespace) -> None:
     for prefix, small_url, large_url in backend_urls(args):
-        figures = await bench_100k(small_url, args)
+        try:
+            figures = await bench_100k(small_url, args)
+        finally:
+            remove_sqlite_files(small_url)
         if not args.skip_1m:
-            figures |= await bench_1m(large_url, args)
+            with exclusive(f"{prefix}store-1m"):
+                figures |= await bench_1m(large_url, args)
         for name, value in figures.items():
             print(f"{prefix}{name}: {value:.4g}", flush=True)
 
