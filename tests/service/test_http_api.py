@@ -93,6 +93,8 @@ async def test_resending_a_message_with_its_uuid_adds_nothing(service: Service):
     first = await service.client.post(f"{API}/threads/t1/messages", json={"messages": [message]}, headers=headers)
     second = await service.client.post(f"{API}/threads/t1/messages", json={"messages": [message]}, headers=headers)
     assert first.json()["message_uuids"] == second.json()["message_uuids"] == ["m-1"]
+    messages = (await service.client.get(f"{API}/threads/t1/messages", headers=headers)).json()["messages"]
+    assert [m["uuid"] for m in messages] == ["m-1"]
     user = service.control.get_user(service.control.get_project("project-a").id, "alice")
     assert len(await service.memory.list_episodes(user.group_id)) == 1
 

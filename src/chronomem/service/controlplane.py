@@ -81,6 +81,7 @@ CREATE TABLE IF NOT EXISTS tasks (
     project_id TEXT NOT NULL, task_id TEXT NOT NULL, group_id TEXT NOT NULL, episode_ids TEXT NOT NULL,
     created_at INTEGER NOT NULL, PRIMARY KEY (project_id, task_id));
 CREATE INDEX IF NOT EXISTS threads_by_user ON threads (project_id, user_id, created_at);
+CREATE UNIQUE INDEX IF NOT EXISTS thread_message_once ON thread_messages (project_id, thread_id, episode_id);
 """
 
 
@@ -475,8 +476,8 @@ class ControlPlane:
                 (project_id, thread_id),
             ).fetchone()
             start = int(row["top"]) + 1
-            db.executemany(
-                "INSERT INTO thread_messages VALUES (?, ?, ?, ?)",
+            db.executemany(  # a message sent again (same id) keeps its first place
+                "INSERT OR IGNORE INTO thread_messages VALUES (?, ?, ?, ?)",
                 [(project_id, thread_id, start + i, eid) for i, eid in enumerate(episode_ids)],
             )
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chronomem.domain import Entity, Episode, EpisodeStatus, Fact
 from chronomem.errors import InvalidInputError, NotFoundError
@@ -24,6 +24,9 @@ from chronomem.service.controlplane import (
     ThreadRecord,
     UserRecord,
 )
+
+if TYPE_CHECKING:
+    from chronomem.search.searcher import SearchResults
 
 __all__ = ["GraphRef", "ProjectSpace", "TaskView", "task_status"]
 
@@ -196,7 +199,7 @@ class ProjectSpace:
 
     # -- graph reads and deletes -------------------------------------------------------------------
 
-    async def search(self, ref: GraphRef, query: str, **options: Any) -> Any:
+    async def search(self, ref: GraphRef, query: str, **options: Any) -> SearchResults:
         return await self._memory.search([self.group_of(ref)], query, **options)
 
     async def list_episodes(self, ref: GraphRef, *, limit: int) -> list[Episode]:
