@@ -21,32 +21,37 @@ __all__ = ["batch_vectors", "compose_write", "vector_dimensions"]
 
 def _replace_vectors(label: str) -> str:
     # Holders are never updated in place (see cypher.vector_label): drop the old one, create a new one.
-    return (f"UNWIND ${label.lower()}_vectors AS r OPTIONAL MATCH (old:{label}Vec {{id: r.id}}) DELETE old "
-            f"WITH r CREATE (:{label}Vec {{id: r.id, emb: vecf32(r.v)}})")
+    name = label.lower()
+    return (f"UNWIND ${name}_vectors AS {name}_vr OPTIONAL MATCH ({name}_old:{label}Vec {{id: {name}_vr.id}}) "
+            f"DELETE {name}_old WITH {name}_vr CREATE (:{label}Vec {{id: {name}_vr.id, emb: vecf32({name}_vr.v)}})")
 
 
+# Every section uses its own variable names. A batch replacing communities and their vectors failed
+# on FalkorDB 4.16.3 with "_AR_EXP_UpdateEntityIdx: No record was given to locate a value with alias
+# c" while sections shared names (and the replace section used OPTIONAL MATCH); with distinct names
+# and MATCH it passes (not reduced further; tests/communities caught it).
 _SECTIONS: tuple[tuple[str, str], ...] = (
-    ("del_mentions", "UNWIND $del_mentions AS d MATCH (m:Mention {episode_id: d.episode, entity_id: d.entity}) "
-                     "DELETE m"),
-    ("del_facts", "UNWIND $del_facts AS id OPTIONAL MATCH (f:Fact {id: id}) OPTIONAL MATCH (v:FactVec {id: id}) "
-                  "DELETE f, v"),
-    ("del_entities", "UNWIND $del_entities AS id OPTIONAL MATCH (n:Entity {id: id}) "
-                     "OPTIONAL MATCH (v:EntityVec {id: id}) DELETE n, v "
-                     "WITH DISTINCT id OPTIONAL MATCH (m:Mention {entity_id: id}) DELETE m "
-                     "WITH DISTINCT id MATCH (c:Community) WHERE id IN c.member_ids "
-                     "SET c.member_ids = [x IN c.member_ids WHERE x <> id]"),
-    ("del_episodes", "UNWIND $del_episodes AS id OPTIONAL MATCH (e:Episode {id: id}) "
-                     "OPTIONAL MATCH (v:EpisodeVec {id: id}) DELETE e, v "
-                     "WITH DISTINCT id MATCH (m:Mention {episode_id: id}) DELETE m"),
-    ("del_communities", "UNWIND $del_communities AS id OPTIONAL MATCH (c:Community {id: id}) "
-                        "OPTIONAL MATCH (v:CommunityVec {id: id}) DELETE c, v"),
-    ("keep_communities", "OPTIONAL MATCH (c:Community) WHERE NOT c.id IN $keep_communities "
-                         "OPTIONAL MATCH (v:CommunityVec {id: c.id}) DELETE c, v"),
-    ("episodes", "UNWIND $episodes AS r MERGE (e:Episode {id: r.id}) SET e += r"),
-    ("entities", "UNWIND $entities AS r MERGE (n:Entity {id: r.id}) SET n += r"),
-    ("facts", "UNWIND $facts AS r MERGE (f:Fact {id: r.id}) SET f += r"),
-    ("communities", "UNWIND $communities AS r MERGE (c:Community {id: r.id}) SET c += r"),
-    ("mentions", "UNWIND $mentions AS r MERGE (:Mention {episode_id: r.episode, entity_id: r.entity})"),
+    ("del_mentions", "UNWIND $del_mentions AS dm MATCH (dm_m:Mention {episode_id: dm.episode, entity_id: dm.entity}) "
+                     "DELETE dm_m"),
+    ("del_facts", "UNWIND $del_facts AS df OPTIONAL MATCH (df_f:Fact {id: df}) "
+                  "OPTIONAL MATCH (df_v:FactVec {id: df}) DELETE df_f, df_v"),
+    ("del_entities", "UNWIND $del_entities AS dn OPTIONAL MATCH (dn_n:Entity {id: dn}) "
+                     "OPTIONAL MATCH (dn_v:EntityVec {id: dn}) DELETE dn_n, dn_v "
+                     "WITH DISTINCT dn OPTIONAL MATCH (dn_m:Mention {entity_id: dn}) DELETE dn_m "
+                     "WITH DISTINCT dn MATCH (dn_c:Community) WHERE dn IN dn_c.member_ids "
+                     "SET dn_c.member_ids = [x IN dn_c.member_ids WHERE x <> dn]"),
+    ("del_episodes", "UNWIND $del_episodes AS de OPTIONAL MATCH (de_e:Episode {id: de}) "
+                     "OPTIONAL MATCH (de_v:EpisodeVec {id: de}) DELETE de_e, de_v "
+                     "WITH DISTINCT de MATCH (de_m:Mention {episode_id: de}) DELETE de_m"),
+    ("del_communities", "UNWIND $del_communities AS dc OPTIONAL MATCH (dc_c:Community {id: dc}) "
+                        "OPTIONAL MATCH (dc_v:CommunityVec {id: dc}) DELETE dc_c, dc_v"),
+    ("keep_communities", "MATCH (kc_c:Community) WHERE NOT kc_c.id IN $keep_communities "
+                         "OPTIONAL MATCH (kc_v:CommunityVec {id: kc_c.id}) DELETE kc_c, kc_v"),
+    ("episodes", "UNWIND $episodes AS ue MERGE (ue_e:Episode {id: ue.id}) SET ue_e += ue"),
+    ("entities", "UNWIND $entities AS un MERGE (un_n:Entity {id: un.id}) SET un_n += un"),
+    ("facts", "UNWIND $facts AS uf MERGE (uf_f:Fact {id: uf.id}) SET uf_f += uf"),
+    ("communities", "UNWIND $communities AS uc MERGE (uc_c:Community {id: uc.id}) SET uc_c += uc"),
+    ("mentions", "UNWIND $mentions AS um MERGE (:Mention {episode_id: um.episode, entity_id: um.entity})"),
     ("episode_vectors", _replace_vectors("Episode")),
     ("entity_vectors", _replace_vectors("Entity")),
     ("fact_vectors", _replace_vectors("Fact")),
