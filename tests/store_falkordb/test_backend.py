@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 
-from chronomem.domain import Entity, Episode, Fact
+from chronomem.domain import Community, Entity, Episode, Fact
 from chronomem.errors import InvalidInputError
 from chronomem.filters import SearchFilters, TimeRange, fact_matches
 from chronomem.store.base import GraphWrite, Scope
@@ -184,3 +184,17 @@ async def test_vector_indexes_take_ef_runtime_from_the_url(falkordb_server) -> N
         assert dict(rows)["EntityVec"]["emb"]["efRuntime"] == 321
     finally:
         await drop_namespace(store)
+
+
+async def test_replacing_communities_with_their_vectors_twice(falkordb_store) -> None:
+    member = Entity(group_id="g", name="a")
+    first = Community(group_id="g", name="first", member_ids=(member.id,))
+    await falkordb_store.write(GraphWrite(group_id="g", entities=[member], communities=[first],
+                                          community_vectors={first.id: unit(1)}))
+    second = Community(group_id="g", name="second", member_ids=(member.id,))
+    for _ in range(2):  # the second time, the kept community and its vector already exist
+        await falkordb_store.write(GraphWrite(group_id="g", communities=[second], replace_communities=True,
+                                              community_vectors={second.id: unit(2)}))
+    assert [c.name for c in await falkordb_store.list_communities("g")] == ["second"]
+    assert [h.id for h in await falkordb_store.vector_search("g", Scope.COMMUNITIES, unit(2))] == [second.id]
+    assert await falkordb_store.vector_search("g", Scope.COMMUNITIES, unit(1), min_score=0.99) == []
