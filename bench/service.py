@@ -11,14 +11,15 @@ bench waits for the workers to finish and counts every accepted message that is 
 
     .venv/bin/python bench/service.py [--duration 60] [--clients 20] [--users 100] [--latency 0.2]
 
-Prints ``name: value`` lines: requests_per_s, per-endpoint p50/p95/p99 in ms, errors,
-accepted_messages, unprocessed_messages, drain_s.
+Prints ``name: value`` lines: requests_per_s, the server's CPU per request and its average share of
+a core, per-endpoint p50/p95/p99 in ms, errors, accepted_messages, unprocessed_messages, drain_s.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import random
 import signal
 import socket
@@ -177,6 +178,15 @@ async def unprocessed(http: httpx.AsyncClient, task_ids: list[str]) -> int:
     return pending
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far (Linux /proc; NaN elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return float("nan")
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def percentile(values: list[float], q: float) -> float:
     if not values:
         return float("nan")
@@ -195,10 +205,10 @@ async def run(args: argparse.Namespace) -> None:
             limits = httpx.Limits(max_connections=args.clients + 5)
             async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", limits=limits, timeout=60,
                                          headers={"Authorization": f"Bearer {key}"}) as http:
-                started = time.monotonic()
+                started, cpu_before = time.monotonic(), cpu_seconds(server.pid)
                 until = started + args.duration
                 await asyncio.gather(*(load.client(http, until) for _ in range(args.clients)))
-                elapsed = time.monotonic() - started
+                elapsed, server_cpu = time.monotonic() - started, cpu_seconds(server.pid) - cpu_before
                 drain_started = time.monotonic()
                 left = await unprocessed(http, load.tasks)
                 while left and time.monotonic() - drain_started < args.drain_timeout:
@@ -216,6 +226,8 @@ async def run(args: argparse.Namespace) -> None:
     print(f"offered_rate_per_client: {args.rate or 'closed loop'}")
     print(f"requests: {total}")
     print(f"requests_per_s: {total / elapsed:.1f}")
+    print(f"server_cpu_ms_per_request: {server_cpu / total * 1000:.2f}")  # includes the workers' ingestion
+    print(f"server_cpu_share: {server_cpu / elapsed:.2f}")  # cores the server process got on average
     for name in ("context", "add_messages"):
         values = load.latencies[name]
         print(f"{name}_requests: {len(values)}")
