@@ -50,6 +50,7 @@ class _Tx:
     group_id: str
     gid: int
     changes: list[IndexChange] = field(default_factory=list)
+    created: set[tuple[Scope, str]] = field(default_factory=set)  # objects new in this batch: no vector yet
     vector_bytes: dict[Scope, int] = field(default_factory=dict)
 
     def text(self, scope: Scope, object_id: str, text: str | None) -> None:
@@ -269,6 +270,8 @@ def _episode_text(kind: str, content: str, speaker: str | None) -> str:
 
 def _upsert_entity(tx: _Tx, entity: Entity) -> None:
     previous = _previous(tx, "entities", "1, name, summary", entity.id)
+    if previous is None:
+        tx.created.add((Scope.ENTITIES, entity.id))
     tx.conn.execute(
         "INSERT INTO entities (gid, id, name, labels, summary, aliases, attributes, created_at) "
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (gid, id) DO UPDATE SET name = excluded.name, "
@@ -291,7 +294,8 @@ def _upsert_entity(tx: _Tx, entity: Entity) -> None:
         ("entity_names", "normalized", entity.normalized_names),
         ("entity_labels", "label", set(entity.labels)),
     ):
-        tx.conn.execute(f"DELETE FROM {table} WHERE gid = ? AND entity_id = ?", (tx.gid, entity.id))
+        if previous is not None:
+            tx.conn.execute(f"DELETE FROM {table} WHERE gid = ? AND entity_id = ?", (tx.gid, entity.id))
         tx.conn.executemany(
             f"INSERT INTO {table} (gid, entity_id, {column}) VALUES (?, ?, ?)",
             [(tx.gid, entity.id, value) for value in values],
@@ -326,19 +330,22 @@ def _upsert_fact(tx: _Tx, fact: Fact) -> None:
         ),
     )
     _reindex_text(tx, Scope.FACTS, fact.id, None if previous is None else previous[1], fact.fact)
+    if previous is None:
+        tx.created.add((Scope.FACTS, fact.id))
     if previous is None or previous[2:4] != (fact.source_id, fact.target_id) or previous[4] != others:
-        tx.conn.execute("DELETE FROM fact_entities WHERE gid = ? AND fact_id = ?", (tx.gid, fact.id))
-        tx.conn.executemany(
-            "INSERT OR IGNORE INTO fact_entities (gid, entity_id, fact_id) VALUES (?, ?, ?)",
-            [(tx.gid, entity_id, fact.id) for entity_id in fact.entity_ids],
-        )
+        _replace_links(tx, "fact_entities", "entity_id", fact.id, fact.entity_ids, previous is not None)
     if previous is None or previous[5] != episodes:
-        tx.conn.execute("DELETE FROM fact_episodes WHERE gid = ? AND fact_id = ?", (tx.gid, fact.id))
-        tx.conn.executemany(
-            "INSERT OR IGNORE INTO fact_episodes (gid, episode_id, fact_id) VALUES (?, ?, ?)",
-            [(tx.gid, episode_id, fact.id) for episode_id in fact.episode_ids],
-        )
+        _replace_links(tx, "fact_episodes", "episode_id", fact.id, fact.episode_ids, previous is not None)
     tx.changes.append(IndexChange("times", tx.group_id, Scope.FACTS.value, fact.id, None, times=_fact_times(fact)))
+
+
+def _replace_links(tx: _Tx, table: str, column: str, fact_id: str, values: Iterable[str], existed: bool) -> None:
+    """A fact's rows in a link table (a new fact has none to delete)."""
+    if existed:
+        tx.conn.execute(f"DELETE FROM {table} WHERE gid = ? AND fact_id = ?", (tx.gid, fact_id))
+    rows = [(tx.gid, value, fact_id) for value in values]
+    if rows:
+        tx.conn.executemany(f"INSERT OR IGNORE INTO {table} (gid, {column}, fact_id) VALUES (?, ?, ?)", rows)
 
 
 def _fact_times(fact: Fact) -> np.ndarray:
@@ -383,9 +390,13 @@ def _upsert_vector(tx: _Tx, scope: Scope, object_id: str, vector: np.ndarray, wr
             f"{scope.value} vector of dimension {len(blob) // 4} for {object_id!r}; "
             f"this group's are {tx.vector_bytes[scope] // 4}"
         )
-    stored = tx.conn.execute(
-        "SELECT vec FROM vectors WHERE gid = ? AND scope = ? AND id = ?", (tx.gid, scope.value, object_id)
-    ).fetchone()
+    stored = (
+        None
+        if (scope, object_id) in tx.created
+        else tx.conn.execute(
+            "SELECT vec FROM vectors WHERE gid = ? AND scope = ? AND id = ?", (tx.gid, scope.value, object_id)
+        ).fetchone()
+    )
     if stored is not None and stored[0] == blob:
         return  # re-sent unchanged (a fact re-written with new timestamps): nothing to write or reindex
     tx.conn.execute(
