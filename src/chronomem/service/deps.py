@@ -15,7 +15,7 @@ from chronomem.service.tenancy import ProjectSpace
 from chronomem.service.workers import WorkerPool
 from chronomem.settings import Settings
 
-__all__ = ["ERROR_RESPONSES", "ErrorBody", "ServiceState", "Space", "project_space", "service_state"]
+__all__ = ["ERROR_RESPONSES", "ErrorBody", "ErrorDetail", "ServiceState", "Space", "project_space", "service_state"]
 
 
 @dataclass(slots=True)
@@ -28,7 +28,7 @@ class ServiceState:
     pool: WorkerPool | None  # None: ingestion runs in separate `chronomem worker` processes
 
 
-class _ErrorDetail(BaseModel):
+class ErrorDetail(BaseModel):
     type: str
     message: str
     details: Any = None
@@ -37,7 +37,7 @@ class _ErrorDetail(BaseModel):
 class ErrorBody(BaseModel):
     """Every error response: ``{"error": {"type": ..., "message": ...}}``."""
 
-    error: _ErrorDetail
+    error: ErrorDetail
 
 
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
