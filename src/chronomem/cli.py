@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from chronomem.errors import ChronomemError
@@ -266,9 +267,16 @@ def import_command(
         episodes = read_episodes(path, fmt, group_id=group)  # type: ignore[arg-type]
 
     async def work(memory: Chronomem) -> int:
-        if queue:
-            return len(await memory.enqueue(episodes))
-        return len(await memory.add_episodes(episodes, progress=True))
+        if not queue:
+            return len(await memory.add_episodes(episodes, progress=True))
+        with Progress(TextColumn("queueing"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      console=err_console) as progress:
+            bar = progress.add_task("queueing", total=len(episodes))
+            for start in range(0, len(episodes), 100):
+                chunk = episodes[start:start + 100]
+                await memory.enqueue(chunk)
+                progress.advance(bar, len(chunk))
+        return len(episodes)
 
     count = _run(_with_memory(_settings(ctx), work))
     groups = len({e.group_id for e in episodes})
