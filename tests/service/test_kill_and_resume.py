@@ -29,7 +29,7 @@ def test_sigkill_mid_ingestion_loses_nothing_and_processes_nothing_twice(tmp_pat
     _, key = control.create_key("kill-test")
     control.close()
     port = free_port()
-    server = start_live_server(tmp_path, port, latency=0.15)
+    server = start_live_server(tmp_path, port, latency=0.3)
     headers = {"Authorization": f"Bearer {key}"}
     accepted: list[str] = []
     task_ids: list[str] = []
@@ -38,12 +38,11 @@ def test_sigkill_mid_ingestion_loses_nothing_and_processes_nothing_twice(tmp_pat
             for user in ("ann", "bo", "cy"):
                 assert client.post("/api/v3/users", json={"user_id": user}).status_code == 201
                 client.post("/api/v3/threads", json={"thread_id": f"t-{user}", "user_id": user})
-                for i in range(6):
-                    response = client.post(f"/api/v3/threads/t-{user}/messages", json={
-                        "messages": [{"role": "user", "name": user.title(), "content": f"message {i} from {user}"}]})
-                    assert response.status_code == 202
-                    accepted += response.json()["message_uuids"]
-                    task_ids.append(response.json()["task_id"])
+                response = client.post(f"/api/v3/threads/t-{user}/messages", json={"messages": [
+                    {"role": "user", "name": user.title(), "content": f"message {i} from {user}"} for i in range(6)]})
+                assert response.status_code == 202
+                accepted += response.json()["message_uuids"]
+                task_ids.append(response.json()["task_id"])
             deadline = time.monotonic() + 30
             while statuses(client, task_ids)["done"] < 3 and time.monotonic() < deadline:
                 time.sleep(0.05)
@@ -53,7 +52,7 @@ def test_sigkill_mid_ingestion_loses_nothing_and_processes_nothing_twice(tmp_pat
         os.kill(server.pid, signal.SIGKILL)
         server.wait(timeout=10)
 
-    server = start_live_server(tmp_path, port, latency=0.15)
+    server = start_live_server(tmp_path, port, latency=0.3)
     try:
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", headers=headers, timeout=10) as client:
             deadline = time.monotonic() + 60
