@@ -113,6 +113,7 @@ class Chronomem:
         settings: Settings | None = None,
         ingestor: Ingestor | None = None,
         owns_store: bool = True,
+        owned_models: Sequence[Any] = (),
     ) -> None:
         from chronomem.communities import CommunityBuilder
         from chronomem.ingest import Ingestor
@@ -126,6 +127,7 @@ class Chronomem:
         self.ingestor: Ingestor = ingestor or Ingestor(store, embedder, llm, on_entities_added=self._place_entities)
         self.searcher: Searcher = Searcher(store, embedder, cross_encoder)
         self._owns_store = owns_store
+        self._owned_models = list(owned_models)  # built by open(): their connections close with us
         self._closed = False
 
     async def _place_entities(self, group_id: str, entity_ids: list[str]) -> None:
@@ -147,6 +149,7 @@ class Chronomem:
         settings; a passed-in store is not closed by :meth:`close`."""
         settings = settings or Settings()
         owns_store = store is None
+        owned: list[Any] = []
         if store is None:
             from chronomem.store.factory import open_store
 
@@ -157,20 +160,28 @@ class Chronomem:
             from chronomem.embed import build_embedder
 
             embedder = build_embedder(settings.embedder)
+            owned.append(embedder)
         if llm is None and settings.llm is not None:
             from chronomem.llm.settings import build_language_model
 
             llm = build_language_model(settings.llm)
+            owned.append(llm)
         return cls(
             store=store, embedder=embedder, llm=llm, cross_encoder=cross_encoder, settings=settings,
-            owns_store=owns_store,
+            owns_store=owns_store, owned_models=owned,
         )
 
     async def close(self) -> None:
-        """Close the store if this memory opened it. Idempotent."""
-        if not self._closed and self._owns_store:
-            await self.store.close()
+        """Close what this memory opened itself (the store, the models' connections). Idempotent."""
+        if self._closed:
+            return
         self._closed = True
+        from chronomem.llm.closing import aclose_model
+
+        for model in self._owned_models:
+            await aclose_model(model)
+        if self._owns_store:
+            await self.store.close()
 
     async def __aenter__(self) -> Chronomem:
         return self
