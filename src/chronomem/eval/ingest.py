@@ -5,9 +5,12 @@ Each episode is stored with status ``unextracted`` and its real timestamp. What 
 
 - LoCoMo: one episode per turn (full text indexes ``"speaker: text"`` plus the caption of a shared
   image, ``[shares a photo of …]``); its vector embeds ``"speaker: text"``. Measured on
-  locomo10: adding the caption, or the previous turn, to the embedded text lowered recall.
+  locomo10: adding the caption, or the previous turn, to the embedded text lowered recall. Each
+  session is also written as one text document with no unit of its own (see
+  :func:`_session_document`).
 - LongMemEval: one episode per user turn (the official metric indexes user-side text only), at its
-  session's date; its vector embeds the turn itself.
+  session's date, cut into 120-word pieces so the embedder reads all of it; plus the session's whole
+  user text as one document, whose unit is the session.
 
 ``metadata["unit"]`` names the unit the metrics count (a LoCoMo ``dia_id``, a LongMemEval session id).
 """
@@ -16,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from chronomem.domain import Episode, EpisodeKind, EpisodeStatus
 from chronomem.embed.base import Embedder
@@ -41,39 +44,75 @@ def lme_group(question: LmeQuestion) -> str:
     return f"lme-{question.question_id}"
 
 
-def locomo_episodes(sample: LocomoSample) -> list[IndexedEpisode]:
+def _session_document(
+    group: str, source: str, session_key: str, when: datetime, lines: list[str], unit: str | None = None
+) -> IndexedEpisode:
+    """The whole session as one text episode: it lets the conversation signal see a session that
+    matches the question as a whole though no single turn does. It counts as a unit only when the
+    metric's unit is the session itself (LongMemEval)."""
+    metadata: dict[str, object] = {"session_document": True}
+    if unit is not None:
+        metadata["unit"] = unit
+    episode = Episode(
+        id=f"{group}:session:{session_key}", group_id=group, kind=EpisodeKind.TEXT, content="\n".join(lines),
+        reference_time=when, created_at=when, source_description=source, metadata=metadata,
+        status=EpisodeStatus.UNEXTRACTED,
+    )
+    return IndexedEpisode(episode, episode.content)
+
+
+def locomo_episodes(sample: LocomoSample, *, session_documents: bool = True) -> list[IndexedEpisode]:
     group = locomo_group(sample)
-    indexed = []
-    for position, turn in enumerate(sample.turns):
-        # turns of one session share its date: a second apart keeps them in order
-        when = turn.date + timedelta(seconds=position % 10_000)
-        content = turn.text + (f" [shares a photo of {turn.caption}]" if turn.caption else "")
+    indexed: list[IndexedEpisode] = []
+    sessions: dict[int, list[str]] = {}
+    for turn in sample.turns:
+        lines = sessions.setdefault(turn.session, [])
+        when = turn.date + timedelta(seconds=len(lines))  # turns of a session share its date: keep their order
+        photo = f" [shares a photo of {turn.caption}]" if turn.caption else ""
         episode = Episode(
-            id=f"{group}:{turn.dia_id}", group_id=group, kind=EpisodeKind.MESSAGE, content=content,
+            id=f"{group}:{turn.dia_id}", group_id=group, kind=EpisodeKind.MESSAGE, content=turn.text + photo,
             speaker=turn.speaker, role="user", reference_time=when, created_at=when,
             source_description=f"LoCoMo session {turn.session}",
             metadata={"unit": turn.dia_id, "session": turn.session},
             status=EpisodeStatus.UNEXTRACTED,
         )
         indexed.append(IndexedEpisode(episode, f"{turn.speaker}: {turn.text}"))
+        lines.append(f"{turn.speaker}: {turn.text}{photo}")
+    if session_documents:
+        first = {t.session: t.date for t in reversed(sample.turns)}
+        for number, lines in sessions.items():
+            indexed.append(_session_document(group, f"LoCoMo session {number}", str(number), first[number], lines))
     return indexed
 
 
-def lme_episodes(question: LmeQuestion) -> list[IndexedEpisode]:
+def _chunks(text: str, words: int = 120) -> list[str]:
+    """Long messages in pieces the embedder reads whole (MiniLM stops at 256 word pieces)."""
+    tokens = text.split()
+    return [" ".join(tokens[i : i + words]) for i in range(0, len(tokens), words)] or [text]
+
+
+def lme_episodes(question: LmeQuestion, *, session_documents: bool = True) -> list[IndexedEpisode]:
     group = lme_group(question)
     indexed = []
     for session in question.sessions:
+        source = f"LongMemEval session {session.session_id}"
         for position, turn in enumerate(session.turns):
             if turn.role != "user" or not turn.content.strip():
                 continue
-            when = session.date + timedelta(seconds=position)
-            episode = Episode(
-                id=f"{group}:{session.session_id}:{position}", group_id=group, kind=EpisodeKind.MESSAGE,
-                content=turn.content, speaker="user", role="user", reference_time=when, created_at=when,
-                source_description=f"LongMemEval session {session.session_id}", metadata={"unit": session.session_id},
-                status=EpisodeStatus.UNEXTRACTED,
+            for part, chunk in enumerate(_chunks(turn.content)):
+                when = session.date + timedelta(seconds=position)
+                episode = Episode(
+                    id=f"{group}:{session.session_id}:{position}:{part}", group_id=group, kind=EpisodeKind.MESSAGE,
+                    content=chunk, speaker="user", role="user", reference_time=when, created_at=when,
+                    source_description=source, metadata={"unit": session.session_id},
+                    status=EpisodeStatus.UNEXTRACTED,
+                )
+                indexed.append(IndexedEpisode(episode, chunk))
+        if session_documents and session.user_text.strip():
+            indexed.append(
+                _session_document(group, source, session.session_id, session.date, [session.user_text],
+                                  unit=session.session_id)
             )
-            indexed.append(IndexedEpisode(episode, turn.content))
     return indexed
 
 

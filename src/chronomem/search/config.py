@@ -58,6 +58,7 @@ class ScopeConfig(BaseModel):
     min_score: float | None = None  # results scoring below this after reranking are cut
     cosine_min_score: float | None = None  # cosine hits below this similarity are not candidates
     rrf_k: float = Field(default=60.0, gt=0)
+    method_weights: dict[Method, float] = Field(default_factory=dict)  # RRF weight per method (default 1)
     mmr_lambda: float = Field(default=0.5, ge=0.0, le=1.0)  # 1 = pure relevance, 0 = pure diversity
     bfs_max_hops: int = Field(default=2, ge=1, le=6)
     distance_max_hops: int = Field(default=4, ge=1, le=8)  # node distance: farther counts as unreached

@@ -91,13 +91,13 @@ def _with_now(filters: SearchFilters | None, now: datetime | None, include_super
 
 
 def _fuse(
-    scope: Scope, rankings: list[list[str]], objects: dict[str, Any], windows: Sequence[TimeWindow],
-    request: _Request, rrf_k: float,
+    scope: Scope, rankings: list[list[str]], weights: list[float], objects: dict[str, Any],
+    windows: Sequence[TimeWindow], request: _Request, rrf_k: float,
 ) -> Ranked:
     """RRF of the methods' rankings, then once more with the signals that apply (each at its weight).
     In ``filter`` time mode, candidates dated outside the query's windows are dropped instead."""
     config = request.config
-    fused = rrf(rankings, k=rrf_k)
+    fused = rrf(rankings, k=rrf_k, weights=weights)
     extra: list[tuple[list[str], float]] = []
     if windows and config.time_mode is not TimeMode.OFF and scope in (Scope.FACTS, Scope.EPISODES):
         inside = signals.dated_inside([i for i, _ in fused], objects, windows)
@@ -113,8 +113,9 @@ def _fuse(
     extra = [(ranking, weight) for ranking, weight in extra if ranking and weight > 0]
     if not extra:
         return fused
-    weights = [1.0] * len(rankings) + [weight for _, weight in extra]
-    return rrf([*rankings, *(ranking for ranking, _ in extra)], k=rrf_k, weights=weights)
+    return rrf(
+        [*rankings, *(ranking for ranking, _ in extra)], k=rrf_k, weights=[*weights, *(w for _, w in extra)]
+    )
 
 
 def _passage(obj: Any) -> str:
@@ -325,7 +326,8 @@ class Searcher:
         pool = list(dict.fromkeys(i for ranking in rankings for i in ranking))
         objects = await self._load(group_id, scope, pool, request.filters)
         rankings = [[i for i in ranking if i in objects] for ranking in rankings]
-        fused = _fuse(scope, rankings, objects, windows, request, sc.rrf_k)
+        weights = [sc.method_weights.get(method, 1.0) for method in hits]
+        fused = _fuse(scope, rankings, weights, objects, windows, request, sc.rrf_k)
         ranked = await self._rerank(group_id, scope, sc, fused, objects, request)
         return [(objects[i], score) for i, score in cut_below(ranked, sc.min_score)[: sc.limit]]
 
