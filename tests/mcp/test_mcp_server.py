@@ -9,7 +9,6 @@ from collections.abc import AsyncIterator
 
 import pytest
 import uvicorn
-from tests.service.support import free_port
 
 from chronomem.embed.testing import HashingEmbedder
 from chronomem.mcp_server import build_mcp_server
@@ -18,6 +17,7 @@ from chronomem.service.workers import WorkerPool
 from chronomem.settings import WorkerSettings
 from chronomem.store.factory import open_store
 from mcp import Client, StdioServerParameters
+from service_support import free_port
 
 TOOLS = {"add_memory", "search_facts", "search_entities", "get_context", "get_episodes", "delete_episode",
          "delete_fact", "delete_entity", "task_status"}

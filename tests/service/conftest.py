@@ -6,7 +6,6 @@ from collections.abc import AsyncIterator
 
 import httpx
 import pytest
-from tests.service.support import FAST_WORKERS, SMALL_LIMITS, Service, SwitchableModel
 
 from chronomem.embed.testing import HashingEmbedder
 from chronomem.memory import Chronomem
@@ -14,6 +13,7 @@ from chronomem.service.app import create_app
 from chronomem.service.controlplane import ControlPlane
 from chronomem.settings import Settings
 from chronomem.store.factory import open_store
+from service_support import FAST_WORKERS, SMALL_LIMITS, Service, SwitchableModel
 
 
 @pytest.fixture

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-from tests.service.support import ROOT, free_port
+
+from service_support import ROOT, free_port
 
 DOC = ROOT / "docs" / "service.md"
 

@@ -9,9 +9,9 @@ import httpx
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, given, settings
-from tests.service.support import free_port, start_live_server
 
 from chronomem.service.controlplane import ControlPlane
+from service_support import free_port, start_live_server
 
 
 @pytest.fixture(scope="module")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.service.support import Service, wait_for_task
+from service_support import Service, wait_for_task
 
 API = "/api/v3"
 

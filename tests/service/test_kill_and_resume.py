@@ -10,9 +10,9 @@ from collections import Counter
 
 import httpx
 import pytest
-from tests.service.support import free_port, start_live_server
 
 from chronomem.service.controlplane import ControlPlane
+from service_support import free_port, start_live_server
 
 
 def statuses(client: httpx.Client, task_ids: list[str]) -> Counter[str]:

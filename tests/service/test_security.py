@@ -4,7 +4,8 @@ nothing. Bad input gets a clear 4xx and changes nothing."""
 from __future__ import annotations
 
 import pytest
-from tests.service.support import Service, wait_for_task
+
+from service_support import Service, wait_for_task
 
 API = "/api/v3"
 

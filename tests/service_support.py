@@ -1,4 +1,5 @@
-"""Helpers shared by the service tests: a switchable scripted model and the running service."""
+"""Helpers shared by the service, CLI and MCP tests: a switchable scripted model, the running service,
+and a real server process."""
 
 from __future__ import annotations
 
@@ -17,8 +18,8 @@ from chronomem.memory import Chronomem
 from chronomem.service.controlplane import ControlPlane
 from chronomem.settings import ApiLimits, WorkerSettings
 
-LIVE_SERVER = Path(__file__).with_name("live_server.py")
-ROOT = Path(__file__).resolve().parents[2]
+LIVE_SERVER = Path(__file__).parent / "service" / "live_server.py"
+ROOT = Path(__file__).resolve().parents[1]
 FAST_WORKERS = WorkerSettings(concurrency=4, max_attempts=3, retry_base_s=0.01, poll_interval_s=0.05)
 SMALL_LIMITS = ApiLimits(max_request_bytes=200_000)
 
