@@ -24,7 +24,7 @@ import base64
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, Unpack
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
@@ -51,9 +51,21 @@ if TYPE_CHECKING:
     from chronomem.llm.base import LanguageModel
     from chronomem.search.searcher import Searcher, SearchResults
 
-__all__ = ["EXPORT_FORMAT", "Chronomem", "GroupExport", "NewMessage"]
+__all__ = ["EXPORT_FORMAT", "Chronomem", "EpisodeFields", "GroupExport", "NewMessage"]
 
 EXPORT_FORMAT = "chronomem.group/1"
+
+
+class EpisodeFields(TypedDict, total=False):
+    """What an episode may carry besides its group and content (all optional)."""
+
+    kind: EpisodeKind | str  # "message" (default), "text" or "json"
+    speaker: str | None  # message episodes: who said it
+    role: str | None  # message episodes: "user", "assistant", …
+    reference_time: datetime | None  # when it was said or happened (aware); default now
+    source_description: str
+    metadata: dict[str, Any] | None
+    episode_id: str | None  # give one to make adding idempotent
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,54 +203,27 @@ class Chronomem:
 
     # -- writes ------------------------------------------------------------------------------------
 
-    async def add_episode(
-        self,
-        group_id: str,
-        content: str,
-        *,
-        kind: EpisodeKind | str = EpisodeKind.MESSAGE,
-        speaker: str | None = None,
-        role: str | None = None,
-        reference_time: Any = None,
-        source_description: str = "",
-        metadata: dict[str, Any] | None = None,
-        episode_id: str | None = None,
-    ) -> IngestResult:
-        """Store an episode and extract it into the graph now."""
-        episode = self.new_episode(
-            group_id, content, kind=kind, speaker=speaker, role=role, reference_time=reference_time,
-            source_description=source_description, metadata=metadata, episode_id=episode_id,
-        )
-        return await self.ingest(episode)
+    async def add_episode(self, group_id: str, content: str, **fields: Unpack[EpisodeFields]) -> IngestResult:
+        """Store an episode and extract it into the graph now (fields: see :class:`EpisodeFields`)."""
+        return await self.ingest(self.new_episode(group_id, content, **fields))
 
     async def ingest(self, episode: Episode) -> IngestResult:
         """Store a built episode and extract it now (re-adding an id is a no-op)."""
         return await self.ingestor.add_episode(episode)
 
     @staticmethod
-    def new_episode(
-        group_id: str,
-        content: str,
-        *,
-        kind: EpisodeKind | str = EpisodeKind.MESSAGE,
-        speaker: str | None = None,
-        role: str | None = None,
-        reference_time: Any = None,
-        source_description: str = "",
-        metadata: dict[str, Any] | None = None,
-        episode_id: str | None = None,
-    ) -> Episode:
+    def new_episode(group_id: str, content: str, **fields: Unpack[EpisodeFields]) -> Episode:
         """Build (not store) an episode; unset ids and times get fresh values."""
-        fields: dict[str, Any] = {
-            "group_id": group_id, "content": content, "kind": EpisodeKind(kind), "speaker": speaker, "role": role,
-            "source_description": source_description, "metadata": metadata or {},
+        values: dict[str, Any] = {
+            "group_id": group_id, "content": content, "speaker": fields.get("speaker"), "role": fields.get("role"),
+            "source_description": fields.get("source_description", ""), "metadata": fields.get("metadata") or {},
         }
-        if reference_time is not None:
-            fields["reference_time"] = reference_time
-        if episode_id is not None:
-            fields["id"] = episode_id
+        if fields.get("reference_time") is not None:
+            values["reference_time"] = fields["reference_time"]
+        if fields.get("episode_id") is not None:
+            values["id"] = fields["episode_id"]
         try:
-            return Episode(**fields)
+            return Episode(kind=EpisodeKind(fields.get("kind", EpisodeKind.MESSAGE)), **values)
         except ValueError as exc:
             raise InvalidInputError(str(exc)) from exc
 
@@ -320,13 +305,15 @@ class Chronomem:
 
     # -- reads -------------------------------------------------------------------------------------
 
-    async def search(self, group_ids: Sequence[str], query: str, **options: Any) -> SearchResults:
-        """Search facts, entities, episodes and communities (see ``Searcher.search``)."""
-        return await self.searcher.search(list(group_ids), query, **options)
+    async def search(self, group_ids: str | Sequence[str], query: str, **options: Any) -> SearchResults:
+        """Search facts, entities, episodes and communities of one group or several (see
+        ``Searcher.search``)."""
+        return await self.searcher.search(_groups(group_ids), query, **options)
 
-    async def context(self, group_ids: Sequence[str], query: str, **options: Any) -> str:
-        """The paper's context block for ``query`` (see ``Searcher.context``)."""
-        return await self.searcher.context(list(group_ids), query, **options)
+    async def context(self, group_ids: str | Sequence[str], query: str, **options: Any) -> str:
+        """The paper's context block for ``query`` over one group or several (see
+        ``Searcher.context``)."""
+        return await self.searcher.context(_groups(group_ids), query, **options)
 
     async def get_episode(self, group_id: str, episode_id: str) -> Episode:
         return _only(await self.store.get_episodes(group_id, [episode_id]), "episode", episode_id)
@@ -462,6 +449,10 @@ class Chronomem:
         batch.entity_vectors = await embed([(e.id, e.name) for e in batch.entities])
         batch.fact_vectors = await embed([(f.id, f.fact) for f in batch.facts])
         batch.community_vectors = await embed([(c.id, c.name) for c in batch.communities if c.name])
+
+
+def _groups(group_ids: str | Sequence[str]) -> list[str]:
+    return [group_ids] if isinstance(group_ids, str) else list(group_ids)
 
 
 def _only(found: Sequence[Any], kind: str, object_id: str) -> Any:
