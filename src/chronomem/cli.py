@@ -136,8 +136,20 @@ def serve(
     from chronomem.service.app import create_app, serve_app
 
     settings = _settings(ctx)
+    if not workers:
+        _refuse_separate_workers_on_sqlite(settings)
     settings = replace(settings, workers=replace(settings.workers, in_process=workers))
     _run(serve_app(create_app(settings), host=host, port=port))
+
+
+def _refuse_separate_workers_on_sqlite(settings: Settings) -> None:
+    # The embedded store keeps its search indexes in the memory of the process that opened it: a
+    # server would not see what a separate worker process writes until it restarts.
+    if settings.resolved_store_url.startswith("sqlite:"):
+        err_console.print("error: separate worker processes need a store shared between processes "
+                          "(falkordb://...); with the embedded SQLite store, `chronomem serve` runs the "
+                          "workers in-process")
+        raise typer.Exit(1)
 
 
 @app.command()
@@ -150,13 +162,7 @@ def worker(
     from chronomem.service.workers import Shard, WorkerPool
 
     settings = _settings(ctx)
-    if settings.resolved_store_url.startswith("sqlite:"):
-        # The embedded store keeps search indexes in the memory of the process that opened it: a
-        # server would not see what a separate worker process writes until it restarts.
-        err_console.print("error: separate worker processes need a store shared between processes "
-                          "(falkordb://...); with the embedded SQLite store, `chronomem serve` runs the "
-                          "workers in-process")
-        raise typer.Exit(1)
+    _refuse_separate_workers_on_sqlite(settings)
     if concurrency is not None:
         settings = replace(settings, workers=replace(settings.workers, concurrency=concurrency))
     try:

@@ -136,3 +136,8 @@ def test_demo_runs(cli):
 def test_a_separate_worker_refuses_the_embedded_store(cli):
     result = cli("worker")
     assert result.exit_code == 1 and "in-process" in result.stderr
+
+
+def test_serving_without_workers_refuses_the_embedded_store(cli):
+    result = cli("serve", "--no-workers")
+    assert result.exit_code == 1 and "in-process" in result.stderr
