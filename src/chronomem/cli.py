@@ -130,15 +130,17 @@ def serve(
     ctx: typer.Context,
     host: Annotated[str, typer.Option(help="Interface to bind.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="TCP port.")] = 8000,
-    workers: Annotated[bool, typer.Option(help="Run ingestion workers in this process.")] = True,
+    workers: Annotated[bool | None, typer.Option(
+        help="Run ingestion workers in this process (default: yes, or CHRONOMEM_INPROCESS_WORKERS).")] = None,
 ) -> None:
     """Serve the HTTP API (OpenAPI at /docs) with in-process ingestion workers."""
     from chronomem.service.app import create_app, serve_app
 
     settings = _settings(ctx)
-    if not workers:
+    if workers is not None:
+        settings = replace(settings, workers=replace(settings.workers, in_process=workers))
+    if not settings.workers.in_process:
         _refuse_separate_workers_on_sqlite(settings)
-    settings = replace(settings, workers=replace(settings.workers, in_process=workers))
     _run(serve_app(create_app(settings), host=host, port=port))
 
 

@@ -141,3 +141,9 @@ def test_a_separate_worker_refuses_the_embedded_store(cli):
 def test_serving_without_workers_refuses_the_embedded_store(cli):
     result = cli("serve", "--no-workers")
     assert result.exit_code == 1 and "in-process" in result.stderr
+
+
+def test_the_environment_can_turn_in_process_workers_off(cli, monkeypatch):
+    monkeypatch.setenv("CHRONOMEM_INPROCESS_WORKERS", "0")
+    result = cli("serve")
+    assert result.exit_code == 1 and "in-process" in result.stderr
