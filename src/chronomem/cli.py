@@ -432,17 +432,35 @@ def eval_command(
 
 
 @app.command()
-def demo(ctx: typer.Context) -> None:
-    """Ingest a small sample conversation into a fresh store and query it."""
+def demo(
+    ctx: typer.Context,
+    model: Annotated[
+        str | None,
+        typer.Option(
+            help="'heuristic' runs the whole pipeline offline with the rule-based stand-in (not an LLM); "
+            "otherwise the model configured by CHRONOMEM_LLM_MODEL, if any."
+        ),
+    ] = None,
+) -> None:
+    """Ingest a small sample (a conversation and a CRM record stream) into a fresh store and query it."""
     from chronomem.demo import run_demo
+    from chronomem.embed import build_embedder
 
     settings = _settings(ctx)
     llm = None
-    if settings.llm is not None:
+    if model == "heuristic":
+        from chronomem.ingest.heuristic import heuristic_model
+
+        llm = heuristic_model()
+    elif model is not None:
+        raise typer.BadParameter("only 'heuristic' is accepted here; configure real models with CHRONOMEM_LLM_MODEL")
+    elif settings.llm is not None:
         from chronomem.llm.settings import build_language_model
 
         llm = build_language_model(settings.llm)
-    _run(run_demo(store_url=settings.store_url, llm=llm, console=console, embedder=_chosen_embedder(ctx)))
+    with _clean_errors():
+        embedder = _chosen_embedder(ctx) or build_embedder(settings.embedder)
+    _run(run_demo(store_url=settings.store_url, llm=llm, console=console, embedder=embedder))
 
 
 def _chosen_embedder(ctx: typer.Context) -> Any:
