@@ -43,7 +43,7 @@ class ConnectionSettings:
     socket_timeout: float = 30.0  # seconds a reply may take (bulk writes and HNSW inserts are slow)
     connect_timeout: float = 5.0
     retry_seconds: float = 20.0  # how long connection loss is retried before StoreUnavailableError
-    ef_runtime: int = 1000  # HNSW candidates per search, for vector indexes created from now on
+    ef_runtime: int = 500  # HNSW candidates per search, for vector indexes created from now on
 
 
 def parse_url(url: str) -> ConnectionSettings:

@@ -6,6 +6,7 @@ Functions here build (query text, parameters) pairs or run small loops of querie
 
 from __future__ import annotations
 
+import asyncio
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
@@ -23,11 +24,12 @@ from chronomem.store.falkordb.records import to_micros
 from chronomem.timeutil import utc_now
 
 __all__ = [
-    "ALL_WORDS_BONUS",
+    "CANDIDATE_CAP",
     "CURRENT_PAIRS",
     "ENTITIES_BY_NAMES",
     "RESET_PROCESSING",
     "STATS",
+    "TIER_BONUS",
     "bfs",
     "facts_between",
     "facts_of_entities",
@@ -136,35 +138,59 @@ def _scope_filter(scope: Scope, filters: SearchFilters | None, alias: str, carry
     return "true", "", params
 
 
-ALL_WORDS_BONUS = 1000.0  # ranks documents holding every query word above the rest (see fulltext_search)
+CANDIDATE_CAP = 2_000  # matches of one full-text query that are ranked (see fulltext_search)
+TIER_BONUS = {"all": 2000.0, "rare": 1000.0, "any": 0.0}  # added to TF-IDF so scores fall down the list
+
+
+def _fulltext_text(label: str, condition: str, clauses: str) -> str:
+    return (f"CALL db.idx.fulltext.queryNodes('{label}', $q) YIELD node AS n, score WITH n, score LIMIT $cap "
+            f"WITH n, score WHERE {condition} AND NOT n.id IN $seen{clauses} "
+            "RETURN n.id, score ORDER BY score DESC, n.id LIMIT $limit")
+
+
+async def _rare_words(read: Read, group_id: str, label: str, words: list[str]) -> list[str]:
+    """The words found in fewer than CANDIDATE_CAP documents (counting stops at the cap)."""
+    text = (f"CALL db.idx.fulltext.queryNodes('{label}', $q) YIELD node WITH node LIMIT $cap "
+            "RETURN count(node)")
+    counts = await asyncio.gather(*(read(group_id, text, {"q": w, "cap": CANDIDATE_CAP}) for w in words))
+    return [w for w, rows in zip(words, counts, strict=True) if rows and rows[0][0] < CANDIDATE_CAP]
 
 
 async def fulltext_search(
     read: Read, group_id: str, scope: Scope, query: str, limit: int, filters: SearchFilters | None
 ) -> list[ScoredId]:
-    """Documents holding every word of the query first, then documents holding any of them.
+    """Ranked in tiers: documents holding every query word, then documents holding one of the
+    query's *rare* words, then documents holding any word; TF-IDF orders within a tier.
 
-    FalkorDB hands back every match unsorted, and sorting tens of thousands of matches of a common
-    word costs tens of milliseconds; documents holding *all* the words are few, so that tier is
-    cheap, and the any-word query runs only when it does not fill ``limit``. Within a tier, the
-    engine's TF-IDF orders; the all-words tier's scores carry ``ALL_WORDS_BONUS`` so scores fall
+    FalkorDB hands back every match unsorted, and sorting the tens of thousands of matches of a
+    common word took 30+ ms at 100,000 facts. So each query ranks at most CANDIDATE_CAP matches;
+    the all-words tier and the rare-words tier are usually far below it (a rare word has fewer
+    matches than the cap by definition), and the any-word tier — the only one where the cap can cut
+    — runs only when the first two leave the list short. Scores carry a tier bonus, so they fall
     monotonically down the list.
     """
     words = fulltext_words(query)
     if not words or limit <= 0:
         return []
+    label = LABELS[scope]
     condition, clauses, params = _scope_filter(scope, filters, "n", "n, score")
-    text = (f"CALL db.idx.fulltext.queryNodes('{LABELS[scope]}', $q) YIELD node AS n, score "
-            f"WITH n, score WHERE {condition} AND NOT n.id IN $seen{clauses} "
-            "RETURN n.id, score ORDER BY score DESC, n.id LIMIT $limit")
+    text = _fulltext_text(label, condition, clauses)
     hits: list[ScoredId] = []
+
+    async def tier(name: str, query_text: str) -> None:
+        args = {**params, "q": query_text, "seen": [h.id for h in hits], "limit": limit - len(hits),
+                "cap": CANDIDATE_CAP}
+        hits.extend(ScoredId(row[0], float(row[1]) + TIER_BONUS[name]) for row in await read(group_id, text, args))
+
     if len(words) > 1:
-        rows = await read(group_id, text, {**params, "q": " ".join(words), "seen": [], "limit": limit})
-        hits = [ScoredId(row[0], float(row[1]) + ALL_WORDS_BONUS) for row in rows]
+        await tier("all", " ".join(words))
+    rare: list[str] = []
     if len(hits) < limit:
-        seen = [h.id for h in hits]
-        rows = await read(group_id, text, {**params, "q": "|".join(words), "seen": seen, "limit": limit - len(hits)})
-        hits += [ScoredId(row[0], float(row[1])) for row in rows]
+        rare = await _rare_words(read, group_id, label, words) if len(words) > 1 else []
+        if rare:
+            await tier("rare", "|".join(rare))
+    if len(hits) < limit and len(rare) < len(words):
+        await tier("any", "|".join(words))
     return hits
 
 
@@ -190,7 +216,9 @@ async def vector_search(
             f"MATCH (n:{label} {{id: h.id}}) WITH n, 1.0 - score AS sim WHERE {condition}{clauses} "
             "RETURN n.id, sim ORDER BY sim DESC, n.id LIMIT $limit")
     filtered = condition != "true" or bool(clauses)
-    k = max(limit * 4, 40) if filtered else limit + 8  # deleted holders can take a few of the k slots
+    # HNSW explores efRuntime candidates whatever k is, so asking for 200 costs little more than 40
+    # and spares a second round when filters (as_of, current) reject most of the nearest.
+    k = max(limit * 4, 200) if filtered else limit + 8  # deleted holders can take a few of the k slots
     base = {**params, "v": np.asarray(vector, dtype=np.float32), "limit": limit}
     total: int | None = None
     while True:
