@@ -198,3 +198,18 @@ async def test_replacing_communities_with_their_vectors_twice(falkordb_store) ->
     assert [c.name for c in await falkordb_store.list_communities("g")] == ["second"]
     assert [h.id for h in await falkordb_store.vector_search("g", Scope.COMMUNITIES, unit(2))] == [second.id]
     assert await falkordb_store.vector_search("g", Scope.COMMUNITIES, unit(1), min_score=0.99) == []
+
+
+async def test_fulltext_tiers_rank_rare_words_before_common_ones(falkordb_store, monkeypatch) -> None:
+    from chronomem.store.falkordb import graph_reads
+
+    monkeypatch.setattr(graph_reads, "CANDIDATE_CAP", 50)  # "common" = found in 50 documents or more
+    both = Fact(group_id="g", source_id="a", target_id="b", fact="common rare")
+    rare = [Fact(group_id="g", source_id="a", target_id="b", fact=f"rare thing {i}") for i in range(3)]
+    common = [Fact(group_id="g", source_id="a", target_id="b", fact=f"common thing {i}") for i in range(80)]
+    await falkordb_store.write(GraphWrite(group_id="g", facts=[both, *rare, *common]))
+    hits = await falkordb_store.fulltext_search("g", Scope.FACTS, "common rare", limit=10)
+    ids = [h.id for h in hits]
+    assert ids[0] == both.id and set(ids[1:4]) == {f.id for f in rare}
+    assert set(ids[4:]) <= {f.id for f in common} and len(ids) == 10
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
