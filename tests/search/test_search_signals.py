@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from chronomem.domain import Episode, Fact
-from chronomem.search.signals import by_conversation, dated_inside, is_dated_inside, speaker_named
+from chronomem.search.signals import by_conversation, dated_inside, is_dated_inside, replies_to_top, speaker_named
 from chronomem.search.timeparse import TimeWindow
 
 MAY = TimeWindow(datetime(2023, 5, 1, tzinfo=UTC), datetime(2023, 6, 1, tzinfo=UTC), "May 2023")
@@ -44,3 +44,14 @@ def test_conversation_ranking_lifts_turns_next_to_a_strong_hit():
     }
     fused = [("strong", 0.9), ("other_day", 0.5), ("other_thread", 0.4), ("same_day", 0.1)]
     assert by_conversation(fused, episodes) == ["strong", "same_day", "other_day", "other_thread"]
+
+
+def test_replies_to_a_top_hit_follow_the_order_of_the_hit():
+    def reply(i: str, parent: str | None) -> Episode:
+        return _ep(i, "B", 1).model_copy(update={"metadata": {"reply_to": parent}})
+
+    episodes = {"q1": reply("q1", None), "q2": reply("q2", None), "a2": reply("a2", "q2"),
+                "a1": reply("a1", "q1"), "far": reply("far", "zzz")}
+    fused = [("q1", 0.9), ("q2", 0.8), ("far", 0.5), ("a2", 0.2), ("a1", 0.1)]
+    assert replies_to_top(fused, episodes) == ["a1", "a2"]
+    assert replies_to_top(fused, episodes, top=1) == ["a1"]

@@ -65,6 +65,7 @@ def locomo_episodes(sample: LocomoSample, *, session_documents: bool = True) -> 
     group = locomo_group(sample)
     indexed: list[IndexedEpisode] = []
     sessions: dict[int, list[str]] = {}
+    previous: dict[int, str] = {}  # session -> id of its latest turn, what the next turn replies to
     for turn in sample.turns:
         lines = sessions.setdefault(turn.session, [])
         when = turn.date + timedelta(seconds=len(lines))  # turns of a session share its date: keep their order
@@ -73,10 +74,11 @@ def locomo_episodes(sample: LocomoSample, *, session_documents: bool = True) -> 
             id=f"{group}:{turn.dia_id}", group_id=group, kind=EpisodeKind.MESSAGE, content=turn.text + photo,
             speaker=turn.speaker, role="user", reference_time=when, created_at=when,
             source_description=f"LoCoMo session {turn.session}",
-            metadata={"unit": turn.dia_id, "session": turn.session},
+            metadata={"unit": turn.dia_id, "session": turn.session, "reply_to": previous.get(turn.session)},
             status=EpisodeStatus.UNEXTRACTED,
         )
         indexed.append(IndexedEpisode(episode, f"{turn.speaker}: {turn.text}"))
+        previous[turn.session] = episode.id
         lines.append(f"{turn.speaker}: {turn.text}{photo}")
     if session_documents:
         first = {t.session: t.date for t in reversed(sample.turns)}

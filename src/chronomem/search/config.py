@@ -78,6 +78,7 @@ class SearchConfig(BaseModel):
     time_boost: float = Field(default=1.0, ge=0.0)  # RRF weight of the "dated inside the window" ranking
     speaker_boost: float = Field(default=1.0, ge=0.0)  # episodes: RRF weight of "spoken by someone named"
     conversation_boost: float = Field(default=1.0, ge=0.0)  # episodes: RRF weight of "in a strong conversation"
+    reply_boost: float = Field(default=1.0, ge=0.0)  # episodes: RRF weight of "replies to a top hit"
     recent_episodes_for_bfs: int = Field(default=4, ge=0)  # BFS seeds when no other seed exists
 
     def with_limit(self, limit: int) -> SearchConfig:

@@ -110,6 +110,7 @@ def _fuse(
     if scope is Scope.EPISODES and fused:
         extra.append((signals.speaker_named([i for i, _ in fused], objects, request.query), config.speaker_boost))
         extra.append((signals.by_conversation(fused, objects), config.conversation_boost))
+        extra.append((signals.replies_to_top(fused, objects), config.reply_boost))
     extra = [(ranking, weight) for ranking, weight in extra if ranking and weight > 0]
     if not extra:
         return fused

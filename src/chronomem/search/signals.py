@@ -8,6 +8,8 @@ methods' evidence:
 - :func:`speaker_named`: episodes spoken by someone the query names ("what did Dave open?").
 - :func:`by_conversation`: episodes ranked by the best candidate of their conversation (same source,
   same day): the turns around a strong hit are likelier to hold the answer than isolated matches.
+- :func:`replies_to_top`: messages replying (``metadata["reply_to"]``) to one of the best hits — the
+  answer that follows a question which matched the query.
 """
 
 from __future__ import annotations
@@ -20,7 +22,14 @@ from typing import Any
 from chronomem.domain import Episode, Fact
 from chronomem.search.timeparse import TimeWindow
 
-__all__ = ["by_conversation", "conversation_key", "dated_inside", "is_dated_inside", "speaker_named"]
+__all__ = [
+    "by_conversation",
+    "conversation_key",
+    "dated_inside",
+    "is_dated_inside",
+    "replies_to_top",
+    "speaker_named",
+]
 
 
 def is_dated_inside(obj: Any, windows: Sequence[TimeWindow]) -> bool:
@@ -63,3 +72,15 @@ def by_conversation(fused: Sequence[tuple[str, float]], episodes: Mapping[str, E
         best[key] = max(best.get(key, float("-inf")), score)
     position = {episode_id: n for n, (episode_id, _) in enumerate(fused)}
     return sorted(position, key=lambda i: (-best[conversation_key(episodes[i])], position[i]))
+
+
+def replies_to_top(fused: Sequence[tuple[str, float]], episodes: Mapping[str, Episode], *, top: int = 10) -> list[str]:
+    """Candidates whose ``metadata["reply_to"]`` names one of the ``top`` fused hits, in the order
+    of the hit they reply to."""
+    rank = {episode_id: n for n, (episode_id, _) in enumerate(fused[:top])}
+    replies = [
+        (rank[parent], n, episode_id)
+        for n, (episode_id, _) in enumerate(fused)
+        if (parent := episodes[episode_id].metadata.get("reply_to")) in rank
+    ]
+    return [episode_id for _, _, episode_id in sorted(replies)]
