@@ -127,7 +127,7 @@ class Chronomem:
         owns_store: bool = True,
         owned_models: Sequence[Any] = (),
     ) -> None:
-        from chronomem.communities import CommunityBuilder
+        from chronomem.communities import CommunityBuilder, CommunityConfig
         from chronomem.ingest import Ingestor
         from chronomem.search.searcher import Searcher
 
@@ -135,7 +135,11 @@ class Chronomem:
         self.store = store
         self.embedder = embedder
         self.llm = llm
-        self.communities: CommunityBuilder = CommunityBuilder(store, embedder, llm)
+        # Extension updates names and summaries without a model, so an episode costs no extra call;
+        # the drift-triggered refresh (or an explicit build) re-summarises with the model in batches.
+        self.communities: CommunityBuilder = CommunityBuilder(
+            store, embedder, llm, config=CommunityConfig(summarize_on_extend=False)
+        )
         self.ingestor: Ingestor = ingestor or Ingestor(store, embedder, llm, on_entities_added=self._place_entities)
         self.searcher: Searcher = Searcher(store, embedder, cross_encoder)
         self._owns_store = owns_store
@@ -143,8 +147,10 @@ class Chronomem:
         self._closed = False
 
     async def _place_entities(self, group_id: str, entity_ids: list[str]) -> None:
-        """New entities join communities (the ingestion pipeline calls this after each write)."""
+        """New entities join communities (the ingestion pipeline calls this after each write); past the
+        drift threshold the group's communities are rebuilt."""
         await self.communities.extend(group_id, entity_ids)
+        await self.communities.maybe_refresh(group_id)
 
     @classmethod
     async def open(
@@ -171,7 +177,7 @@ class Chronomem:
         if embedder is None:
             from chronomem.embed import build_embedder
 
-            embedder = build_embedder(settings.embedder)
+            embedder = build_embedder(settings.embedder, settings=settings.llm)
             owned.append(embedder)
         if llm is None and settings.llm is not None:
             from chronomem.llm.settings import build_language_model

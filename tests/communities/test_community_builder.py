@@ -346,3 +346,17 @@ async def test_extension_does_not_wait_for_a_build_busy_with_the_model_and_survi
     assert home in membership(rebuilt)
     assert home in membership(await store.list_communities(GROUP))
     assert await builder.drift(GROUP) > 0.0
+
+
+async def test_a_young_group_is_left_to_extension_until_it_has_enough_entities(
+    store: Store, embedder: HashingEmbedder, planted: Planted
+) -> None:
+    await load(store, planted)
+    size = len(planted.ids)
+    too_big = CommunityBuilder(store, embedder, config=CommunityConfig(refresh_min_entities=size + 1))
+    assert await too_big.drift(GROUP) == 1.0  # never built, fully drifted
+    assert await too_big.maybe_refresh(GROUP) is False
+    assert await store.list_communities(GROUP) == []
+    big_enough = CommunityBuilder(store, embedder, config=CommunityConfig(refresh_min_entities=size))
+    assert await big_enough.maybe_refresh(GROUP) is True
+    assert await store.list_communities(GROUP) != []

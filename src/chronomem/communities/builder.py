@@ -386,13 +386,16 @@ class CommunityBuilder:
         Counted in memory; a process that has not seen the group's last build measures it once
         instead (:meth:`measure_drift`, the cost of a propagation without summaries).
         """
+        return (await self._drift_counter(group_id)).drift
+
+    async def _drift_counter(self, group_id: str) -> DriftCounter:
         async with self._lock(group_id):
             state = await self._load_state(group_id)
             if state.counter is None:
                 detected = await self._detect(group_id)
                 disagreement = self._disagreement(detected, state)
                 state.counter = DriftCounter.from_measure(detected.graph.size, disagreement)
-            return state.counter.drift
+            return state.counter
 
     async def measure_drift(self, group_id: str) -> float:
         """Exact drift: share of entities whose stored community differs from a fresh propagation's."""
@@ -405,8 +408,16 @@ class CommunityBuilder:
         return partition_disagreement(detected.graph.ids, stored.membership, fresh)
 
     async def maybe_refresh(self, group_id: str) -> bool:
-        """Rebuild when drift has reached ``config.refresh_threshold``; returns whether it did."""
-        if await self.drift(group_id) < self.config.refresh_threshold:
+        """Rebuild when drift has reached ``config.refresh_threshold``; returns whether it did.
+
+        A group smaller than ``config.refresh_min_entities`` is left to extension alone: while a
+        group is young nearly every episode moves its partition, and rebuilding (and re-summarising)
+        on each one would cost more than the communities are worth.
+        """
+        counter = await self._drift_counter(group_id)
+        if counter.baseline + counter.added < self.config.refresh_min_entities:
+            return False
+        if counter.drift < self.config.refresh_threshold:
             return False
         await self.build(group_id)
         return True

@@ -18,6 +18,7 @@ class CommunityConfig:
 
     # Refresh policy
     refresh_threshold: float = 0.2  # maybe_refresh rebuilds once drift reaches this share of entities
+    refresh_min_entities: int = 30  # maybe_refresh leaves smaller groups to extension alone
     cached_groups: int = 1024  # groups whose membership index and drift stay in memory
 
     # Summaries (map-reduce through the model)

@@ -26,8 +26,10 @@ contradictions per episode) is what the benchmark needs.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
+from pydantic import BaseModel
 from rapidfuzz import fuzz
 
 from chronomem.domain import EpisodeKind
@@ -277,6 +279,32 @@ def heuristic_answer(prompt: Any, context: Any) -> Any:
         return _resolve_facts(context)
     if name == "rewrite_summaries":
         return _rewrite(context)
+    if name.startswith("community_"):
+        return _community_answer(name, context)
+    raise ValueError(f"the heuristic model does not know the prompt {name!r}")
+
+
+def _community_answer(name: str, context: Any) -> BaseModel:
+    """Community summaries from member names: the most central members are the topics."""
+    from chronomem.communities import prompts as cp
+
+    def about(names: Sequence[str], lead: str = "") -> dict[str, Any]:
+        topics = list(dict.fromkeys(n for n in names if n))[:3] or ["community"]
+        return {"summary": (lead + "Members include " + ", ".join(names[:6]) + ".").strip(), "topics": topics}
+
+    if name == "community_summarize":
+        return cp.CommunityDescriptions.model_validate(
+            {"communities": [{"key": c.key, **about([m.name for m in c.members])} for c in context.communities]}
+        )
+    if name == "community_map":
+        return cp.PartialSummary(summary=about([m.name for m in context.members])["summary"])
+    if name == "community_reduce":
+        return cp.CommunityAbout.model_validate(about(list(context.central_names)))
+    if name == "community_update":
+        return cp.CommunityDescriptions.model_validate({"communities": [
+            {"key": c.key, **about([*c.name.split(", "), *(m.name for m in c.added)], c.summary + " ")}
+            for c in context.changes
+        ]})
     raise ValueError(f"the heuristic model does not know the prompt {name!r}")
 
 
