@@ -6,9 +6,8 @@ import os
 
 import pytest
 
-from chronomem.llm.pytest_plugin import no_model_requests  # noqa: F401  (the fixture, re-exported)
-
-pytest_plugins = ["falkordb_server"]  # a FalkorDB server for the tests that need one
+# a FalkorDB server for the tests that need one; the fixture that forbids real model requests
+pytest_plugins = ["falkordb_server", "chronomem.llm.pytest_plugin"]
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")

@@ -447,7 +447,7 @@ def demo(
     from chronomem.embed import build_embedder
 
     settings = _settings(ctx)
-    llm = None
+    llm: Any = None
     if model == "heuristic":
         from chronomem.ingest.heuristic import heuristic_model
 
