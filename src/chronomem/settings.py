@@ -84,6 +84,12 @@ class Settings:
     auth_required: bool = True
     control_db: Path | None = None  # None: <data_dir>/control.db (projects, keys, users, threads)
 
+    def __post_init__(self) -> None:
+        # Paths given as strings ("./memory") are accepted and normalized once, here.
+        object.__setattr__(self, "data_dir", Path(self.data_dir))
+        if self.control_db is not None:
+            object.__setattr__(self, "control_db", Path(self.control_db))
+
     @property
     def resolved_store_url(self) -> str:
         if self.store_url:
