@@ -254,7 +254,8 @@ async def run_eval(
                     report.add(name, value)
             if longmemeval is not None:
                 questions = load_longmemeval(longmemeval)[:limit]
-                for name, value in (await _eval_longmemeval(questions, store, cached, config or LME_CONFIG, log)).items():
+                lme = await _eval_longmemeval(questions, store, cached, config or LME_CONFIG, log)
+                for name, value in lme.items():
                     report.add(name, value)
         finally:
             await store.close()
