@@ -15,7 +15,7 @@ For each group (the store is per group; several groups fan out and merge), one s
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -308,9 +308,9 @@ class Searcher:
     async def _time_of(self, group_id: str, text: str, filters: SearchFilters) -> datetime | None:
         facts = await methods.bm25_search(self.store, group_id, Scope.FACTS, text, limit=1, filters=filters)
         if facts:
-            (fact,) = await self.store.get_facts(group_id, [facts[0].id]) or [None]
-            if fact is not None and fact.valid_at is not None:
-                return fact.valid_at
+            found_facts = await self.store.get_facts(group_id, [facts[0].id])
+            if found_facts and found_facts[0].valid_at is not None:
+                return found_facts[0].valid_at
         episodes = await methods.bm25_search(self.store, group_id, Scope.EPISODES, text, limit=1, filters=filters)
         if episodes:
             found = await self.store.get_episodes(group_id, [episodes[0].id])
@@ -335,13 +335,13 @@ class Searcher:
     async def _load(self, group_id: str, scope: Scope, ids: list[str], filters: SearchFilters) -> dict[str, Any]:
         if not ids:
             return {}
-        getter = {
+        getters: dict[Scope, Callable[[str, Sequence[str]], Awaitable[Sequence[Any]]]] = {
             Scope.FACTS: self.store.get_facts,
             Scope.ENTITIES: self.store.get_entities,
             Scope.EPISODES: self.store.get_episodes,
             Scope.COMMUNITIES: self.store.get_communities,
-        }[scope]
-        objects = {o.id: o for o in await getter(group_id, ids)}
+        }
+        objects = {o.id: o for o in await getters[scope](group_id, ids)}
         if scope is Scope.ENTITIES and filters.labels is not None:
             wanted = set(filters.labels)
             objects = {i: e for i, e in objects.items() if wanted & set(e.labels)}
