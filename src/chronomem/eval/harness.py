@@ -205,10 +205,11 @@ def _lme_metrics(ours: _ByType, base: _ByType) -> dict[str, float | int]:
     for name in names:
         for suffix, table in (("", ours), ("_bm25", base)):
             metrics[f"lme_{name}{suffix}"] = _mean([s[name] for rows in table.values() for s in rows])
-    for qtype in sorted(ours):
-        slug = qtype.replace("-", "_")
-        for suffix, table in (("", ours), ("_bm25", base)):
-            metrics[f"lme_recall_all_at_5_{slug}{suffix}"] = _mean([s["recall_all_at_5"] for s in table[qtype]])
+    for name in ("recall_all_at_5", "recall_all_at_10"):
+        for qtype in sorted(ours):
+            slug = qtype.replace("-", "_")
+            for suffix, table in (("", ours), ("_bm25", base)):
+                metrics[f"lme_{name}_{slug}{suffix}"] = _mean([s[name] for s in table[qtype]])
     return metrics
 
 
