@@ -65,7 +65,7 @@ class SearchResults:
 class _Request:
     query: str
     bm25_query: str
-    vector: np.ndarray | None
+    vector: asyncio.Future[np.ndarray | None]  # embedding runs while BM25 does: awaited by cosine and MMR
     config: SearchConfig
     filters: SearchFilters
     time: ParsedTime
@@ -157,12 +157,12 @@ class Searcher:
         labels, the four timestamps, ``as_of`` and ``known_at``. ``center_entity_id`` is required by
         the node-distance reranker; seeds steer BFS.
         """
+        groups = _groups(group_ids)
         request = await self._request(
             query, config or RECIPES["hybrid_rrf"], _with_now(filters, now, False),
             center_entity_id, seed_entity_ids, seed_episode_ids,
         )
-        per_group = await asyncio.gather(*(self._search_group(g, request) for g in _groups(group_ids)))
-        return self._merge(per_group, request)
+        return await self._fan_out(groups, request)
 
     async def context(
         self,
@@ -188,11 +188,11 @@ class Searcher:
         elif not include_episodes:
             config = config.model_copy(update={"episodes": None})
         filters = _with_now(filters, now, include_superseded)
+        groups = _groups(group_ids)
         request = await self._request(
             query, config, filters, center_entity_id, seed_entity_ids, seed_episode_ids
         )
-        per_group = await asyncio.gather(*(self._search_group(g, request) for g in _groups(group_ids)))
-        results = self._merge(per_group, request)
+        results = await self._fan_out(groups, request)
         return build_context(
             [f for f, _ in results.facts],
             [e for e, _ in results.entities],
@@ -203,6 +203,15 @@ class Searcher:
         )
 
     # -- one search -------------------------------------------------------------------------------
+
+    async def _fan_out(self, groups: list[str], request: _Request) -> SearchResults:
+        """One search per group (the store is per group), merged; the query embedding is shared."""
+        try:
+            per_group = await asyncio.gather(*(self._search_group(g, request) for g in groups))
+        finally:
+            if not request.vector.done():
+                request.vector.cancel()  # a failed search must not leave the embedding running
+        return self._merge(per_group, request)
 
     async def _request(
         self,
@@ -216,7 +225,12 @@ class Searcher:
         time = parse_time(query, filters.effective_now()) if config.time_mode is not TimeMode.OFF else ParsedTime()
         scopes = config.scopes().values()
         needs_vector = any(Method.COSINE in s.methods or s.reranker is Reranker.MMR for s in scopes)
-        vector = (await self.embedder.embed([query]))[0] if needs_vector and query.strip() else None
+        vector: asyncio.Future[np.ndarray | None]
+        if needs_vector and query.strip():
+            vector = asyncio.ensure_future(self._embed(query))
+        else:
+            vector = asyncio.get_running_loop().create_future()
+            vector.set_result(None)
         return _Request(
             query=query,
             bm25_query=time.remainder or query,  # "May" the month must not match "may" the verb
@@ -227,6 +241,18 @@ class Searcher:
             center_entity_id=center_entity_id,
             seed_entity_ids=tuple(seed_entity_ids),
             seed_episode_ids=tuple(seed_episode_ids),
+        )
+
+    async def _embed(self, query: str) -> np.ndarray | None:
+        return (await self.embedder.embed([query]))[0]
+
+    async def _cosine(self, group_id: str, scope: Scope, sc: ScopeConfig, request: _Request) -> list[ScoredId]:
+        vector = await request.vector
+        if vector is None:
+            return []
+        return await methods.cosine_search(
+            self.store, group_id, scope, vector, limit=sc.candidates, filters=request.filters,
+            min_score=sc.cosine_min_score,
         )
 
     async def _search_group(self, group_id: str, request: _Request) -> dict[Scope, list[tuple[Any, float]]]:
@@ -243,11 +269,8 @@ class Searcher:
         scopes = {_SCOPES[name]: sc for name, sc in request.config.scopes().items()}
         jobs: dict[tuple[Scope, Method], Any] = {}
         for scope, sc in scopes.items():
-            if Method.COSINE in sc.methods and request.vector is not None:
-                jobs[scope, Method.COSINE] = methods.cosine_search(
-                    self.store, group_id, scope, request.vector, limit=sc.candidates,
-                    filters=request.filters, min_score=sc.cosine_min_score,
-                )
+            if Method.COSINE in sc.methods:
+                jobs[scope, Method.COSINE] = self._cosine(group_id, scope, sc, request)
             if Method.BM25 in sc.methods:
                 jobs[scope, Method.BM25] = methods.bm25_search(
                     self.store, group_id, scope, request.bm25_query, limit=sc.candidates, filters=request.filters
@@ -354,10 +377,11 @@ class Searcher:
         if sc.reranker is Reranker.RRF:
             return fused
         if sc.reranker is Reranker.MMR:
-            if request.vector is None:
+            query_vector = await request.vector
+            if query_vector is None:
                 return fused
             vectors = await self.store.get_vectors(group_id, scope, ids)
-            return mmr(request.vector, ids, vectors, lambda_=sc.mmr_lambda, limit=sc.limit)
+            return mmr(query_vector, ids, vectors, lambda_=sc.mmr_lambda, limit=sc.limit)
         if sc.reranker is Reranker.EPISODE_MENTIONS:
             return episode_mentions(ids, await self._mention_counts(group_id, scope, ids, objects))
         if sc.reranker is Reranker.NODE_DISTANCE:
