@@ -72,6 +72,7 @@ class _Request:
     center_entity_id: str | None
     seed_entity_ids: tuple[str, ...]
     seed_episode_ids: tuple[str, ...]
+    loaded_facts: dict[tuple[str, str], Fact] = field(default_factory=dict)  # (group, id): loaded once
 
 
 def _groups(group_ids: str | Sequence[str]) -> list[str]:
@@ -312,7 +313,12 @@ class Searcher:
 
     async def _seeds_from_hits(self, group_id: str, request: _Request, hits: _Hits) -> list[str]:
         found = {scope: [h.id for by in hits[scope].values() for h in by] for scope in hits}
-        seeds = await methods.entities_of_hits(self.store, group_id, found)
+        fact_ids = found.get(Scope.FACTS, [])
+        if fact_ids:
+            for fact in await self.store.get_facts(group_id, list(dict.fromkeys(fact_ids))):
+                request.loaded_facts[group_id, fact.id] = fact
+        known = {i: f for (g, i), f in request.loaded_facts.items() if g == group_id}
+        seeds = await methods.entities_of_hits(self.store, group_id, found, known_facts=known)
         if not seeds:
             seeds = await methods.entities_of_recent_episodes(
                 self.store, group_id, request.config.recent_episodes_for_bfs
@@ -348,14 +354,14 @@ class Searcher:
     ) -> list[tuple[Any, float]]:
         rankings = [[h.id for h in found] for found in hits.values()]
         pool = list(dict.fromkeys(i for ranking in rankings for i in ranking))
-        objects = await self._load(group_id, scope, pool, request.filters)
+        objects = await self._load(group_id, scope, pool, request)
         rankings = [[i for i in ranking if i in objects] for ranking in rankings]
         weights = [sc.method_weights.get(method, 1.0) for method in hits]
         fused = _fuse(scope, rankings, weights, objects, windows, request, sc.rrf_k)
         ranked = await self._rerank(group_id, scope, sc, fused, objects, request)
         return [(objects[i], score) for i, score in cut_below(ranked, sc.min_score)[: sc.limit]]
 
-    async def _load(self, group_id: str, scope: Scope, ids: list[str], filters: SearchFilters) -> dict[str, Any]:
+    async def _load(self, group_id: str, scope: Scope, ids: list[str], request: _Request) -> dict[str, Any]:
         if not ids:
             return {}
         getters: dict[Scope, Callable[[str, Sequence[str]], Awaitable[Sequence[Any]]]] = {
@@ -364,7 +370,13 @@ class Searcher:
             Scope.EPISODES: self.store.get_episodes,
             Scope.COMMUNITIES: self.store.get_communities,
         }
-        objects = {o.id: o for o in await getters[scope](group_id, ids)}
+        known = request.loaded_facts if scope is Scope.FACTS else {}
+        objects: dict[str, Any] = {i: known[group_id, i] for i in ids if (group_id, i) in known}
+        missing = [i for i in ids if i not in objects]
+        if missing:
+            objects.update((o.id, o) for o in await getters[scope](group_id, missing))
+        objects = {i: objects[i] for i in ids if i in objects}  # keep the pool's order
+        filters = request.filters
         if scope is Scope.ENTITIES and filters.labels is not None:
             wanted = set(filters.labels)
             objects = {i: e for i, e in objects.items() if wanted & set(e.labels)}
