@@ -88,3 +88,12 @@ async def test_restart_recovery_requeues_interrupted_episodes(falkordb_store) ->
     assert await falkordb_store.reset_processing() == 1  # the worker crashed mid-episode
     assert await falkordb_store.pending_groups() == ["g"]
     assert [e.episode_id for e in await queue.claim("worker-b")] == [episode.id]
+
+
+async def test_restart_recovery_republishes_pending_episodes_whose_queue_entry_was_lost(falkordb_store) -> None:
+    episode = Episode(group_id="g", content="one")
+    await falkordb_store.insert_episode(episode)
+    await falkordb_store.connection.execute("DEL", falkordb_store.queue.stream)  # the append was lost
+    assert await falkordb_store.queue.claim("worker-a") == []
+    assert await falkordb_store.reset_processing() == 0  # nothing was processing
+    assert [e.episode_id for e in await falkordb_store.queue.claim("worker-a")] == [episode.id]

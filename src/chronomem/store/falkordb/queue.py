@@ -62,6 +62,15 @@ class EpisodeQueue:
     ) -> list[QueueEntry]:
         """Up to ``count`` entries for ``consumer``: first those another consumer left idle for
         ``min_idle_ms``, then new ones (waiting up to ``block_ms`` if given)."""
+        try:
+            return await self._claim(consumer, count, block_ms, min_idle_ms)
+        except StoreError as exc:
+            if "NOGROUP" not in str(exc):
+                raise
+            self._group_ready = False  # the stream was deleted (or the server flushed): recreate
+            return await self._claim(consumer, count, block_ms, min_idle_ms)
+
+    async def _claim(self, consumer: str, count: int, block_ms: int | None, min_idle_ms: int) -> list[QueueEntry]:
         await self._ensure_group()
         _, stale, *_ = await self._connection.execute(
             "XAUTOCLAIM", self.stream, CONSUMER_GROUP, consumer, min_idle_ms, "0-0", "COUNT", count

@@ -214,13 +214,16 @@ class FalkorDBStore:
         return episode_from_row(group_id, rows[0])
 
     async def reset_processing(self) -> int:
-        groups = await self._graph_groups()
+        """Also republishes every pending episode to the queue stream: an append lost between an
+        episode's graph write and its stream append (a crash, a retried insert) is repaired here;
+        a duplicate entry is harmless because workers skip episodes that are already done."""
         total = 0
-        for group_id in groups:
-            rows = await self._connection.query(self._keys.graph(group_id), reads.RESET_PROCESSING)
-            for (episode_id,) in rows:
+        for group_id in await self._graph_groups():
+            reset = await self._connection.query(self._keys.graph(group_id), reads.RESET_PROCESSING)
+            pending = await self._read(group_id, "MATCH (e:Episode {status: 'pending'}) RETURN e.id")
+            for (episode_id,) in pending:
                 await self.queue.publish(group_id, episode_id)
-            total += len(rows)
+            total += len(reset)
         return total
 
     async def pending_groups(self) -> list[str]:
