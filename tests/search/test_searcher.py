@@ -216,3 +216,26 @@ async def test_context_block_current_by_default_superseded_on_request(graph):
     assert "<EPISODES>" in history
     tiny = await searcher.context(G, "Where does Alice work?", now=NOW, token_budget=120)
     assert len(tiny) < len(block)
+
+
+async def test_ranges_on_the_other_three_timestamps(graph):
+    searcher = Searcher(graph.store, graph.embedder)
+    config = _facts(ScopeConfig(limit=10))
+    query = "Alice Bob Carol Dave Paris Acme Globex"
+    learned_2023 = SearchFilters(created_at=TimeRange(start=t(2023), end=t(2024)), include_superseded=True)
+    assert _ids((await searcher.search(G, query, config=config, filters=learned_2023)).facts) == ["f_globex"]
+    ended = SearchFilters(invalid_at=TimeRange(start=t(2022), end=t(2024)), include_superseded=True)
+    assert _ids((await searcher.search(G, query, config=config, filters=ended)).facts) == ["f_acme"]
+    retracted = SearchFilters(expired_at=TimeRange(start=t(2023), include_null=False), include_superseded=True)
+    assert _ids((await searcher.search(G, query, config=config, filters=retracted)).facts) == ["f_acme"]
+    never_retracted = SearchFilters(expired_at=TimeRange(start=t(2030), include_null=True), include_superseded=True)
+    assert "f_acme" not in _ids((await searcher.search(G, query, config=config, filters=never_retracted)).facts)
+
+
+async def test_method_weights_shift_the_fusion(graph):
+    searcher = Searcher(graph.store, graph.embedder)
+    only_bm25 = _facts(ScopeConfig(method_weights={Method.COSINE: 0.0}, limit=10))
+    results = await searcher.search(G, "green tea", config=only_bm25, now=NOW)
+    bm25 = await searcher.search(G, "green tea", config=_facts(ScopeConfig(methods=(Method.BM25,))), now=NOW)
+    matched = len(bm25.facts)
+    assert _ids(results.facts)[:matched] == _ids(bm25.facts)  # cosine-only hits trail with score 0
