@@ -73,7 +73,7 @@ class SearchConfig(BaseModel):
     facts: ScopeConfig | None = ScopeConfig()
     entities: ScopeConfig | None = ScopeConfig()
     episodes: ScopeConfig | None = None
-    communities: ScopeConfig | None = ScopeConfig(limit=3)
+    communities: ScopeConfig | None = ScopeConfig(limit=3, candidates=10)  # few, long summaries
     time_mode: TimeMode = TimeMode.BOOST
     time_boost: float = Field(default=1.0, ge=0.0)  # RRF weight of the "dated inside the window" ranking
     speaker_boost: float = Field(default=1.0, ge=0.0)  # episodes: RRF weight of "spoken by someone named"
@@ -110,17 +110,17 @@ RECIPES: dict[str, SearchConfig] = {
     "context": SearchConfig(
         facts=ScopeConfig(methods=_ALL, limit=20, candidates=50),
         entities=ScopeConfig(methods=_ALL, limit=20, candidates=50),
-        communities=ScopeConfig(limit=3),
+        communities=ScopeConfig(limit=3, candidates=10),
     ),
     "hybrid_mmr": SearchConfig(
         facts=ScopeConfig(reranker=Reranker.MMR),
         entities=ScopeConfig(reranker=Reranker.MMR),
-        communities=ScopeConfig(reranker=Reranker.MMR, limit=3),
+        communities=ScopeConfig(reranker=Reranker.MMR, limit=3, candidates=10),
     ),
     "hybrid_cross_encoder": SearchConfig(
         facts=ScopeConfig(methods=_ALL, reranker=Reranker.CROSS_ENCODER),
         entities=ScopeConfig(methods=_ALL, reranker=Reranker.CROSS_ENCODER),
-        communities=ScopeConfig(reranker=Reranker.CROSS_ENCODER, limit=3),
+        communities=ScopeConfig(reranker=Reranker.CROSS_ENCODER, limit=3, candidates=10),
     ),
     # Around a centre entity (pass center_entity_id): what is closest to it in the graph first.
     "node_distance": SearchConfig(
