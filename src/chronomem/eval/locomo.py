@@ -15,7 +15,15 @@ from typing import Any
 
 from chronomem.eval.loaders import read_json
 
-__all__ = ["CATEGORY_NAMES", "LocomoQuestion", "LocomoSample", "LocomoTurn", "clean_evidence", "load_locomo"]
+__all__ = [
+    "CATEGORY_NAMES",
+    "LocomoQuestion",
+    "LocomoSample",
+    "LocomoTurn",
+    "clean_evidence",
+    "load_locomo",
+    "parse_locomo_date",
+]
 
 CATEGORY_NAMES = {1: "multi_hop", 2: "temporal", 3: "open_domain", 4: "single_hop", 5: "adversarial"}
 _SESSION_KEY = re.compile(r"^session_(\d+)$")
