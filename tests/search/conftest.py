@@ -1,22 +1,16 @@
-"""Fixtures of the search suite: a scripted graph in a real SQLite store (see search_graph.py)."""
+"""Fixtures of the search suite: a scripted graph (see search_graph.py) in a fresh store of every backend."""
 
 from __future__ import annotations
-
-from collections.abc import AsyncIterator
 
 import pytest
 from search_graph import Graph, build_graph
 
 from chronomem.embed.testing import HashingEmbedder
-from chronomem.store.factory import open_store
+from chronomem.store import Store
 
 
 @pytest.fixture
-async def graph(tmp_path) -> AsyncIterator[Graph]:
-    store = await open_store(f"sqlite:///{tmp_path / 'graph.db'}")
+async def graph(store: Store) -> Graph:
     embedder = HashingEmbedder()
     await build_graph(store, embedder)
-    try:
-        yield Graph(store, embedder)
-    finally:
-        await store.close()
+    return Graph(store, embedder)
