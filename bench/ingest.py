@@ -44,7 +44,7 @@ from chronomem.timeutil import assume_utc
 
 __all__ = ["locomo_episodes", "main"]
 
-LOCOMO = Path("/work/shared/data/locomo10.json")
+LOCOMO = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo10.json"  # ../shared beside the repo
 
 
 def locomo_episodes(group_id: str, limit: int | None = None, path: Path = LOCOMO) -> list[Episode]:
