@@ -20,7 +20,7 @@ from chronomem.errors import ConfigurationError, ModelOutputError
 from chronomem.llm.accounting import estimate_tokens
 from chronomem.llm.limits import RateLimiter
 from chronomem.llm.retry import RetryPolicy, call_with_retries
-from chronomem.llm.transport import new_http_client, post_json
+from chronomem.llm.transport import LazyHttpClient, post_json
 
 __all__ = ["KNOWN_DIMENSIONS", "EmbeddingUsage", "OpenAIEmbedder"]
 
@@ -72,8 +72,7 @@ class OpenAIEmbedder:
         self._headers: dict[str, str] = {}
         if api_key:
             self._headers = {"api-key": api_key} if auth_header == "api-key" else {"Authorization": f"Bearer {api_key}"}
-        self._timeout_s = timeout_s
-        self._client = client
+        self._http = LazyHttpClient(timeout_s, client)
 
     @property
     def dimension(self) -> int:
@@ -83,15 +82,8 @@ class OpenAIEmbedder:
     def model_name(self) -> str:
         return self._name
 
-    @property
-    def client(self) -> httpx.AsyncClient:
-        if self._client is None:
-            self._client = new_http_client(self._timeout_s)
-        return self._client
-
     async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.aclose()
+        await self._http.aclose()
 
     def _vectors(self, data: dict[str, Any], expected: int) -> np.ndarray:
         rows = data.get("data")
@@ -117,7 +109,7 @@ class OpenAIEmbedder:
         tokens = sum(estimate_tokens(t) for t in texts)
         async with self.limiter.slot(tokens) as reservation:
             data = await post_json(
-                self.client, self.url, payload, headers=self._headers, params=self._params, target=self.url
+                self._http.client, self.url, payload, headers=self._headers, params=self._params, target=self.url
             )
             reported = (data.get("usage") or {}).get("prompt_tokens")
             reservation.settle(int(reported or tokens))

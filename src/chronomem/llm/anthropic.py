@@ -20,7 +20,7 @@ from chronomem.llm.accounting import estimate_message_tokens, estimate_tokens
 from chronomem.llm.answering import Reply, answer_prompt
 from chronomem.llm.base import Completion, Message, Prompt
 from chronomem.llm.cache import answer_schema
-from chronomem.llm.transport import ProviderUnavailableError, new_http_client, post_json
+from chronomem.llm.transport import LazyHttpClient, ProviderUnavailableError, post_json
 
 __all__ = ["ANTHROPIC_API_VERSION", "AnthropicModel"]
 
@@ -73,18 +73,10 @@ class AnthropicModel:
         self._headers = {"anthropic-version": ANTHROPIC_API_VERSION, **(extra_headers or {})}
         if api_key:
             self._headers["x-api-key"] = api_key
-        self._timeout_s = timeout_s
-        self._client = client
-
-    @property
-    def client(self) -> httpx.AsyncClient:
-        if self._client is None:
-            self._client = new_http_client(self._timeout_s)
-        return self._client
+        self._http = LazyHttpClient(timeout_s, client)
 
     async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.aclose()
+        await self._http.aclose()
 
     def _payload(self, prompt: Prompt[Any, Any], messages: list[Message], tool_name: str) -> dict[str, Any]:
         system, turns = _split_messages(messages)
@@ -126,7 +118,7 @@ class AnthropicModel:
 
         async def ask(messages: list[Message]) -> Reply:
             payload = self._payload(prompt, messages, tool_name)
-            data = await post_json(self.client, self.url, payload, headers=self._headers, target=self.url)
+            data = await post_json(self._http.client, self.url, payload, headers=self._headers, target=self.url)
             return self._reply(data, messages, tool_name)
 
         return await answer_prompt(

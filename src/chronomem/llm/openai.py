@@ -29,7 +29,7 @@ from chronomem.llm.accounting import estimate_message_tokens, estimate_tokens
 from chronomem.llm.answering import Reply, answer_prompt
 from chronomem.llm.base import Completion, Message, Prompt
 from chronomem.llm.cache import answer_schema
-from chronomem.llm.transport import ProviderRequestError, ProviderUnavailableError, new_http_client, post_json
+from chronomem.llm.transport import LazyHttpClient, ProviderRequestError, ProviderUnavailableError, post_json
 
 __all__ = ["OpenAIChatModel", "StructuredOutputMode", "schema_instruction"]
 
@@ -110,18 +110,10 @@ class OpenAIChatModel:
             self._headers.update(
                 {"api-key": api_key} if auth_header == "api-key" else {"Authorization": f"Bearer {api_key}"}
             )
-        self._timeout_s = timeout_s
-        self._client = client
-
-    @property
-    def client(self) -> httpx.AsyncClient:
-        if self._client is None:
-            self._client = new_http_client(self._timeout_s)
-        return self._client
+        self._http = LazyHttpClient(timeout_s, client)
 
     async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.aclose()
+        await self._http.aclose()
 
     def _payload(self, prompt: Prompt[Any, Any], messages: list[Message], mode: str) -> dict[str, Any]:
         payload: dict[str, Any] = {"model": self.model, self.max_tokens_field: prompt.max_output_tokens}
@@ -149,7 +141,7 @@ class OpenAIChatModel:
             payload = self._payload(prompt, messages, mode)
             try:
                 return await post_json(
-                    self.client, self.url, payload, headers=self._headers, params=self._params, target=self.url
+                    self._http.client, self.url, payload, headers=self._headers, params=self._params, target=self.url
                 )
             except ProviderRequestError as error:
                 can_step_down = self.structured_output == "auto" and mode in _STEP_DOWN

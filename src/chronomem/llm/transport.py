@@ -25,6 +25,7 @@ from chronomem.errors import ModelError, ModelUnavailableError
 from chronomem.llm.guard import ensure_model_requests_allowed
 
 __all__ = [
+    "LazyHttpClient",
     "ProviderRequestError",
     "ProviderUnavailableError",
     "new_http_client",
@@ -82,6 +83,27 @@ def new_http_client(timeout_s: float, max_connections: int = 64) -> httpx.AsyncC
         timeout=httpx.Timeout(timeout_s, connect=min(timeout_s, 10.0)),
         limits=httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections),
     )
+
+
+class LazyHttpClient:
+    """An httpx client made on first use (building an adapter opens nothing) and closed with its owner.
+
+    A client passed in (tests, a shared pool) is used as it is.
+    """
+
+    def __init__(self, timeout_s: float, client: httpx.AsyncClient | None = None) -> None:
+        self._timeout_s = timeout_s
+        self._client = client
+
+    @property
+    def client(self) -> httpx.AsyncClient:
+        if self._client is None:
+            self._client = new_http_client(self._timeout_s)
+        return self._client
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
 
 
 def _error_for_status(response: httpx.Response, target: str) -> ModelError:
