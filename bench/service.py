@@ -78,7 +78,12 @@ def serve(data_dir: Path, port: int, latency: float, workers: int) -> None:
         memory = Chronomem(store=store, embedder=HashingEmbedder(), llm=model, settings=settings)
         await serve_app(create_app(memory), port=port, log_level="warning")
 
-    asyncio.run(main())
+    try:  # uvloop (from `uvicorn[standard]`) when installed: cheaper I/O and thread hand-offs
+        import uvloop
+    except ImportError:
+        asyncio.run(main())
+    else:
+        uvloop.run(main())
 
 
 # -- set-up ------------------------------------------------------------------------------------------
