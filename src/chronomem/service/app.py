@@ -90,8 +90,10 @@ async def serve_app(app: FastAPI, *, host: str = "127.0.0.1", port: int = 8000, 
     """Serve ``app`` with uvicorn in the running event loop until SIGINT/SIGTERM (``chronomem serve``).
 
     It also shortens the interpreter's thread switch interval to 1 ms for the process: the event
-    loop shares the GIL with the store's reader threads and gets it back sooner (about 10% more
-    context requests per second in ``bench/service.py``).
+    loop shares the GIL with the store's writer thread and gets it back sooner (about 10% more
+    context requests per second in ``bench/service.py``, measured when the SQLite store still ran
+    its reads on threads too). uvicorn picks ``httptools`` for HTTP when it is installed
+    (``uvicorn[standard]``); the loop is the caller's (``uvloop.run`` to serve on uvloop).
     """
     import uvicorn
 
