@@ -65,14 +65,14 @@ def _options(
     ctx.obj = {"data_dir": data_dir, "store": store, "embedder": embedder}
 
 
-def _settings(ctx: typer.Context) -> Settings:
+def _settings(ctx: typer.Context, *, store: str | None = None) -> Settings:
     settings = Settings.from_env()
     given = ctx.find_root().obj or {}
     changes: dict[str, Any] = {}
     if given.get("data_dir") is not None:
         changes["data_dir"] = given["data_dir"]
-    if given.get("store") is not None:
-        changes["store_url"] = given["store"]
+    if (store or given.get("store")) is not None:
+        changes["store_url"] = store or given["store"]
     if given.get("embedder") is not None:
         changes["embedder"] = given["embedder"]
     return replace(settings, **changes)
@@ -125,6 +125,12 @@ def _when(text: str | None) -> datetime | None:
 # -- serving -----------------------------------------------------------------------------------------
 
 
+StoreOption = Annotated[
+    str | None,
+    typer.Option("--store", help="Store URL for this command (e.g. falkordb://host:6379); wins over the global one."),
+]
+
+
 @app.command()
 def serve(
     ctx: typer.Context,
@@ -132,16 +138,28 @@ def serve(
     port: Annotated[int, typer.Option(help="TCP port.")] = 8000,
     workers: Annotated[bool | None, typer.Option(
         help="Run ingestion workers in this process (default: yes, or CHRONOMEM_INPROCESS_WORKERS).")] = None,
+    store: StoreOption = None,
 ) -> None:
     """Serve the HTTP API (OpenAPI at /docs) with in-process ingestion workers."""
     from chronomem.service.app import create_app, serve_app
 
-    settings = _settings(ctx)
+    settings = _settings(ctx, store=store)
     if workers is not None:
         settings = replace(settings, workers=replace(settings.workers, in_process=workers))
     if not settings.workers.in_process:
         _refuse_separate_workers_on_sqlite(settings)
-    _run(serve_app(create_app(settings), host=host, port=port))
+    _run_server(serve_app(create_app(settings), host=host, port=port))
+
+
+def _run_server(coro: Coroutine[Any, Any, None]) -> None:
+    """Serve on uvloop when it is installed (``uvicorn[standard]``): cheaper I/O under load."""
+    try:
+        import uvloop
+    except ImportError:
+        _run(coro)
+        return
+    with _clean_errors():
+        uvloop.run(coro)
 
 
 def _refuse_separate_workers_on_sqlite(settings: Settings) -> None:
@@ -159,11 +177,12 @@ def worker(
     ctx: typer.Context,
     shard: Annotated[str, typer.Option(help="This worker's share of the groups, i/n (e.g. 0/2).")] = "0/1",
     concurrency: Annotated[int | None, typer.Option(help="Groups processed at once.")] = None,
+    store: StoreOption = None,
 ) -> None:
     """Process queued episodes until stopped (run the server with --no-workers)."""
     from chronomem.service.workers import Shard, WorkerPool
 
-    settings = _settings(ctx)
+    settings = _settings(ctx, store=store)
     _refuse_separate_workers_on_sqlite(settings)
     if concurrency is not None:
         settings = replace(settings, workers=replace(settings.workers, concurrency=concurrency))

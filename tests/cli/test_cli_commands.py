@@ -147,3 +147,11 @@ def test_the_environment_can_turn_in_process_workers_off(cli, monkeypatch):
     monkeypatch.setenv("CHRONOMEM_INPROCESS_WORKERS", "0")
     result = cli("serve")
     assert result.exit_code == 1 and "in-process" in result.stderr
+
+
+def test_serve_and_worker_take_their_own_store_url_over_the_global_one(tmp_path):
+    sqlite = f"sqlite:///{tmp_path / 'x.db'}"
+    for command in (["serve", "--no-workers", "--store", sqlite], ["worker", "--store", sqlite]):
+        result = runner.invoke(app, ["--store", "falkordb://127.0.0.1:1", *command])
+        assert result.exit_code == 1
+        assert "separate worker processes need a store shared between processes" in result.output
