@@ -157,10 +157,10 @@ def _print_ingestion(console: Console, results: list[IngestResult], extracted: b
             "[yellow]No language model configured:[/yellow] the JSON records were mapped to a graph without one, "
             "and the conversation is stored and searchable but marked "
             f"[italic]{EpisodeStatus.UNEXTRACTED.value}[/italic].\n"
-            "To build its graph too, configure a model (e.g. CHRONOMEM_LLM_MODEL with an OpenAI key, or an "
-            "Ollama URL) and run `chronomem demo` again (it extracts what waits with `Ingestor.reprocess`). "
-            "To try the pipeline offline, pass `chronomem.ingest.heuristic.heuristic_model()` as the model: "
-            "a heuristic stand-in, not an LLM."
+            "To build its graph too, configure a model (e.g. CHRONOMEM_LLM_MODEL=openai:gpt-4o-mini with "
+            "OPENAI_API_KEY, or CHRONOMEM_LLM_MODEL=ollama:qwen2.5:7b; see docs/llm.md) and run `chronomem demo` "
+            "again. `chronomem demo --model heuristic` runs the whole pipeline offline with a rule-based "
+            "stand-in (not an LLM)."
         )
 
 
