@@ -26,6 +26,7 @@ and over whole sessions' user text for LongMemEval, the baselines the benchmarks
 
 from __future__ import annotations
 
+import re
 import statistics
 import tempfile
 import time
@@ -36,12 +37,12 @@ from pathlib import Path
 from typing import Any
 
 from chronomem.embed.base import Embedder
+from chronomem.embed.cache import CachedEmbedder
 from chronomem.eval.bm25 import BM25
 from chronomem.eval.ingest import ingest, lme_episodes, lme_group, locomo_episodes, locomo_group
 from chronomem.eval.locomo import CATEGORY_NAMES, LocomoSample, load_locomo
 from chronomem.eval.longmemeval import LmeQuestion, load_longmemeval
 from chronomem.eval.metrics import distinct, evidence_recall, ndcg_any, recall_all, recall_any
-from chronomem.eval.vector_cache import DiskCachedEmbedder
 from chronomem.search.config import Method, ScopeConfig, SearchConfig, TimeMode
 from chronomem.search.rerank import rrf
 from chronomem.search.searcher import Searcher
@@ -117,11 +118,15 @@ def _mean(values: list[float]) -> float:
     return statistics.fmean(values) if values else float("nan")
 
 
+def _safe(name: str) -> str:
+    return re.sub(r"[^\w.-]+", "_", name)
+
+
 # -- LoCoMo -----------------------------------------------------------------------------------------
 
 
 async def _eval_locomo(
-    samples: list[LocomoSample], store: Store, embedder: DiskCachedEmbedder, config: SearchConfig, log: Progress
+    samples: list[LocomoSample], store: Store, embedder: Embedder, config: SearchConfig, log: Progress
 ) -> dict[str, float | int]:
     searcher = Searcher(store, embedder)
     ours: _Recalls = defaultdict(list)  # (category, k) -> recalls
@@ -139,7 +144,6 @@ async def _eval_locomo(
             for k in LOCOMO_KS:
                 ours[q.category, k].append(evidence_recall(ranked, q.evidence, k))
                 base[q.category, k].append(evidence_recall(baseline, q.evidence, k))
-        embedder.save()
         log(f"locomo {sample.sample_id}: {len(questions)} questions")
     return _locomo_metrics(ours, base)
 
@@ -173,7 +177,7 @@ def _lme_scores(ranked: list[str], gold: tuple[str, ...], corpus_size: int) -> d
 
 
 async def _eval_longmemeval(
-    questions: list[LmeQuestion], store: Store, embedder: DiskCachedEmbedder, config: SearchConfig, log: Progress
+    questions: list[LmeQuestion], store: Store, embedder: Embedder, config: SearchConfig, log: Progress
 ) -> dict[str, float | int]:
     searcher = Searcher(store, embedder)
     ours: _ByType = defaultdict(list)  # question type -> per-question scores
@@ -190,9 +194,7 @@ async def _eval_longmemeval(
         ours[q.question_type].append(_lme_scores(ranked, q.answer_session_ids, len(session_ids)))
         base[q.question_type].append(_lme_scores(baseline, q.answer_session_ids, len(session_ids)))
         if number % 10 == 0:
-            embedder.save()
             log(f"longmemeval: {number}/{len(questions)} questions")
-    embedder.save()
     return _lme_metrics(ours, base)
 
 
@@ -246,7 +248,10 @@ async def run_eval(
     started = time.perf_counter()
     report = EvalReport()
     with tempfile.TemporaryDirectory(prefix="chronomem-eval-") as scratch:
-        cached = DiskCachedEmbedder(embedder or _default_embedder(), cache_dir if cache_dir is not None else scratch)
+        inner = embedder or _default_embedder()
+        cache_file = Path(cache_dir if cache_dir is not None else scratch) / f"vectors-{_safe(inner.model_name)}.db"
+        # every vector is written to the cache file as it is made: a re-run embeds nothing again
+        cached = CachedEmbedder(inner, path=cache_file, max_entries=500_000)
         store = await open_store(store_url or f"sqlite:///{Path(scratch) / 'eval.db'}")
         try:
             if locomo is not None:
@@ -260,5 +265,6 @@ async def run_eval(
                     report.add(name, value)
         finally:
             await store.close()
+            await cached.aclose()
     report.add("eval_seconds", time.perf_counter() - started)
     return report
