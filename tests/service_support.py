@@ -8,6 +8,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -70,13 +71,15 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def start_live_server(data_dir: Path, port: int, *, latency: float = 0.0) -> subprocess.Popen[bytes]:
-    """Start ``live_server.py`` and wait until it is ready."""
+def start_live_server(
+    data_dir: Path, port: int, *, latency: float = 0.0, workers: bool = True
+) -> subprocess.Popen[bytes]:
+    """Start ``live_server.py`` (with or without its in-process workers) and wait until it is ready."""
     log = data_dir / "server.log"
     with open(log, "ab") as sink:
         process = subprocess.Popen(
             [sys.executable, str(LIVE_SERVER), "--data-dir", str(data_dir), "--port", str(port),
-             "--latency", str(latency)],
+             "--latency", str(latency), "--role", "all" if workers else "api"],
             cwd=ROOT, stdout=subprocess.DEVNULL, stderr=sink,
         )
     deadline = time.monotonic() + 30
@@ -91,3 +94,27 @@ def start_live_server(data_dir: Path, port: int, *, latency: float = 0.0) -> sub
         time.sleep(0.1)
     process.kill()
     raise AssertionError("server did not become ready")
+
+
+def start_live_worker(data_dir: Path, *, latency: float = 0.0) -> subprocess.Popen[str]:
+    """Start ``live_server.py --role worker`` (a separate ingestion process) and wait until it runs;
+    its output is piped, so a worker that refused to start can be read from."""
+    process = subprocess.Popen(
+        [sys.executable, str(LIVE_SERVER), "--data-dir", str(data_dir), "--latency", str(latency), "--role", "worker"],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )
+    assert process.stdout is not None
+    first = process.stdout.readline()  # "worker ready", or the start of a traceback
+    if "worker ready" not in first:
+        rest = process.communicate(timeout=30)[0]
+        raise AssertionError(f"worker did not start: {first}{rest}")
+    return process
+
+
+def statuses(client: httpx.Client, task_ids: list[str]) -> Counter[str]:
+    """How many episodes of these tasks are in each queue state."""
+    counts: Counter[str] = Counter()
+    for task_id in task_ids:
+        for episode in client.get(f"/api/v3/tasks/{task_id}").json()["episodes"]:
+            counts[episode["status"]] += 1
+    return counts

@@ -146,8 +146,6 @@ def serve(
     settings = _settings(ctx, store=store)
     if workers is not None:
         settings = replace(settings, workers=replace(settings.workers, in_process=workers))
-    if not settings.workers.in_process:
-        _refuse_separate_workers_on_sqlite(settings)
     _run_server(serve_app(create_app(settings), host=host, port=port))
 
 
@@ -162,16 +160,6 @@ def _run_server(coro: Coroutine[Any, Any, None]) -> None:
         uvloop.run(coro)
 
 
-def _refuse_separate_workers_on_sqlite(settings: Settings) -> None:
-    # The embedded store keeps its search indexes in the memory of the process that opened it: a
-    # server would not see what a separate worker process writes until it restarts.
-    if settings.resolved_store_url.startswith("sqlite:"):
-        err_console.print("error: separate worker processes need a store shared between processes "
-                          "(falkordb://...); with the embedded SQLite store, `chronomem serve` runs the "
-                          "workers in-process")
-        raise typer.Exit(1)
-
-
 @app.command()
 def worker(
     ctx: typer.Context,
@@ -183,13 +171,15 @@ def worker(
     from chronomem.service.workers import Shard, WorkerPool
 
     settings = _settings(ctx, store=store)
-    _refuse_separate_workers_on_sqlite(settings)
     if concurrency is not None:
         settings = replace(settings, workers=replace(settings.workers, concurrency=concurrency))
     try:
         part = Shard.parse(shard)
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
+    if part.count > 1 and settings.resolved_store_url.startswith("sqlite:"):
+        # One process consumes a SQLite file's queue (it runs groups in parallel: --concurrency).
+        raise typer.BadParameter("an embedded SQLite store takes one worker process: leave --shard at 0/1")
 
     async def work(memory: Chronomem) -> None:
         stop = asyncio.Event()

@@ -133,25 +133,12 @@ def test_demo_runs(cli):
     assert "Maya" in result.stdout
 
 
-def test_a_separate_worker_refuses_the_embedded_store(cli):
-    result = cli("worker")
-    assert result.exit_code == 1 and "in-process" in result.stderr
+def test_a_sharded_worker_is_refused_on_the_embedded_store(cli):
+    result = cli("worker", "--shard", "1/2")
+    assert result.exit_code == 2 and "one worker process" in result.output
 
 
-def test_serving_without_workers_refuses_the_embedded_store(cli):
-    result = cli("serve", "--no-workers")
-    assert result.exit_code == 1 and "in-process" in result.stderr
-
-
-def test_the_environment_can_turn_in_process_workers_off(cli, monkeypatch):
-    monkeypatch.setenv("CHRONOMEM_INPROCESS_WORKERS", "0")
-    result = cli("serve")
-    assert result.exit_code == 1 and "in-process" in result.stderr
-
-
-def test_serve_and_worker_take_their_own_store_url_over_the_global_one(tmp_path):
+def test_worker_takes_its_own_store_url_over_the_global_one(tmp_path):
     sqlite = f"sqlite:///{tmp_path / 'x.db'}"
-    for command in (["serve", "--no-workers", "--store", sqlite], ["worker", "--store", sqlite]):
-        result = runner.invoke(app, ["--store", "falkordb://127.0.0.1:1", *command])
-        assert result.exit_code == 1
-        assert "separate worker processes need a store shared between processes" in result.output
+    result = runner.invoke(app, ["--store", "falkordb://127.0.0.1:1", "worker", "--shard", "1/2", "--store", sqlite])
+    assert result.exit_code == 2 and "one worker process" in result.output  # refused as SQLite, not FalkorDB

@@ -3,7 +3,10 @@ scripted model that takes ``--latency`` seconds per call. Each episode whose ext
 appended to ``<data-dir>/processed.log`` (after the store's atomic write), so a test can tell whether
 any episode was processed twice across a SIGKILL and a restart.
 
-    python tests/service/live_server.py --data-dir DIR --port PORT [--latency 0.2]
+    python tests/service/live_server.py --data-dir DIR --port PORT [--latency 0.2] [--role all|api|worker]
+
+``--role api`` serves without ingestion workers and ``--role worker`` runs only the worker pool (no
+port), as ``chronomem serve --no-workers`` and ``chronomem worker`` do, on the same database file.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import signal
 from pathlib import Path
 
 from chronomem.embed.testing import HashingEmbedder
@@ -18,6 +22,7 @@ from chronomem.ingest.prompts import ExtractedEntities, ExtractedEntity
 from chronomem.llm.testing import FunctionModel
 from chronomem.memory import Chronomem
 from chronomem.service.app import create_app, serve_app
+from chronomem.service.workers import WorkerPool
 from chronomem.settings import Settings, WorkerSettings
 from chronomem.store.factory import open_store
 
@@ -31,15 +36,16 @@ def speakers_only(prompt, context):
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--data-dir", type=Path, required=True)
-    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--latency", type=float, default=0.2)
+    parser.add_argument("--role", choices=["all", "api", "worker"], default="all")
     args = parser.parse_args()
     settings = Settings(data_dir=args.data_dir, workers=WorkerSettings(concurrency=4, poll_interval_s=0.1))
 
-    asyncio.run(serve(args.data_dir, args.port, args.latency, settings))
+    asyncio.run(serve(args.data_dir, args.port, args.latency, settings, args.role))
 
 
-async def serve(data_dir: Path, port: int, latency: float, settings: Settings) -> None:
+async def serve(data_dir: Path, port: int, latency: float, settings: Settings, role: str) -> None:
     store = await open_store(f"sqlite:///{data_dir / 'graph.db'}")
     model = FunctionModel(speakers_only, latency_s=latency)
     memory = Chronomem(store=store, embedder=HashingEmbedder(), llm=model, settings=settings)
@@ -56,7 +62,16 @@ async def serve(data_dir: Path, port: int, latency: float, settings: Settings) -
         return result
 
     memory.process = logged  # type: ignore[method-assign]
-    await serve_app(create_app(memory), port=port, log_level="warning")
+    if role != "worker":
+        await serve_app(create_app(memory, workers=role == "all"), port=port, log_level="warning")
+        return
+    stop = asyncio.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        asyncio.get_running_loop().add_signal_handler(sig, stop.set)
+    async with WorkerPool(memory.store, memory.process, settings.workers):
+        print("worker ready", flush=True)
+        await stop.wait()
+    await memory.close()
 
 
 if __name__ == "__main__":

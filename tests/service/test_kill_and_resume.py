@@ -12,15 +12,7 @@ import httpx
 import pytest
 
 from chronomem.service.controlplane import ControlPlane
-from service_support import free_port, start_live_server
-
-
-def statuses(client: httpx.Client, task_ids: list[str]) -> Counter[str]:
-    counts: Counter[str] = Counter()
-    for task_id in task_ids:
-        for episode in client.get(f"/api/v3/tasks/{task_id}").json()["episodes"]:
-            counts[episode["status"]] += 1
-    return counts
+from service_support import free_port, start_live_server, statuses
 
 
 @pytest.mark.integration

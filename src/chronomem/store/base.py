@@ -148,7 +148,8 @@ class Store(Protocol):
 
     async def reset_processing(self) -> int:
         """Return every ``processing`` episode of every group to ``pending`` (crash recovery at
-        start-up); returns how many."""
+        start-up); returns how many. Called by the process that starts consuming the queue; a store
+        whose queue takes one consumer process (SQLite) raises ``StoreError`` while another has it."""
 
     async def pending_groups(self) -> list[str]:
         """Groups with at least one ``pending`` episode."""

@@ -28,7 +28,8 @@ __all__ = ["DEFAULT_MEMORY_BUDGET", "ChangeKind", "IndexChange", "IndexRegistry"
 DEFAULT_MEMORY_BUDGET = 8 << 30  # bytes of in-memory indexes before the least recently used are dropped
 
 Kind = Literal["vector", "text"]
-ChangeKind = Literal["vector", "text", "times"]  # "times": a fact's four timestamps (its vector's filter data)
+# "times": a fact's four timestamps (its vector's filter data); "group": the group was deleted
+ChangeKind = Literal["vector", "text", "times", "group"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,12 +71,20 @@ class IndexRegistry:
         with self._lock:
             return list(self._indexes)
 
+    def holds(self, group_id: str, scope: str) -> bool:
+        """Is any index of this (group, scope) loaded?"""
+        with self._lock:
+            return any(key[1:] == (group_id, scope) for key in self._indexes)
+
     def _peek(self, kind: Kind, group_id: str, scope: str) -> VectorIndex | TextIndex | None:
         with self._lock:
             return self._indexes.get((kind, group_id, scope))
 
     def apply(self, changes: Iterable[IndexChange]) -> None:
         for change in changes:
+            if change.kind == "group":
+                self.drop_group(change.group_id)
+                continue
             kind: Kind = "text" if change.kind == "text" else "vector"
             index = self._peek(kind, change.group_id, change.scope)  # a write is not a use
             if index is None:

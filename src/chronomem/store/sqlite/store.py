@@ -31,14 +31,16 @@ from chronomem.errors import InvalidInputError, NotFoundError, StoreError, Store
 from chronomem.filters import SearchFilters
 from chronomem.store.base import BfsResult, GraphWrite, GroupStats, Scope, ScoredId, WeightedEdge
 from chronomem.store.sqlite import reads
+from chronomem.store.sqlite.changefeed import ChangeFeed, head
 from chronomem.store.sqlite.codec import EPISODE_COLUMNS, episode_from_row
 from chronomem.store.sqlite.connection import apply_migrations, connect
 from chronomem.store.sqlite.graph import breadth_first
-from chronomem.store.sqlite.indexes import DEFAULT_MEMORY_BUDGET, IndexRegistry, Kind
+from chronomem.store.sqlite.indexes import DEFAULT_MEMORY_BUDGET, IndexChange, IndexRegistry, Kind
+from chronomem.store.sqlite.queuelock import QueueLock
 from chronomem.store.sqlite.text import TextIndex, query_terms
 from chronomem.store.sqlite.timemask import NULL_TIME, fact_time_mask
 from chronomem.store.sqlite.vectors import VectorIndex
-from chronomem.store.sqlite.writes import TEXT_SQL, apply_write, find_group, insert_episode_row
+from chronomem.store.sqlite.writes import TEXT_SQL, apply_write, check_batch, find_group, insert_episode_row
 
 __all__ = ["SQLiteStore"]
 
@@ -65,6 +67,9 @@ class SQLiteStore:
         self._readers: list[sqlite3.Connection] = []
         self._readers_lock = threading.Lock()
         self._indexes = IndexRegistry(index_memory)
+        # Other processes' writes reach this one's indexes through the file's change log.
+        self._feed = ChangeFeed(self._indexes, applied=head(writer))
+        self._queue_lock = None if self._in_memory else QueueLock(path)
         self._closed = False
 
     @classmethod
@@ -130,6 +135,27 @@ class SQLiteStore:
     async def _write(self, fn: Callable[..., T], *args: Any) -> T:
         return await self._run(self._write_pool, lambda: fn(self._writer, *args))
 
+    def _transaction(
+        self, conn: sqlite3.Connection, body: Callable[[sqlite3.Connection], tuple[T, list[IndexChange]]]
+    ) -> T:
+        """Run ``body`` in one write transaction that also logs its index changes; the indexes of
+        this process change after the commit (with any other process's changes not yet applied)."""
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            result, own = body(conn)
+            changes, newest = self._feed.before_commit(conn, own)
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        self._feed.after_commit(changes, newest)
+        return result
+
+    async def _catch_up(self) -> None:
+        """Apply what other processes wrote since this one last looked (a cheap check first)."""
+        if not self._in_memory and self._feed.behind(self._reader()):
+            await self._write(self._feed.catch_up)
+
     async def _read_group(self, group_id: str, fn: Callable[..., T], *args: Any, default: T) -> T:
         """Run ``fn(conn, gid, *args)`` on a reader; ``default`` if the group was never written."""
 
@@ -156,6 +182,8 @@ class SQLiteStore:
             self._readers.clear()
         self._writer.close()
         self._indexes.clear()
+        if self._queue_lock is not None:
+            self._queue_lock.release()
 
     async def list_groups(self) -> list[str]:
         def query() -> list[str]:
@@ -170,34 +198,28 @@ class SQLiteStore:
         return await self._read(query)
 
     async def delete_group(self, group_id: str) -> None:
-        def delete(conn: sqlite3.Connection) -> None:
+        def delete(conn: sqlite3.Connection) -> tuple[None, list[IndexChange]]:
             gid = find_group(conn, group_id)
             if gid is None:
-                return
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                for table in (
-                    "episodes",
-                    "entities",
-                    "entity_names",
-                    "entity_labels",
-                    "facts",
-                    "fact_entities",
-                    "fact_episodes",
-                    "mentions",
-                    "communities",
-                    "community_members",
-                    "vectors",
-                    "groups",
-                ):
-                    conn.execute(f"DELETE FROM {table} WHERE gid = ?", (gid,))
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            self._indexes.drop_group(group_id)
+                return None, []
+            for table in (
+                "episodes",
+                "entities",
+                "entity_names",
+                "entity_labels",
+                "facts",
+                "fact_entities",
+                "fact_episodes",
+                "mentions",
+                "communities",
+                "community_members",
+                "vectors",
+                "groups",
+            ):
+                conn.execute(f"DELETE FROM {table} WHERE gid = ?", (gid,))
+            return None, [IndexChange("group", group_id, "", "", None)]
 
-        await self._write(delete)
+        await self._write(self._transaction, delete)
 
     async def stats(self, group_id: str) -> GroupStats:
         return await self._read_group(group_id, reads.group_stats, default=_EMPTY_STATS)
@@ -205,18 +227,17 @@ class SQLiteStore:
     # -- writes ------------------------------------------------------------------------------------
 
     async def insert_episode(self, episode: Episode) -> tuple[Episode, bool]:
-        def insert(conn: sqlite3.Connection) -> tuple[Episode, bool]:
+        def insert(conn: sqlite3.Connection) -> tuple[tuple[Episode, bool], list[IndexChange]]:
             inserted, changes = insert_episode_row(conn, episode)
-            self._indexes.apply(changes)
-            return _episode(conn, episode.group_id, episode.id), inserted
+            return (_episode(conn, episode.group_id, episode.id), inserted), changes
 
-        return await self._write(insert)
+        return await self._write(self._transaction, insert)
 
     async def write(self, batch: GraphWrite) -> None:
-        def write(conn: sqlite3.Connection) -> None:
-            self._indexes.apply(apply_write(conn, batch))
-
-        await self._write(write)
+        check_batch(batch)
+        if batch.is_empty():
+            return
+        await self._write(self._transaction, lambda conn: (None, apply_write(conn, batch)))
 
     async def set_episode_status(
         self, group_id: str, episode_id: str, status: EpisodeStatus, *, error: str | None = None
@@ -248,6 +269,11 @@ class SQLiteStore:
         return await self._write(update)
 
     async def reset_processing(self) -> int:
+        """Also makes this process the file's one queue consumer (see queuelock.py): raises
+        ``StoreError`` while another process is."""
+        if self._queue_lock is not None:
+            self._queue_lock.acquire()
+
         def reset(conn: sqlite3.Connection) -> int:
             cursor = conn.execute(
                 "UPDATE episodes SET status = ? WHERE status = ?",
@@ -404,6 +430,7 @@ class SQLiteStore:
         filters: SearchFilters | None,
         min_score: float | None,
     ) -> list[ScoredId]:
+        await self._catch_up()
         index = self._indexes.get(kind, group_id, scope.value)
         if index is None:  # (an empty index is falsy: compare with None)
             index = await self._write(self._load_index, kind, group_id, scope)

@@ -1,8 +1,8 @@
 """Applying writes on the single writer connection: GraphWrite batches and queue inserts.
 
-Each batch is one ``BEGIN IMMEDIATE … COMMIT``: refused batches never reach SQL, and any failure
-inside rolls everything back. The in-memory indexes (vectors, BM25) change only after the commit,
-from the returned changes.
+Each batch is one ``BEGIN IMMEDIATE … COMMIT`` that the caller (the store) owns: refused batches
+never reach SQL, and any failure inside rolls everything back. The in-memory indexes (vectors,
+BM25) change only after the commit, from the returned changes.
 """
 
 from __future__ import annotations
@@ -92,31 +92,17 @@ def check_batch(batch: GraphWrite) -> None:
 
 
 def apply_write(conn: sqlite3.Connection, batch: GraphWrite) -> list[IndexChange]:
-    check_batch(batch)
-    if batch.is_empty():
-        return []
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        tx = _Tx(conn, batch.group_id, ensure_group(conn, batch.group_id))
-        _apply_deletions(tx, batch)
-        _apply_upserts(tx, batch)
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
+    """Write a checked, non-empty batch inside the caller's transaction."""
+    tx = _Tx(conn, batch.group_id, ensure_group(conn, batch.group_id))
+    _apply_deletions(tx, batch)
+    _apply_upserts(tx, batch)
     return tx.changes
 
 
 def insert_episode_row(conn: sqlite3.Connection, episode: Episode) -> tuple[bool, list[IndexChange]]:
-    """Insert unless the id exists in the group; True if inserted now."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        tx = _Tx(conn, episode.group_id, ensure_group(conn, episode.group_id))
-        inserted = _upsert_episode(tx, episode, replace=False)
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
+    """Insert unless the id exists in the group (inside the caller's transaction); True if inserted now."""
+    tx = _Tx(conn, episode.group_id, ensure_group(conn, episode.group_id))
+    inserted = _upsert_episode(tx, episode, replace=False)
     return inserted, tx.changes
 
 

@@ -1,0 +1,82 @@
+"""`serve --no-workers` beside a separate worker process, on one embedded SQLite file: the server
+finds what the worker extracts, a second worker is refused, and a worker killed with SIGKILL
+mid-ingestion is replaced without losing or repeating an episode."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from collections import Counter
+
+import httpx
+import pytest
+
+from chronomem.service.controlplane import ControlPlane
+from service_support import free_port, start_live_server, start_live_worker, statuses
+
+USERS = ("ann", "bo", "cy")
+
+
+def wait_for(client: httpx.Client, task_ids: list[str], done: int, timeout: float) -> Counter[str]:
+    deadline = time.monotonic() + timeout
+    while (seen := statuses(client, task_ids))["done"] < done and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return seen
+
+
+def entity_names(client: httpx.Client, user: str) -> set[str]:
+    found = client.post("/api/v3/graph/search", json={"user_id": user, "query": user.title(), "scopes": ["nodes"]})
+    assert found.status_code == 200, found.text
+    return {e["name"] for e in found.json()["entities"]}
+
+
+@pytest.mark.integration
+def test_a_server_without_workers_and_a_separate_worker_share_one_sqlite_file(tmp_path):
+    control = ControlPlane.open(tmp_path / "control.db")
+    _, key = control.create_key("split")
+    control.close()
+    port = free_port()
+    server = start_live_server(tmp_path, port, latency=0.3, workers=False)
+    worker: subprocess.Popen[str] | None = None
+    accepted: list[str] = []
+    task_ids: list[str] = []
+    try:
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=10,
+                          headers={"Authorization": f"Bearer {key}"}) as client:
+            for user in USERS:
+                assert client.post("/api/v3/users", json={"user_id": user}).status_code == 201
+                client.post("/api/v3/threads", json={"thread_id": f"t-{user}", "user_id": user})
+                response = client.post(f"/api/v3/threads/t-{user}/messages", json={"messages": [
+                    {"role": "user", "name": user.title(), "content": f"message {i} from {user}"} for i in range(6)]})
+                assert response.status_code == 202
+                accepted += response.json()["message_uuids"]
+                task_ids.append(response.json()["task_id"])
+                assert entity_names(client, user) == set()  # builds the server's indexes before any extraction
+            time.sleep(0.5)
+            assert statuses(client, task_ids) == Counter({"pending": len(accepted)})  # the server extracts nothing
+
+            worker = start_live_worker(tmp_path, latency=0.3)
+            second = subprocess.run(  # one ingestion process per SQLite file
+                [*worker.args[:-2], "--role", "worker"], capture_output=True, text=True, timeout=60
+            )
+            assert second.returncode != 0 and "already processing the episode queue" in second.stdout + second.stderr
+
+            before_kill = wait_for(client, task_ids, 3, timeout=30)
+            assert 3 <= before_kill["done"] < len(accepted), before_kill  # killed mid-ingestion
+            os.kill(worker.pid, signal.SIGKILL)
+            worker.communicate(timeout=10)
+
+            worker = start_live_worker(tmp_path, latency=0.3)  # the lock died with the killed process
+            assert wait_for(client, task_ids, len(accepted), timeout=60) == Counter({"done": len(accepted)})
+            for user in USERS:  # the server's search indexes took in what the worker wrote
+                assert user.title() in entity_names(client, user)
+    finally:
+        for process in (worker, server):
+            if process is not None and process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+                process.communicate(timeout=20)
+    processed = (tmp_path / "processed.log").read_text().split()
+    assert set(processed) <= set(accepted)
+    assert [e for e, n in Counter(processed).items() if n > 1] == []  # nothing processed twice
