@@ -95,18 +95,22 @@ class ChangeFeed:
         rows = conn.execute(
             "SELECT DISTINCT grp, kind, scope, id FROM index_log WHERE seq > ? AND seq <= ?", (self.applied, newest)
         ).fetchall()
-        changes = []
+        changes: list[IndexChange] = []
+        gids: dict[str, int | None] = {}
         for group_id, kind, scope, object_id in rows:
             if kind == "group":
-                self._registry.drop_group(group_id)
+                changes.append(IndexChange("group", group_id, scope, object_id, None))
             elif self._registry.holds(group_id, scope):  # unloaded indexes are built from the database
-                changes.extend(_current(conn, group_id, kind, Scope(scope), object_id))
+                if group_id not in gids:
+                    gids[group_id] = find_group(conn, group_id)
+                changes.extend(_current(conn, gids[group_id], group_id, kind, Scope(scope), object_id))
         return changes, newest
 
 
-def _current(conn: sqlite3.Connection, group_id: str, kind: str, scope: Scope, object_id: str) -> list[IndexChange]:
+def _current(
+    conn: sqlite3.Connection, gid: int | None, group_id: str, kind: str, scope: Scope, object_id: str
+) -> list[IndexChange]:
     """The change that brings an index to this object's current state (empty if nothing to do)."""
-    gid = find_group(conn, group_id)
     if kind == "text":
         row = None if gid is None else conn.execute(_TEXT_BY_ID[scope], (gid, object_id)).fetchone()
         return [IndexChange("text", group_id, scope.value, object_id, None if row is None else row[1])]

@@ -74,7 +74,7 @@ class IndexRegistry:
     def holds(self, group_id: str, scope: str) -> bool:
         """Is any index of this (group, scope) loaded?"""
         with self._lock:
-            return any(key[1:] == (group_id, scope) for key in self._indexes)
+            return ("vector", group_id, scope) in self._indexes or ("text", group_id, scope) in self._indexes
 
     def _peek(self, kind: Kind, group_id: str, scope: str) -> VectorIndex | TextIndex | None:
         with self._lock:

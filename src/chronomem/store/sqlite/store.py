@@ -152,9 +152,17 @@ class SQLiteStore:
         return result
 
     async def _catch_up(self) -> None:
-        """Apply what other processes wrote since this one last looked (a cheap check first)."""
-        if not self._in_memory and self._feed.behind(self._reader()):
+        """Apply what other processes wrote since this one last looked. ``data_version`` changes
+        only when another connection commits, so most searches stop at that pragma."""
+        if self._in_memory:
+            return
+        conn = self._reader()
+        version = conn.execute("PRAGMA data_version").fetchone()[0]
+        if version == getattr(self._local, "data_version", None):
+            return
+        if self._feed.behind(conn):
             await self._write(self._feed.catch_up)
+        self._local.data_version = version
 
     async def _read_group(self, group_id: str, fn: Callable[..., T], *args: Any, default: T) -> T:
         """Run ``fn(conn, gid, *args)`` on a reader; ``default`` if the group was never written."""
