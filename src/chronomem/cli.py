@@ -138,15 +138,24 @@ def serve(
     port: Annotated[int, typer.Option(help="TCP port.")] = 8000,
     workers: Annotated[bool | None, typer.Option(
         help="Run ingestion workers in this process (default: yes, or CHRONOMEM_INPROCESS_WORKERS).")] = None,
+    processes: Annotated[int, typer.Option(
+        min=1, help="Server processes sharing the port (on SQLite: with --no-workers, beside one worker).")] = 1,
     store: StoreOption = None,
 ) -> None:
     """Serve the HTTP API (OpenAPI at /docs) with in-process ingestion workers."""
-    from chronomem.service.app import create_app, serve_app
+    from chronomem.service.app import create_app, serve_app, serve_processes
 
     settings = _settings(ctx, store=store)
     if workers is not None:
         settings = replace(settings, workers=replace(settings.workers, in_process=workers))
-    _run_server(serve_app(create_app(settings), host=host, port=port))
+    if processes == 1:
+        _run_server(serve_app(create_app(settings), host=host, port=port))
+        return
+    if settings.workers.in_process and settings.resolved_store_url.startswith("sqlite:"):
+        # Every process would start workers, and one process consumes a SQLite file's queue.
+        raise typer.BadParameter("several processes on the embedded SQLite store need --no-workers "
+                                 "(run one `chronomem worker` beside them)")
+    serve_processes(settings, host=host, port=port, processes=processes)
 
 
 def _run_server(coro: Coroutine[Any, Any, None]) -> None:

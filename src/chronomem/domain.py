@@ -47,11 +47,14 @@ def new_id() -> str:
     return uuid.uuid4().hex
 
 
+_PUNCTUATION = re.compile(r"[^\w\s]")
+
+
 def normalize_name(name: str) -> str:
     """The form used for exact name matching: NFKC, casefolded, punctuation dropped, spaces folded."""
-    text = unicodedata.normalize("NFKC", name).casefold()
-    text = re.sub(r"[^\w\s]", " ", text)
-    return " ".join(text.split())
+    # NFKC leaves ASCII as it is, and casefold is lower there: the common case skips both.
+    text = name.lower() if name.isascii() else unicodedata.normalize("NFKC", name).casefold()
+    return " ".join(_PUNCTUATION.sub(" ", text).split())
 
 
 def to_relation_type(text: str) -> str:

@@ -104,6 +104,22 @@ class Settings:
         """A copy with some fields changed."""
         return replace(self, **changes)
 
+    def environment(self) -> dict[str, str]:
+        """The ``CHRONOMEM_*`` variables that :meth:`from_env` reads back as these settings (for
+        processes started from this one). The model settings are not included: they are read from
+        their own variables, which a child process inherits."""
+        return {
+            "CHRONOMEM_DATA_DIR": str(self.data_dir),
+            "CHRONOMEM_STORE_URL": self.store_url or "",
+            "CHRONOMEM_EMBEDDER": self.embedder,
+            "CHRONOMEM_WORKERS": str(self.workers.concurrency),
+            "CHRONOMEM_INPROCESS_WORKERS": "1" if self.workers.in_process else "0",
+            "CHRONOMEM_MAX_ATTEMPTS": str(self.workers.max_attempts),
+            "CHRONOMEM_RETRY_BASE_S": repr(self.workers.retry_base_s),
+            "CHRONOMEM_MAX_REQUEST_BYTES": str(self.api.max_request_bytes),
+            "CHRONOMEM_AUTH": "1" if self.auth_required else "0",
+        }
+
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
         """Read the ``CHRONOMEM_*`` variables (and the LLM module's own) from ``environ``

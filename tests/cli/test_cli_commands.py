@@ -138,6 +138,11 @@ def test_a_sharded_worker_is_refused_on_the_embedded_store(cli):
     assert result.exit_code == 2 and "one worker process" in result.output
 
 
+def test_several_server_processes_with_in_process_workers_are_refused_on_the_embedded_store(cli):
+    result = cli("serve", "--processes", "2")
+    assert result.exit_code == 2 and "--no-workers" in result.output
+
+
 def test_worker_takes_its_own_store_url_over_the_global_one(tmp_path):
     sqlite = f"sqlite:///{tmp_path / 'x.db'}"
     result = runner.invoke(app, ["--store", "falkordb://127.0.0.1:1", "worker", "--shard", "1/2", "--store", sqlite])

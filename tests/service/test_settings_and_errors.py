@@ -39,6 +39,16 @@ def test_from_env_reads_the_chronomem_variables():
     assert settings.llm is None  # no model unless one is named
 
 
+def test_settings_travel_to_child_processes_through_their_environment():
+    from chronomem.settings import ApiLimits, WorkerSettings
+
+    settings = Settings(data_dir=Path("/srv/mem"), store_url="falkordb://db:6379", embedder="hashing",
+                        workers=WorkerSettings(concurrency=9, in_process=False, max_attempts=2, retry_base_s=0.25),
+                        api=ApiLimits(max_request_bytes=4096), auth_required=False)
+    assert Settings.from_env(settings.environment()) == settings
+    assert Settings.from_env(Settings().environment()) == Settings()
+
+
 def test_naming_a_model_brings_the_llm_settings():
     settings = Settings.from_env({"CHRONOMEM_LLM_MODEL": "openai:gpt-4o-mini"})
     assert settings.llm is not None and settings.llm.model == "openai:gpt-4o-mini"

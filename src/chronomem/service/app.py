@@ -11,6 +11,8 @@ its browsable form at ``/docs``.
 
 from __future__ import annotations
 
+import os
+import socket
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -26,7 +28,7 @@ from chronomem.service.routers import graph, probes, tasks, threads, users
 from chronomem.service.workers import WorkerPool
 from chronomem.settings import Settings
 
-__all__ = ["API_PREFIX", "app_from_env", "create_app", "serve_app"]
+__all__ = ["API_PREFIX", "app_from_env", "create_app", "serve_app", "serve_processes"]
 
 API_PREFIX = "/api/v3"
 SWITCH_INTERVAL_S = 0.001
@@ -82,11 +84,34 @@ def create_app(
 
 
 def app_from_env() -> FastAPI:
-    """``create_app(Settings.from_env())``: the factory ``uvicorn --factory`` and ``serve`` use."""
+    """``create_app(Settings.from_env())``: the factory ``uvicorn --factory`` and ``serve
+    --processes`` use. Called in a serving process, so it also sets the switch interval (see
+    :func:`serve_app`)."""
+    sys.setswitchinterval(SWITCH_INTERVAL_S)
     return create_app(Settings.from_env())
 
 
-async def serve_app(app: FastAPI, *, host: str = "127.0.0.1", port: int = 8000, log_level: str = "info") -> None:
+def serve_processes(
+    settings: Settings, *, host: str = "127.0.0.1", port: int = 8000, processes: int = 2, log_level: str = "info"
+) -> None:
+    """Serve with ``processes`` server processes sharing one listening socket (``chronomem serve
+    --processes``): uvicorn's supervisor starts them and restarts any that dies. Each process opens
+    its own memory from the environment, so ``settings`` travel as ``CHRONOMEM_*`` variables."""
+    import uvicorn
+
+    os.environ.update(settings.environment())
+    uvicorn.run("chronomem.service.app:app_from_env", factory=True, host=host, port=port, workers=processes,
+                log_level=log_level)
+
+
+async def serve_app(
+    app: FastAPI,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    log_level: str = "info",
+    sockets: list[socket.socket] | None = None,
+) -> None:
     """Serve ``app`` with uvicorn in the running event loop until SIGINT/SIGTERM (``chronomem serve``).
 
     It also shortens the interpreter's thread switch interval to 1 ms for the process: the event
@@ -94,8 +119,10 @@ async def serve_app(app: FastAPI, *, host: str = "127.0.0.1", port: int = 8000, 
     context requests per second in ``bench/service.py``, measured when the SQLite store still ran
     its reads on threads too). uvicorn picks ``httptools`` for HTTP when it is installed
     (``uvicorn[standard]``); the loop is the caller's (``uvloop.run`` to serve on uvloop).
+    ``sockets``: listen on these bound sockets instead of ``host``/``port`` (several processes
+    sharing one port).
     """
     import uvicorn
 
     sys.setswitchinterval(SWITCH_INTERVAL_S)
-    await uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level=log_level)).serve()
+    await uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level=log_level)).serve(sockets=sockets)

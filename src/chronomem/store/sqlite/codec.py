@@ -7,6 +7,7 @@ whole makes a read return exactly what was written, and makes SQL comparisons ag
 
 from __future__ import annotations
 
+import functools
 import json
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
@@ -95,8 +96,10 @@ def _construct(cls: type[T], values: dict[str, Any]) -> T:
     return obj
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def _json_tuple(text: str) -> tuple[Any, ...]:
-    return () if text == "[]" else tuple(json.loads(text))  # most lists are empty: skip the parser
+    """Tuples are immutable, so one parse serves every read of the same list (episode ids, labels)."""
+    return () if text == "[]" else tuple(json.loads(text))
 
 
 def _json_dict(text: str) -> Any:
