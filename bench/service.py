@@ -1,18 +1,23 @@
 """Load run of the HTTP service on loopback (issue 7).
 
-A real ``uvicorn`` server (its own process, in-process ingestion workers, embedded SQLite store,
-hashing embedder, the ingestion heuristic standing in for a model — ``heuristic_model``, not an
-LLM — answering every call after ``--latency`` seconds) serves
-``--users`` users, each seeded with ``--seed`` messages of history. ``--clients`` concurrent clients
-then send, for ``--duration`` seconds, 80% context queries (``GET /users/{id}/context``) and 20%
-message adds (``POST /threads/{id}/messages``), each client at full speed (closed loop: the next
-request leaves when the previous answer arrives) or, with ``--rate``, at a fixed pace. Afterwards the
-bench waits for the workers to finish and counts every accepted message that is not processed.
+Real ``uvicorn`` server processes over one embedded SQLite file (hashing embedder; the ingestion
+heuristic standing in for a model — ``heuristic_model``, not an LLM — answering every call after
+``--latency`` seconds) serve ``--users`` users, each seeded with ``--seed`` messages of history.
+Ingestion runs, by default, in one separate worker process (``chronomem serve --no-workers`` beside
+``chronomem worker``); ``--ingestion in-process`` runs the workers inside the server instead, and
+``--api-processes N`` starts N server processes sharing the port. ``--clients`` concurrent clients
+(aiohttp, in this process) then send, for ``--duration`` seconds, 80% context queries
+(``GET /users/{id}/context``) and 20% message adds (``POST /threads/{id}/messages``), each client
+at full speed (closed loop: the next request leaves when the previous answer arrives) or, with
+``--rate``, at a fixed pace. Afterwards the bench waits for the workers to finish and counts every
+accepted message that is not processed.
 
     .venv/bin/python bench/service.py [--duration 60] [--clients 20] [--users 100] [--latency 0.2]
+                                      [--api-processes 1] [--ingestion separate|in-process] [--rate R]
 
-Prints ``name: value`` lines: requests_per_s, the server's CPU per request and its average share of
-a core, per-endpoint p50/p95/p99 in ms, errors, accepted_messages, unprocessed_messages, drain_s.
+Prints ``name: value`` lines: requests_per_s, the CPU per request and average share of a core of
+the servers, the worker and the load generator, per-endpoint p50/p95/p99 in ms, errors,
+accepted_messages, unprocessed_messages, drain_s.
 """
 
 from __future__ import annotations
@@ -30,7 +35,9 @@ import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
+import aiohttp
 import httpx
 
 from chronomem.domain import Episode, EpisodeKind
@@ -67,26 +74,39 @@ def sentence(rng: random.Random) -> str:
 # -- the server process ------------------------------------------------------------------------------
 
 
-def serve(data_dir: Path, port: int, latency: float, workers: int) -> None:
-    """Run the server over the seeded data (called in the child process)."""
+def serve(data_dir: Path, port: int | None, latency: float, workers: int, role: str) -> None:
+    """Run the server (role "all": with in-process workers; "api": without) or, for role "worker",
+    a separate ingestion process on the same file (called in the child process)."""
     from chronomem.service.app import create_app, serve_app
+    from chronomem.service.workers import WorkerPool
 
     async def main() -> None:
         settings = Settings(data_dir=data_dir, workers=WorkerSettings(concurrency=workers, poll_interval_s=0.2))
         store = await open_store(f"sqlite:///{data_dir / 'graph.db'}")
         model = heuristic_model(latency_s=latency)
         memory = Chronomem(store=store, embedder=HashingEmbedder(), llm=model, settings=settings)
-        await serve_app(create_app(memory), port=port, log_level="warning")
+        if role != "worker":
+            listener = socket.socket()
+            listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)  # API processes share the port
+            listener.bind(("127.0.0.1", port or 0))
+            await serve_app(create_app(memory, workers=role == "all"), log_level="warning", sockets=[listener])
+            return
+        stop = asyncio.Event()
+        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
+        async with WorkerPool(memory.store, memory.process, settings.workers):
+            await stop.wait()
+        await memory.close()
 
-    try:  # uvloop (from `uvicorn[standard]`) when installed: cheaper I/O and thread hand-offs
+    run_loop(main())
+
+
+def run_loop(coro: Any) -> None:
+    try:
         import uvloop
     except ImportError:
-        asyncio.run(main())
+        asyncio.run(coro)
     else:
-        uvloop.run(main())
-
-
-# -- set-up ------------------------------------------------------------------------------------------
+        uvloop.run(coro)
 
 
 async def seed(data_dir: Path, users: int, per_user: int) -> str:
@@ -115,19 +135,30 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def start_server(data_dir: Path, port: int, latency: float, workers: int) -> subprocess.Popen[bytes]:
-    command = [sys.executable, __file__, "--serve", "--data-dir", str(data_dir), "--port", str(port),
-               "--latency", str(latency), "--workers", str(workers)]
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=1).status_code == 200:
-                return process
+def start_servers(data_dir: Path, port: int, latency: float, workers: int, role: str,
+                  count: int) -> list[subprocess.Popen[bytes]]:
+    """Start ``count`` server processes listening on one port and wait until all answer."""
+    processes = [spawn(data_dir, latency, workers, role, "--port", str(port)) for _ in range(count)]
+    deadline, answered = time.monotonic() + 60, 0
+    while time.monotonic() < deadline and answered < 10 * count:
+        try:  # a fresh connection each time: the kernel spreads them over the processes' sockets
+            ok = httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=1).status_code == 200
         except httpx.TransportError:
+            ok = False
+        answered = answered + 1 if ok else 0
+        if not ok:
             time.sleep(0.1)
-    process.kill()
-    raise SystemExit("server did not start")
+    if answered < 10 * count:
+        for process in processes:
+            process.kill()
+        raise SystemExit("server did not start")
+    return processes
+
+
+def spawn(data_dir: Path, latency: float, workers: int, role: str, *extra: str) -> subprocess.Popen[bytes]:
+    command = [sys.executable, __file__, "--serve", "--data-dir", str(data_dir), "--latency", str(latency),
+               "--workers", str(workers), "--role", role, *extra]
+    return subprocess.Popen(command, stdout=subprocess.DEVNULL)
 
 
 # -- load --------------------------------------------------------------------------------------------
@@ -144,7 +175,7 @@ class Load:
         self.tasks: list[str] = []
         self.accepted = 0
 
-    async def client(self, http: httpx.AsyncClient, until: float) -> None:
+    async def client(self, http: aiohttp.ClientSession, until: float) -> None:
         next_at = time.monotonic() + self.rng.random() * self.interval
         while time.monotonic() < until:
             if self.interval:
@@ -161,25 +192,28 @@ class Load:
                 request = http.post(f"/api/v3/threads/thread-{user}/messages", json=body)
             started = time.perf_counter()
             try:
-                response = await request
-            except httpx.HTTPError:
+                async with request as response:
+                    payload = await response.json() if response.status < 400 else None
+            except aiohttp.ClientError:
                 self.errors[name] += 1
                 continue
             self.latencies[name].append(time.perf_counter() - started)
-            if response.status_code >= 400:
+            if payload is None:
                 self.errors[name] += 1
             elif name == "add_messages":
-                payload = response.json()
                 self.tasks.append(payload["task_id"])
                 self.accepted += len(payload["message_uuids"])
 
 
-async def unprocessed(http: httpx.AsyncClient, task_ids: list[str]) -> int:
+async def unprocessed(http: aiohttp.ClientSession, task_ids: list[str]) -> int:
+    async def statuses(task_id: str) -> list[str]:
+        async with http.get(f"/api/v3/tasks/{task_id}") as response:
+            return [e["status"] for e in (await response.json())["episodes"]]
+
     pending = 0
     for start in range(0, len(task_ids), 50):
-        answers = await asyncio.gather(*(http.get(f"/api/v3/tasks/{t}") for t in task_ids[start:start + 50]))
-        for answer in answers:
-            pending += sum(e["status"] not in ("done", "unextracted") for e in answer.json()["episodes"])
+        for found in await asyncio.gather(*(statuses(t) for t in task_ids[start:start + 50])):
+            pending += sum(status not in ("done", "unextracted") for status in found)
     return pending
 
 
@@ -204,16 +238,27 @@ async def run(args: argparse.Namespace) -> None:
         data_dir = Path(tmp)
         key = await seed(data_dir, args.users, args.seed)
         port = free_port()
-        server = start_server(data_dir, port, args.latency, args.workers)
+        separate = args.ingestion == "separate" or args.api_processes > 1
+        servers = start_servers(data_dir, port, args.latency, args.workers, "api" if separate else "all",
+                                args.api_processes)
+        worker = spawn(data_dir, args.latency, args.workers, "worker") if separate else None
         try:
             load = Load(args.users, 11, add_share=args.add_share, rate=args.rate)
-            limits = httpx.Limits(max_connections=args.clients + 5)
-            async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", limits=limits, timeout=60,
-                                         headers={"Authorization": f"Bearer {key}"}) as http:
-                started, cpu_before = time.monotonic(), cpu_seconds(server.pid)
+            # aiohttp (C HTTP parser) as the load generator: it shares the machine with the server,
+            # and httpx spent about 1.3 ms of CPU per request where aiohttp spends a fraction of it.
+            connector = aiohttp.TCPConnector(limit=args.clients + 5)
+            async with aiohttp.ClientSession(f"http://127.0.0.1:{port}", connector=connector,
+                                             timeout=aiohttp.ClientTimeout(total=60),
+                                             headers={"Authorization": f"Bearer {key}"}) as http:
+                started, cpu_before = time.monotonic(), sum(cpu_seconds(p.pid) for p in servers)
+                worker_cpu_before = cpu_seconds(worker.pid) if worker else 0.0
+                client_cpu_before = time.process_time()
                 until = started + args.duration
                 await asyncio.gather(*(load.client(http, until) for _ in range(args.clients)))
-                elapsed, server_cpu = time.monotonic() - started, cpu_seconds(server.pid) - cpu_before
+                elapsed = time.monotonic() - started
+                server_cpu = sum(cpu_seconds(p.pid) for p in servers) - cpu_before
+                client_cpu = time.process_time() - client_cpu_before
+                worker_cpu = cpu_seconds(worker.pid) - worker_cpu_before if worker else 0.0
                 drain_started = time.monotonic()
                 left = await unprocessed(http, load.tasks)
                 while left and time.monotonic() - drain_started < args.drain_timeout:
@@ -221,8 +266,10 @@ async def run(args: argparse.Namespace) -> None:
                     left = await unprocessed(http, load.tasks)
                 drain_s = time.monotonic() - drain_started
         finally:
-            server.send_signal(signal.SIGTERM)
-            server.wait(timeout=30)
+            for process in (*servers, worker):
+                if process is not None:
+                    process.send_signal(signal.SIGTERM)
+                    process.wait(timeout=30)
     total = sum(len(v) for v in load.latencies.values())
     print(f"duration_s: {elapsed:.1f}")
     print(f"clients: {args.clients}")
@@ -231,8 +278,16 @@ async def run(args: argparse.Namespace) -> None:
     print(f"offered_rate_per_client: {args.rate or 'closed loop'}")
     print(f"requests: {total}")
     print(f"requests_per_s: {total / elapsed:.1f}")
-    print(f"server_cpu_ms_per_request: {server_cpu / total * 1000:.2f}")  # includes the workers' ingestion
+    print(f"ingestion: {'separate' if worker else 'in-process'}")
+    print(f"api_processes: {args.api_processes}")
+    # In-process ingestion counts in the server's CPU; a separate worker's is reported on its own.
+    print(f"server_cpu_ms_per_request: {server_cpu / total * 1000:.2f}")
     print(f"server_cpu_share: {server_cpu / elapsed:.2f}")  # cores the server process got on average
+    if worker is not None:
+        print(f"worker_cpu_ms_per_request: {worker_cpu / total * 1000:.2f}")
+        print(f"worker_cpu_share: {worker_cpu / elapsed:.2f}")
+    print(f"client_cpu_ms_per_request: {client_cpu / total * 1000:.2f}")  # the load generator's own cost
+    print(f"client_cpu_share: {client_cpu / elapsed:.2f}")
     for name in ("context", "add_messages"):
         values = load.latencies[name]
         print(f"{name}_requests: {len(values)}")
@@ -255,16 +310,21 @@ def main() -> None:
     parser.add_argument("--add-share", type=float, default=0.2, help="share of requests that add a message")
     parser.add_argument("--rate", type=float, default=None,
                         help="requests per second per client (default: closed loop, each client at full speed)")
-    parser.add_argument("--workers", type=int, default=32, help="groups ingested in parallel by the server")
+    parser.add_argument("--workers", type=int, default=32, help="groups ingested in parallel")
+    parser.add_argument("--api-processes", type=int, default=1,
+                        help="API server processes sharing the port (more than one implies --ingestion separate)")
+    parser.add_argument("--ingestion", choices=["in-process", "separate"], default="separate",
+                        help="workers inside the server, or one `chronomem worker`-style process beside it")
     parser.add_argument("--drain-timeout", type=float, default=600.0)
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--data-dir", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--role", default="all", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
-        serve(args.data_dir, args.port, args.latency, args.workers)
+        serve(args.data_dir, args.port, args.latency, args.workers, args.role)
     else:
-        asyncio.run(run(args))
+        run_loop(run(args))
 
 
 if __name__ == "__main__":
