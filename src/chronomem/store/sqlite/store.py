@@ -12,6 +12,10 @@ the GIL contention of a pool of readers more than doubled the CPU of a concurren
 shared by coroutines of several event loops and threads: each thread has its own connection.
 (An in-memory database cannot be shared between connections, so ":memory:" does everything, reads
 included, on the writer thread.)
+
+Several processes may open the same file: their in-memory indexes follow each other's writes
+through the file's change log (changefeed.py), and one of them at a time consumes the episode
+queue (queuelock.py).
 """
 
 from __future__ import annotations
