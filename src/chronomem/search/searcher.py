@@ -120,6 +120,17 @@ def _fuse(
     )
 
 
+def _ranks_on_objects(scope: Scope, sc: ScopeConfig, windows: Sequence[TimeWindow], request: _Request) -> bool:
+    """Does ranking this scope read the candidates themselves (dates, speakers, labels, text), or
+    only their ids?"""
+    return (
+        sc.reranker not in (Reranker.RRF, Reranker.MMR)
+        or scope is Scope.EPISODES  # speaker, conversation and reply signals
+        or (scope is Scope.FACTS and bool(windows) and request.config.time_mode is not TimeMode.OFF)
+        or (scope is Scope.ENTITIES and request.filters.labels is not None)
+    )
+
+
 def _passage(obj: Any) -> str:
     """What a cross-encoder reads for each kind of result."""
     if isinstance(obj, Fact):
@@ -353,13 +364,31 @@ class Searcher:
         request: _Request, windows: Sequence[TimeWindow],
     ) -> list[tuple[Any, float]]:
         rankings = [[h.id for h in found] for found in hits.values()]
+        weights = [sc.method_weights.get(method, 1.0) for method in hits]
+        if not _ranks_on_objects(scope, sc, windows, request):
+            # Fusion and reranking need only the ids (MMR: and vectors): load just the winners.
+            ranked = await self._rerank(group_id, scope, sc, rrf(rankings, k=sc.rrf_k, weights=weights), {}, request)
+            return await self._load_best(group_id, scope, cut_below(ranked, sc.min_score), sc.limit, request)
         pool = list(dict.fromkeys(i for ranking in rankings for i in ranking))
         objects = await self._load(group_id, scope, pool, request)
         rankings = [[i for i in ranking if i in objects] for ranking in rankings]
-        weights = [sc.method_weights.get(method, 1.0) for method in hits]
         fused = _fuse(scope, rankings, weights, objects, windows, request, sc.rrf_k)
         ranked = await self._rerank(group_id, scope, sc, fused, objects, request)
         return [(objects[i], score) for i, score in cut_below(ranked, sc.min_score)[: sc.limit]]
+
+    async def _load_best(
+        self, group_id: str, scope: Scope, ranked: Ranked, limit: int, request: _Request
+    ) -> list[tuple[Any, float]]:
+        """The first ``limit`` of ``ranked`` that still exist (one was perhaps deleted since it was
+        found: the next in line takes its place)."""
+        best: list[tuple[Any, float]] = []
+        start = 0
+        while len(best) < limit and start < len(ranked):
+            batch = ranked[start : start + limit - len(best)]
+            start += len(batch)
+            objects = await self._load(group_id, scope, [i for i, _ in batch], request)
+            best += [(objects[i], score) for i, score in batch if i in objects]
+        return best
 
     async def _load(self, group_id: str, scope: Scope, ids: list[str], request: _Request) -> dict[str, Any]:
         if not ids:
