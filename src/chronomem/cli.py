@@ -177,6 +177,7 @@ def worker(
     store: StoreOption = None,
 ) -> None:
     """Process queued episodes until stopped (run the server with --no-workers)."""
+    from chronomem.service.process import tune_gc
     from chronomem.service.workers import Shard, WorkerPool
 
     settings = _settings(ctx, store=store)
@@ -189,6 +190,7 @@ def worker(
     if part.count > 1 and settings.resolved_store_url.startswith("sqlite:"):
         # One process consumes a SQLite file's queue (it runs groups in parallel: --concurrency).
         raise typer.BadParameter("an embedded SQLite store takes one worker process: leave --shard at 0/1")
+    tune_gc()
 
     async def work(memory: Chronomem) -> None:
         stop = asyncio.Event()

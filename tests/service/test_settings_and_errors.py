@@ -71,3 +71,16 @@ def test_malformed_variables_are_named_in_the_error(name, value):
 )
 def test_each_domain_error_has_one_status(error, status):
     assert status_for(error) == status
+
+
+def test_serving_processes_collect_garbage_less_often():
+    import gc
+
+    from chronomem.service.process import GC_THRESHOLDS, tune_gc
+
+    before = gc.get_threshold()
+    try:
+        tune_gc()
+        assert gc.get_threshold() == GC_THRESHOLDS and GC_THRESHOLDS[0] > before[0]
+    finally:
+        gc.set_threshold(*before)

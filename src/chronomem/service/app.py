@@ -24,6 +24,7 @@ from chronomem.service.controlplane import ControlPlane
 from chronomem.service.deps import ServiceState
 from chronomem.service.errors import install_error_handlers
 from chronomem.service.limits import BodySizeLimit
+from chronomem.service.process import tune_gc
 from chronomem.service.routers import graph, probes, tasks, threads, users
 from chronomem.service.workers import WorkerPool
 from chronomem.settings import Settings
@@ -88,6 +89,7 @@ def app_from_env() -> FastAPI:
     --processes`` use. Called in a serving process, so it also sets the switch interval (see
     :func:`serve_app`)."""
     sys.setswitchinterval(SWITCH_INTERVAL_S)
+    tune_gc()
     return create_app(Settings.from_env())
 
 
@@ -125,4 +127,5 @@ async def serve_app(
     import uvicorn
 
     sys.setswitchinterval(SWITCH_INTERVAL_S)
+    tune_gc()
     await uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level=log_level)).serve(sockets=sockets)
