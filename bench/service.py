@@ -3,9 +3,10 @@
 Real ``uvicorn`` server processes over one embedded SQLite file (hashing embedder; the ingestion
 heuristic standing in for a model — ``heuristic_model``, not an LLM — answering every call after
 ``--latency`` seconds) serve ``--users`` users, each seeded with ``--seed`` messages of history.
-Ingestion runs, by default, in one separate worker process (``chronomem serve --no-workers`` beside
-``chronomem worker``); ``--ingestion in-process`` runs the workers inside the server instead, and
-``--api-processes N`` starts N server processes sharing the port. ``--clients`` concurrent clients
+By default two server processes share the port and ingestion runs in one separate worker process
+(``chronomem serve --no-workers --processes 2`` beside ``chronomem worker``), the layout that fits
+this 2-core machine; ``--api-processes 1`` runs one server process, and ``--api-processes 1
+--ingestion in-process`` the single process of ``chronomem serve``. ``--clients`` concurrent clients
 (aiohttp, in this process) then send, for ``--duration`` seconds, 80% context queries
 (``GET /users/{id}/context``) and 20% message adds (``POST /threads/{id}/messages``), each client
 at full speed (closed loop: the next request leaves when the previous answer arrives) or, with
@@ -13,7 +14,7 @@ at full speed (closed loop: the next request leaves when the previous answer arr
 accepted message that is not processed.
 
     .venv/bin/python bench/service.py [--duration 60] [--clients 20] [--users 100] [--latency 0.2]
-                                      [--api-processes 1] [--ingestion separate|in-process] [--rate R]
+                                      [--api-processes 2] [--ingestion separate|in-process] [--rate R]
 
 Prints ``name: value`` lines: requests_per_s, the CPU per request and average share of a core of
 the servers, the worker and the load generator, per-endpoint p50/p95/p99 in ms, errors,
@@ -313,7 +314,7 @@ def main() -> None:
     parser.add_argument("--rate", type=float, default=None,
                         help="requests per second per client (default: closed loop, each client at full speed)")
     parser.add_argument("--workers", type=int, default=32, help="groups ingested in parallel")
-    parser.add_argument("--api-processes", type=int, default=1,
+    parser.add_argument("--api-processes", type=int, default=2,
                         help="API server processes sharing the port (more than one implies --ingestion separate)")
     parser.add_argument("--ingestion", choices=["in-process", "separate"], default="separate",
                         help="workers inside the server, or one `chronomem worker`-style process beside it")
