@@ -227,6 +227,17 @@ async def test_a_resent_vector_replaces_the_old_one(store: Store) -> None:
     np.testing.assert_allclose((await store.get_vectors(G, Scope.ENTITIES, [a.id]))[a.id], vec("oranges"), atol=1e-6)
 
 
+async def test_entities_of_facts_gives_each_facts_endpoints_in_order(store: Store) -> None:
+    ann, bob, cy = person("Ann"), person("Bob"), person("Cy")
+    met = fact(ann, bob, "Ann met Bob")
+    trio = fact(bob, ann, "Bob, Ann and Cy sang", other_entity_ids=(cy.id,))
+    await write_facts(store, G, [ann, bob, cy], [met, trio])
+    found = await store.entities_of_facts(G, [trio.id, "no-such-fact", met.id, trio.id])
+    assert found == {met.id: met.entity_ids, trio.id: (bob.id, ann.id, cy.id)}
+    assert await store.entities_of_facts(G, []) == {}
+    assert await store.entities_of_facts("another group", [met.id]) == {}
+
+
 # -- deletions -------------------------------------------------------------------------------------
 
 

@@ -12,7 +12,6 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from chronomem.domain import Fact
 from chronomem.filters import SearchFilters
 from chronomem.store.base import BfsResult, Scope, ScoredId, Store
 
@@ -113,21 +112,16 @@ async def entities_of_hits(
     hits: Mapping[Scope, Sequence[str]],
     *,
     limit: int = 20,
-    known_facts: Mapping[str, Fact] | None = None,
 ) -> list[str]:
     """BFS seeds from other methods' hits: the entities themselves, the endpoints of the facts, the
-    entities mentioned by the episodes, best ranked first. ``known_facts`` saves loading them again."""
+    entities mentioned by the episodes, best ranked first."""
     seeds: dict[str, None] = {}
     seeds.update(dict.fromkeys(hits.get(Scope.ENTITIES, ())))
     fact_ids = list(dict.fromkeys(hits.get(Scope.FACTS, ())))
     if fact_ids:
-        known = dict(known_facts or {})
-        missing = [i for i in fact_ids if i not in known]
-        if missing:
-            known.update((f.id, f) for f in await store.get_facts(group_id, missing))
+        endpoints = await store.entities_of_facts(group_id, fact_ids)
         for fact_id in fact_ids:
-            if fact_id in known:
-                seeds.update(dict.fromkeys(known[fact_id].entity_ids))
+            seeds.update(dict.fromkeys(endpoints.get(fact_id, ())))
     episode_ids = list(hits.get(Scope.EPISODES, ()))
     if episode_ids:
         mentioned = await store.entities_of_episodes(group_id, episode_ids)

@@ -72,7 +72,6 @@ class _Request:
     center_entity_id: str | None
     seed_entity_ids: tuple[str, ...]
     seed_episode_ids: tuple[str, ...]
-    loaded_facts: dict[tuple[str, str], Fact] = field(default_factory=dict)  # (group, id): loaded once
 
 
 def _groups(group_ids: str | Sequence[str]) -> list[str]:
@@ -324,12 +323,7 @@ class Searcher:
 
     async def _seeds_from_hits(self, group_id: str, request: _Request, hits: _Hits) -> list[str]:
         found = {scope: [h.id for by in hits[scope].values() for h in by] for scope in hits}
-        fact_ids = found.get(Scope.FACTS, [])
-        if fact_ids:
-            for fact in await self.store.get_facts(group_id, list(dict.fromkeys(fact_ids))):
-                request.loaded_facts[group_id, fact.id] = fact
-        known = {i: f for (g, i), f in request.loaded_facts.items() if g == group_id}
-        seeds = await methods.entities_of_hits(self.store, group_id, found, known_facts=known)
+        seeds = await methods.entities_of_hits(self.store, group_id, found)
         if not seeds:
             seeds = await methods.entities_of_recent_episodes(
                 self.store, group_id, request.config.recent_episodes_for_bfs
@@ -399,12 +393,8 @@ class Searcher:
             Scope.EPISODES: self.store.get_episodes,
             Scope.COMMUNITIES: self.store.get_communities,
         }
-        known = request.loaded_facts if scope is Scope.FACTS else {}
-        objects: dict[str, Any] = {i: known[group_id, i] for i in ids if (group_id, i) in known}
-        missing = [i for i in ids if i not in objects]
-        if missing:
-            objects.update((o.id, o) for o in await getters[scope](group_id, missing))
-        objects = {i: objects[i] for i in ids if i in objects}  # keep the pool's order
+        found = {o.id: o for o in await getters[scope](group_id, ids)}
+        objects = {i: found[i] for i in ids if i in found}  # keep the pool's order
         filters = request.filters
         if scope is Scope.ENTITIES and filters.labels is not None:
             wanted = set(filters.labels)

@@ -224,6 +224,10 @@ class Store(Protocol):
     async def entities_of_episodes(self, group_id: str, episode_ids: Sequence[str]) -> dict[str, list[str]]:
         """Episode id → ids of the entities it mentions."""
 
+    async def entities_of_facts(self, group_id: str, fact_ids: Sequence[str]) -> dict[str, tuple[str, ...]]:
+        """Fact id → ``Fact.entity_ids`` (source, target, others), for the facts that exist; what
+        BFS seeding needs, without loading whole facts."""
+
     async def episodes_of_entities(self, group_id: str, entity_ids: Sequence[str]) -> dict[str, list[str]]:
         """Entity id → ids of the episodes that mention it (its mention count is the length)."""
 

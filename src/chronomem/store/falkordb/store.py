@@ -318,6 +318,13 @@ class FalkorDBStore:
     async def episodes_of_entities(self, group_id: str, entity_ids: Sequence[str]) -> dict[str, list[str]]:
         return await self._mentions(group_id, "entity_id", "episode_id", entity_ids)
 
+    async def entities_of_facts(self, group_id: str, fact_ids: Sequence[str]) -> dict[str, tuple[str, ...]]:
+        if not fact_ids:
+            return {}
+        text = "UNWIND $ids AS x MATCH (f:Fact {id: x}) RETURN f.id, f.source_id, f.target_id, f.other_entity_ids"
+        rows = await self._read(group_id, text, {"ids": list(dict.fromkeys(fact_ids))})
+        return {id_: (source, target, *(others or ())) for id_, source, target, others in rows}
+
     async def _mentions(self, group_id: str, by: str, other: str, ids: Sequence[str]) -> dict[str, list[str]]:
         if not ids:
             return {}

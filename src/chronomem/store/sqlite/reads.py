@@ -34,6 +34,7 @@ __all__ = [
     "entities_by_ids",
     "entities_by_names",
     "entities_of_episodes",
+    "entities_of_facts",
     "entity_edges",
     "episodes_by_ids",
     "episodes_of_entities",
@@ -245,6 +246,14 @@ def entities_of_episodes(conn: sqlite3.Connection, gid: int, episode_ids: Sequen
     ):
         result[episode_id].append(entity_id)
     return result
+
+
+def entities_of_facts(conn: sqlite3.Connection, gid: int, fact_ids: Sequence[str]) -> dict[str, tuple[str, ...]]:
+    rows = conn.execute(
+        f"SELECT id, source_id, target_id, other_entity_ids FROM facts WHERE gid = ? AND id {_IN_JSON}",
+        (gid, _ids_param(fact_ids)),
+    )
+    return {id_: (source, target, *json.loads(others)) for id_, source, target, others in rows}
 
 
 def episodes_of_entities(conn: sqlite3.Connection, gid: int, entity_ids: Sequence[str]) -> dict[str, list[str]]:

@@ -394,6 +394,10 @@ class SQLiteStore:
             group_id, reads.entities_of_episodes, ids, default={i: [] for i in dict.fromkeys(ids)}
         )
 
+    async def entities_of_facts(self, group_id: str, fact_ids: Sequence[str]) -> dict[str, tuple[str, ...]]:
+        ids = list(dict.fromkeys(fact_ids))
+        return await self._read_group(group_id, reads.entities_of_facts, ids, default={})
+
     async def episodes_of_entities(self, group_id: str, entity_ids: Sequence[str]) -> dict[str, list[str]]:
         ids = list(entity_ids)
         return await self._read_group(
