@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -118,3 +119,19 @@ def statuses(client: httpx.Client, task_ids: list[str]) -> Counter[str]:
         for episode in client.get(f"/api/v3/tasks/{task_id}").json()["episodes"]:
             counts[episode["status"]] += 1
     return counts
+
+
+def queue_conversations(client: httpx.Client, users: Sequence[str], per_user: int = 6) -> tuple[list[str], list[str]]:
+    """Create each user with a thread ``t-<user>`` and post ``per_user`` messages to it; returns the
+    accepted message ids and the task ids."""
+    accepted: list[str] = []
+    task_ids: list[str] = []
+    for user in users:
+        assert client.post("/api/v3/users", json={"user_id": user}).status_code == 201
+        client.post("/api/v3/threads", json={"thread_id": f"t-{user}", "user_id": user})
+        response = client.post(f"/api/v3/threads/t-{user}/messages", json={"messages": [
+            {"role": "user", "name": user.title(), "content": f"message {i} from {user}"} for i in range(per_user)]})
+        assert response.status_code == 202
+        accepted += response.json()["message_uuids"]
+        task_ids.append(response.json()["task_id"])
+    return accepted, task_ids

@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from chronomem.service.controlplane import ControlPlane
-from service_support import free_port, start_live_server, statuses
+from service_support import free_port, queue_conversations, start_live_server, statuses
 
 
 @pytest.mark.integration
@@ -27,14 +27,7 @@ def test_sigkill_mid_ingestion_loses_nothing_and_processes_nothing_twice(tmp_pat
     task_ids: list[str] = []
     try:
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", headers=headers, timeout=10) as client:
-            for user in ("ann", "bo", "cy"):
-                assert client.post("/api/v3/users", json={"user_id": user}).status_code == 201
-                client.post("/api/v3/threads", json={"thread_id": f"t-{user}", "user_id": user})
-                response = client.post(f"/api/v3/threads/t-{user}/messages", json={"messages": [
-                    {"role": "user", "name": user.title(), "content": f"message {i} from {user}"} for i in range(6)]})
-                assert response.status_code == 202
-                accepted += response.json()["message_uuids"]
-                task_ids.append(response.json()["task_id"])
+            accepted, task_ids = queue_conversations(client, ("ann", "bo", "cy"))
             deadline = time.monotonic() + 30
             while statuses(client, task_ids)["done"] < 3 and time.monotonic() < deadline:
                 time.sleep(0.05)

@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from chronomem.service.controlplane import ControlPlane
-from service_support import free_port, start_live_server, start_live_worker, statuses
+from service_support import free_port, queue_conversations, start_live_server, start_live_worker, statuses
 
 USERS = ("ann", "bo", "cy")
 
@@ -45,14 +45,8 @@ def test_a_server_without_workers_and_a_separate_worker_share_one_sqlite_file(tm
     try:
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=10,
                           headers={"Authorization": f"Bearer {key}"}) as client:
+            accepted, task_ids = queue_conversations(client, USERS)
             for user in USERS:
-                assert client.post("/api/v3/users", json={"user_id": user}).status_code == 201
-                client.post("/api/v3/threads", json={"thread_id": f"t-{user}", "user_id": user})
-                response = client.post(f"/api/v3/threads/t-{user}/messages", json={"messages": [
-                    {"role": "user", "name": user.title(), "content": f"message {i} from {user}"} for i in range(6)]})
-                assert response.status_code == 202
-                accepted += response.json()["message_uuids"]
-                task_ids.append(response.json()["task_id"])
                 assert entity_names(client, user) == set()  # builds the server's indexes before any extraction
             time.sleep(0.5)
             assert statuses(client, task_ids) == Counter({"pending": len(accepted)})  # the server extracts nothing
