@@ -213,3 +213,158 @@ async def test_fulltext_tiers_rank_rare_words_before_common_ones(falkordb_store,
     assert ids[0] == both.id and set(ids[1:4]) == {f.id for f in rare}
     assert set(ids[4:]) <= {f.id for f in common} and len(ids) == 10
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+
+
+def dated_facts(count: int, dim: int = 16) -> tuple[list[Fact], dict[str, np.ndarray]]:
+    """Facts valid from T0 + i hours (every 50th open since forever), a third of them ended
+    a day later, recorded from T0 + i hours; random vectors."""
+    facts = []
+    for i in range(count):
+        start = T0 + timedelta(hours=i)
+        facts.append(Fact(group_id="g", source_id=f"e{i % 5}", target_id=f"e{(i + 1) % 5}",
+                          relation_type="KNOWS" if i % 2 else "LIKES", fact=f"fact {i}",
+                          valid_at=None if i % 50 == 0 else start,
+                          invalid_at=start + timedelta(days=1) if i % 3 == 0 else None,
+                          created_at=start, expired_at=start + timedelta(days=2) if i % 4 == 0 else None))
+    return facts, {f.id: unit(i + 1000, dim) for i, f in enumerate(facts)}
+
+
+def brute_force(facts: list[Fact], vectors: dict[str, np.ndarray], query: np.ndarray, filters: SearchFilters,
+                limit: int, labels: dict[str, set[str]] | None = None) -> list[tuple[str, float]]:
+    scored = [(f.id, float(vectors[f.id] @ query)) for f in facts
+              if fact_matches(f, filters, endpoint_labels=None if labels is None
+                              else labels[f.source_id] | labels[f.target_id])]
+    return sorted(scored, key=lambda s: (-s[1], s[0]))[:limit]
+
+
+def spy_queries(store) -> list[str]:
+    """Record the text of every read the store sends."""
+    texts: list[str] = []
+    read = store._read
+
+    async def recording(group_id, text, params=None):
+        texts.append(text)
+        return await read(group_id, text, params)
+
+    store._read = recording
+    return texts
+
+
+POINTS_IN_TIME = [
+    SearchFilters(as_of=T0 + timedelta(hours=30)),
+    SearchFilters(as_of=T0 - timedelta(days=1)),  # only the facts open since forever
+    SearchFilters(known_at=T0 + timedelta(hours=40)),
+    SearchFilters(as_of=T0 + timedelta(hours=60), known_at=T0 + timedelta(hours=50)),
+    SearchFilters(as_of=T0 + timedelta(hours=80), relation_types=("KNOWS",), labels=("Person",)),
+]
+
+
+@pytest.mark.parametrize("filters", POINTS_IN_TIME)
+async def test_selective_point_in_time_vector_search_is_exact(falkordb_store, filters: SearchFilters) -> None:
+    """Few facts true at t: they are all scored (no HNSW query), so the answer is the exact top k,
+    facts with a null valid_at included."""
+    facts, vectors = dated_facts(400)
+    people = [Entity(group_id="g", id=f"e{i}", name=f"p{i}", labels=("Person",) if i % 2 else ("Place",))
+              for i in range(5)]
+    await falkordb_store.write(GraphWrite(group_id="g", entities=people, facts=facts, fact_vectors=vectors))
+    labels = {p.id: set(p.labels) for p in people}
+    texts = spy_queries(falkordb_store)
+    for seed in range(5):
+        query = unit(seed)
+        expected = brute_force(facts, vectors, query, filters, 10, labels)
+        assert expected, "the scenario must admit some facts"
+        hits = await falkordb_store.vector_search("g", Scope.FACTS, query, limit=10, filters=filters)
+        assert [h.id for h in hits] == [i for i, _ in expected]
+        assert [h.score for h in hits] == pytest.approx([s for _, s in expected], abs=1e-5)
+    assert not any("queryNodes" in t for t in texts)
+
+
+async def test_exact_vector_search_keeps_min_score_and_limit(falkordb_store) -> None:
+    facts, vectors = dated_facts(200)
+    await falkordb_store.write(GraphWrite(group_id="g", facts=facts, fact_vectors=vectors))
+    filters = SearchFilters(as_of=T0 + timedelta(hours=150))
+    query = unit(3)
+    everything = brute_force(facts, vectors, query, filters, 1_000)
+    floor = (everything[6][1] + everything[7][1]) / 2
+    hits = await falkordb_store.vector_search("g", Scope.FACTS, query, limit=50, filters=filters, min_score=floor)
+    assert [h.id for h in hits] == [i for i, _ in everything[:7]]
+
+
+async def test_point_in_time_search_admitting_many_facts_uses_the_vector_index(falkordb_store, monkeypatch) -> None:
+    from chronomem.store.falkordb import graph_reads
+
+    monkeypatch.setattr(graph_reads, "EXACT_CAP", 20)
+    facts, vectors = dated_facts(100)
+    await falkordb_store.write(GraphWrite(group_id="g", facts=facts, fact_vectors=vectors))
+    texts = spy_queries(falkordb_store)
+    filters = SearchFilters(as_of=T0 + timedelta(hours=80))  # about 60 facts true then
+    hits = await falkordb_store.vector_search("g", Scope.FACTS, unit(1), limit=5, filters=filters)
+    assert [h.id for h in hits] == [i for i, _ in brute_force(facts, vectors, unit(1), filters, 5)]
+    assert any("queryNodes" in t for t in texts)
+
+
+async def link_counts(store, group: str) -> tuple[int, int]:
+    from chronomem.store.falkordb.schema import LINK_COUNTS
+
+    rows = await store.connection.query(store.graph_key(group), LINK_COUNTS, read_only=True)
+    return rows[0][0], rows[0][1]
+
+
+async def test_graph_of_an_older_layout_is_upgraded_on_the_next_write(falkordb_store) -> None:
+    """Facts without valid_from (and no index on it), holders without links: reads answer by the
+    vector index; the next write gives every fact valid_from, then the index, links every holder,
+    and the exact route finds the facts whose valid_at is null."""
+    facts, vectors = dated_facts(120)
+    await falkordb_store.write(GraphWrite(group_id="g", facts=facts, fact_vectors=vectors))
+    key = falkordb_store.graph_key("g")
+    for statement in ("DROP INDEX ON :Fact(valid_from)", "MATCH (f:Fact) SET f.valid_from = null",
+                      "MATCH ()-[l:HAS_VECTOR]->() DELETE l"):
+        await falkordb_store.connection.query(key, statement)
+    falkordb_store._schema.forget(key)  # as a process started on the old graph
+    filters = SearchFilters(as_of=T0 - timedelta(hours=1))  # only facts with a null valid_at
+    expected = [i for i, _ in brute_force(facts, vectors, unit(2), filters, 10)]
+    assert len(expected) == 3
+    texts = spy_queries(falkordb_store)
+    assert [h.id for h in await falkordb_store.vector_search("g", Scope.FACTS, unit(2), filters=filters)] == expected
+    assert any("queryNodes" in t for t in texts)
+
+    await falkordb_store.write(GraphWrite(group_id="g", entities=[Entity(group_id="g", name="next write")]))
+    rows = await falkordb_store.connection.query(key, "MATCH (f:Fact) WHERE f.valid_from IS NULL RETURN count(f)")
+    assert rows == [[0]]
+    assert await link_counts(falkordb_store, "g") == (120, 120)
+    texts.clear()
+    assert [h.id for h in await falkordb_store.vector_search("g", Scope.FACTS, unit(2), filters=filters)] == expected
+    assert texts and not any("queryNodes" in t for t in texts)
+    assert any("HAS_VECTOR" in t for t in texts)
+
+
+async def test_a_holder_without_its_link_is_still_found_exactly(falkordb_store) -> None:
+    """A holder written by an older version has no link: the counts differ, and the exact route
+    joins on the id instead."""
+    facts, vectors = dated_facts(200)
+    await falkordb_store.write(GraphWrite(group_id="g", facts=facts, fact_vectors=vectors))
+    filters = SearchFilters(as_of=T0 + timedelta(hours=40))
+    best = brute_force(facts, vectors, unit(5), filters, 10)
+    await falkordb_store.connection.query(falkordb_store.graph_key("g"),
+                                          "MATCH ()-[l:HAS_VECTOR]->(h {id: $id}) DELETE l", {"id": best[0][0]})
+    assert await link_counts(falkordb_store, "g") == (200, 199)
+    texts = spy_queries(falkordb_store)
+    hits = await falkordb_store.vector_search("g", Scope.FACTS, unit(5), filters=filters)
+    assert [h.id for h in hits] == [i for i, _ in best]
+    _probe, exact = texts
+    assert "queryNodes" not in exact and "HAS_VECTOR" not in exact
+
+
+async def test_each_fact_holder_keeps_one_link(falkordb_store) -> None:
+    facts, vectors = dated_facts(30)
+    await falkordb_store.write(GraphWrite(group_id="g", facts=facts, fact_vectors=vectors))
+    for seed in range(3):  # replacing a vector replaces its holder and its link
+        await falkordb_store.write(GraphWrite(group_id="g", facts=facts[:10],
+                                              fact_vectors={f.id: unit(seed, 16) for f in facts[:10]}))
+    assert await link_counts(falkordb_store, "g") == (30, 30)
+    await falkordb_store.write(GraphWrite(group_id="g", delete_fact_ids=[f.id for f in facts[:5]]))
+    assert await link_counts(falkordb_store, "g") == (25, 25)
+    latest = {**vectors, **{f.id: unit(2, 16) for f in facts[:10]}}
+    filters = SearchFilters(as_of=T0 + timedelta(days=10))
+    hits = await falkordb_store.vector_search("g", Scope.FACTS, unit(7), filters=filters, limit=30)
+    assert [h.id for h in hits] == [i for i, _ in brute_force(facts[5:], latest, unit(7), filters, 30)]

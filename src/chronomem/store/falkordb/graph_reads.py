@@ -18,15 +18,24 @@ from chronomem.domain import EpisodeStatus
 from chronomem.errors import StoreError
 from chronomem.filters import SearchFilters
 from chronomem.store.base import BfsResult, Scope, ScoredId, WeightedEdge
-from chronomem.store.falkordb.cypher import LABELS, FactFilter, columns, entity_label_condition, vector_label
+from chronomem.store.falkordb.cypher import (
+    LABELS,
+    VECTOR_LINK,
+    FactFilter,
+    columns,
+    entity_label_condition,
+    vector_label,
+)
 from chronomem.store.falkordb.fulltext import fulltext_words
 from chronomem.store.falkordb.records import to_micros
 from chronomem.timeutil import utc_now
 
 __all__ = [
     "CANDIDATE_CAP",
+    "COUNT_CAP",
     "CURRENT_PAIRS",
     "ENTITIES_BY_NAMES",
+    "EXACT_CAP",
     "RESET_PROCESSING",
     "STATS",
     "TIER_BONUS",
@@ -194,6 +203,13 @@ async def fulltext_search(
     return hits
 
 
+# A point in time (as_of, known_at) has a range-index bound (FactFilter.bound). Counting the facts
+# within it stops at COUNT_CAP; fewer than EXACT_CAP are ranked exactly, fewer than COUNT_CAP size
+# the first HNSW round. Measured at 100,000 facts: see vector_search.
+EXACT_CAP = 2_500
+COUNT_CAP = 8_000
+
+
 async def vector_search(
     read: Read,
     group_id: str,
@@ -202,36 +218,112 @@ async def vector_search(
     limit: int,
     filters: SearchFilters | None,
     min_score: float | None,
+    indexed: Callable[[str], Awaitable[bool]],
 ) -> list[ScoredId]:
-    """Approximate nearest neighbours, filtered after the index: over-fetch, and widen until enough
-    hits pass the filters or the index has no more candidates."""
+    """Nearest neighbours that pass the filters.
+
+    Approximate by default: the HNSW index, filtered after the fact. It over-fetches and widens
+    until enough hits pass the filters or every vector was a candidate. A round costs more as k
+    grows past efRuntime (k = 1,000 costs 2–3 times k = 200 at 100,000 facts), and rounds add up, so
+    the tail comes from filters that pass few of the nearest: a point in time early in the
+    group's history.
+
+    So a point in time is counted first, through a range index on its bound (``indexed(prop)``
+    says whether the graph has that index yet; the count stops at COUNT_CAP, 1–2 ms). Fewer than
+    EXACT_CAP facts in the bound: each is scored against its vector (following its link to its
+    holder), an exact answer for less than one k = 1,000 round costs. Fewer than COUNT_CAP: the
+    first round asks for enough candidates to hold about twice ``limit`` of them, so one round is
+    almost always enough.
+    """
     if limit <= 0:
         return []
+    v = np.asarray(vector, dtype=np.float32)
+    flt = FactFilter(filters, alias="n") if scope is Scope.FACTS else None
+    if flt is None or flt.bound is None or not await indexed(flt.bound[0]):
+        return _scored(await _approximate_rows(read, group_id, scope, filters, v, limit, min_score))
+    bound = flt.bound[1]
+    probe = await read(group_id, _probe_text(bound), {**flt.params, "cap": COUNT_CAP})
+    within, holders, links = probe[0] if probe else (0, 0, 0)
+    if within == 0:
+        return []  # no fact within the bound
+    linked = holders == links  # every holder has its link, unless a writer of an older version added some
+    if within < (EXACT_CAP if linked else EXACT_CAP // 2):  # a lookup by id costs twice a link
+        return _scored(await read(group_id, *_exact_query(flt, bound, v, limit, min_score, linked)))
+    first_k = -(-2 * limit * holders // within) if within < COUNT_CAP else 0
+    return _scored(await _approximate_rows(read, group_id, scope, filters, v, limit, min_score, first_k, linked))
+
+
+def _scored(rows: list[list[Any]]) -> list[ScoredId]:
+    return [ScoredId(row[0], min(1.0, max(-1.0, float(row[1])))) for row in rows]
+
+
+def _probe_text(bound: str) -> str:
+    """(facts within the bound, counted up to $cap; fact holders; holder links), in one row."""
+    return (f"MATCH (n:Fact) WHERE {bound} WITH n LIMIT $cap WITH count(n) AS within "
+            "CALL db.meta.stats() YIELD labels, relTypes "
+            f"RETURN within, coalesce(labels['{vector_label('Fact')}'], 0), coalesce(relTypes['{VECTOR_LINK}'], 0)")
+
+
+def _exact_query(
+    flt: FactFilter, bound: str, vector: np.ndarray, limit: int, min_score: float | None, linked: bool
+) -> tuple[str, dict[str, Any]]:
+    """Every fact the filters admit, scored against its vector: the exact top ``limit``."""
+    params: dict[str, Any] = {**flt.params, "v": vector, "limit": limit}
+    score_floor = ""
+    if min_score is not None:
+        score_floor = " WHERE sim >= $min_score"
+        params["min_score"] = float(min_score)
+    # Without `WITH n` the planner would join on the id by hashing every holder (28 ms at 100k facts).
+    holder = f"MATCH (n)-[:{VECTOR_LINK}]->(h)" if linked else f"WITH n MATCH (h:{vector_label('Fact')} {{id: n.id}})"
+    text = (f"MATCH (n:Fact) WHERE {bound} AND {flt.condition()}{flt.label_clause('n')} {holder} "
+            f"WITH n, 1.0 - vec.cosineDistance(h.emb, vecf32($v)) AS sim{score_floor} "
+            "RETURN n.id, sim ORDER BY sim DESC, n.id LIMIT $limit")
+    return text, params
+
+
+async def _approximate_rows(
+    read: Read,
+    group_id: str,
+    scope: Scope,
+    filters: SearchFilters | None,
+    vector: np.ndarray,
+    limit: int,
+    min_score: float | None,
+    first_k: int = 0,
+    linked: bool = False,
+) -> list[list[Any]]:
+    """HNSW rounds; ``linked``: every fact holder is linked to its fact, a cheaper join than the id."""
     label = LABELS[scope]
     condition, clauses, params = _scope_filter(scope, filters, "n", "n, sim")
     if min_score is not None:
         condition += " AND sim >= $min_score"
         params["min_score"] = float(min_score)
+    owner = f"(n:{label})-[:{VECTOR_LINK}]->(h)" if linked else f"(n:{label} {{id: h.id}})"
     text = (f"CALL db.idx.vector.queryNodes('{vector_label(label)}', 'emb', $k, vecf32($v)) YIELD node AS h, score "
-            f"MATCH (n:{label} {{id: h.id}}) WITH n, 1.0 - score AS sim WHERE {condition}{clauses} "
+            f"MATCH {owner} WITH n, 1.0 - score AS sim WHERE {condition}{clauses} "
             "RETURN n.id, sim ORDER BY sim DESC, n.id LIMIT $limit")
     filtered = condition != "true" or bool(clauses)
     # HNSW explores efRuntime candidates whatever k is, so asking for 200 costs little more than 40
     # and spares a second round when filters (as_of, current) reject most of the nearest.
-    k = max(limit * 4, 200) if filtered else limit + 8  # deleted holders can take a few of the k slots
-    base = {**params, "v": np.asarray(vector, dtype=np.float32), "limit": limit}
+    k = max(limit * 4, 200, first_k) if filtered else limit + 8  # deleted holders can take a few of the k slots
+    base = {**params, "v": vector, "limit": limit}
     total: int | None = None
     while True:
         rows = await _vector_rows(read, group_id, text, {**base, "k": k})
         if len(rows) >= limit:
-            break
+            return rows
         if total is None:
             counted = await read(group_id, f"MATCH (h:{vector_label(label)}) RETURN count(h)", {})
             total = counted[0][0] if counted else 0
         if k >= total:
-            break  # every stored vector was a candidate
-        k *= 8
-    return [ScoredId(row[0], min(1.0, max(-1.0, float(row[1])))) for row in rows]
+            return rows  # every stored vector was a candidate
+        k = _wider(k, len(rows), limit)
+
+
+def _wider(k: int, passed: int, limit: int) -> int:
+    """The next k: enough candidates for about 1.5 × limit hits at the pass rate seen so far (a
+    time filter is blind to the vectors), between twice and eight times as many as before."""
+    return max(2 * k, min(8 * k, -(-3 * limit * k // (2 * passed)) if passed else 8 * k))
 
 
 async def _vector_rows(read: Read, group_id: str, text: str, params: dict[str, Any]) -> list[list[Any]]:

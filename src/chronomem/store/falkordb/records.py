@@ -5,6 +5,10 @@ datetimes, and range filters compare integers). Free-form dicts (attributes, met
 JSON text. Lists stay lists: FalkorDB indexes array properties, which is how ``entity_ids``,
 ``episode_ids`` and ``norm_names`` are searched without an ``IN`` over a full-text-indexed property.
 The group id is not stored: the graph is the group.
+
+A fact also carries ``valid_from``: its ``valid_at``, or :data:`EARLIEST` when that is null (open
+since forever). It is never null, so "true at t" has a range-index bound, ``valid_from <= t``,
+that keeps the facts whose ``valid_at`` is null (a null is in no index). Nothing reads it back.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from chronomem.store.falkordb.fulltext import fold
 
 __all__ = [
     "COMMUNITY_FIELDS",
+    "EARLIEST",
     "ENTITY_FIELDS",
     "EPISODE_FIELDS",
     "FACT_FIELDS",
@@ -50,6 +55,9 @@ COMMUNITY_FIELDS = ("id", "name", "summary", "member_ids", "created_at")
 
 def to_micros(value: datetime | None) -> int | None:
     return None if value is None else (value.astimezone(UTC) - _EPOCH) // _MICRO
+
+
+EARLIEST: int = (datetime.min.replace(tzinfo=UTC) - _EPOCH) // _MICRO  # no timestamp is earlier
 
 
 def from_micros(value: int | None) -> datetime | None:
@@ -106,6 +114,7 @@ def fact_props(fact: Fact) -> dict[str, Any]:
         "episode_ids": list(fact.episode_ids),
         "attributes": _dumps(fact.attributes),
         **{name: to_micros(getattr(fact, name)) for name in ("valid_at", "invalid_at", "created_at", "expired_at")},
+        "valid_from": EARLIEST if fact.valid_at is None else to_micros(fact.valid_at),
     }
 
 

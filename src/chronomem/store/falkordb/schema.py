@@ -4,6 +4,12 @@ A graph is created by its first write, so reads never create graphs (a group wit
 no key). Vector indexes need the embedding dimension, so each is created when the first vector of
 its label arrives. What exists is cached per process; creating an index that another process just
 created is not an error.
+
+The first write of a process to a graph also brings a graph of an older layout up to date, in
+batches (no query holds the graph's write lock for long): facts get ``valid_from`` (see records)
+before the index on it is created, so the index exists only once every fact has the property,
+which is what :meth:`SchemaManager.has_range_index` tells readers; fact vector holders get their
+link to their fact (see cypher.VECTOR_LINK), which readers check by counting.
 """
 
 from __future__ import annotations
@@ -13,13 +19,35 @@ import time
 
 from chronomem.errors import InvalidInputError, StoreError
 from chronomem.store.falkordb.connection import FalkorConnection, MissingGraphError
-from chronomem.store.falkordb.cypher import FULLTEXT_INDEXES, RANGE_INDEXES, vector_index_statement, vector_label
+from chronomem.store.falkordb.cypher import (
+    FULLTEXT_INDEXES,
+    RANGE_INDEXES,
+    VECTOR_LINK,
+    vector_index_statement,
+    vector_label,
+)
+from chronomem.store.falkordb.records import EARLIEST
 
-__all__ = ["SchemaManager"]
+__all__ = ["LINK_COUNTS", "SchemaManager"]
 
 
 def _range_statement(label: str, prop: str) -> str:
     return f"CREATE INDEX FOR (n:{label}) ON (n.{prop})"
+
+
+_BACKFILL_BATCH = 10_000
+_BACKFILL_VALID_FROM = (
+    "MATCH (f:Fact) WHERE f.valid_from IS NULL WITH f LIMIT $batch "
+    "SET f.valid_from = coalesce(f.valid_at, $earliest) RETURN count(f)"
+)
+LINK_COUNTS = (
+    "CALL db.meta.stats() YIELD labels, relTypes "
+    f"RETURN coalesce(labels['{vector_label('Fact')}'], 0), coalesce(relTypes['{VECTOR_LINK}'], 0)"
+)
+_BACKFILL_LINKS = (
+    f"MATCH (h:{vector_label('Fact')}) WHERE NOT (:Fact)-[:{VECTOR_LINK}]->(h) MATCH (f:Fact {{id: h.id}}) "
+    f"WITH f, h LIMIT $batch CREATE (f)-[:{VECTOR_LINK}]->(h) RETURN count(*)"
+)
 
 
 def _fulltext_statement(label: str, props: tuple[str, ...]) -> str:
@@ -33,6 +61,7 @@ class SchemaManager:
     def __init__(self, connection: FalkorConnection) -> None:
         self._connection = connection
         self._existing: dict[str, set[str]] = {}
+        self._ready: dict[str, set[str]] = {}  # range indexes readers found operational
         self._dimensions: dict[str, dict[str, int]] = {}  # graph key → object label → vector dimension
         self._locks: dict[str, asyncio.Lock] = {}
 
@@ -81,12 +110,48 @@ class SchemaManager:
                 return
             await asyncio.sleep(0.01)
 
+    async def _backfill(self, key: str, text: str, params: dict[str, int]) -> None:
+        while True:
+            rows = await self._connection.query(key, text, {**params, "batch": _BACKFILL_BATCH})
+            if not rows or rows[0][0] < _BACKFILL_BATCH:
+                return
+
+    async def _upgrade(self, key: str, existing: set[str]) -> None:
+        """Bring a graph written by an earlier version of the backend up to the current layout."""
+        if "Fact.valid_from:RANGE" not in existing:  # before the index: see the module docstring
+            await self._backfill(key, _BACKFILL_VALID_FROM, {"earliest": EARLIEST})
+        counts = await self._connection.query(key, LINK_COUNTS, read_only=True)
+        if counts and counts[0][0] != counts[0][1]:
+            await self._backfill(key, _BACKFILL_LINKS, {})
+
+    async def has_range_index(self, key: str, label: str, prop: str) -> bool:
+        """Does the graph have an operational range index on ``label.prop``? For readers, which never
+        create indexes: a yes is cached, a no is asked again next time."""
+        name = f"{label}.{prop}:RANGE"
+        if name in self._existing.get(key, set()) or name in self._ready.get(key, set()):
+            return True
+        try:
+            rows = await self._connection.query(
+                key, "CALL db.indexes() YIELD label, types, status WHERE label = $label RETURN types, status",
+                {"label": label}, read_only=True,
+            )
+        except MissingGraphError:
+            return False
+        if any("RANGE" in (types.get(prop) or []) and status == "OPERATIONAL" for types, status in rows):
+            self._ready.setdefault(key, set()).add(name)
+            return True
+        return False
+
     async def ensure(self, key: str, vector_dimensions: dict[str, int]) -> None:
         wanted = self._wanted(vector_dimensions)
         if wanted <= self._existing.get(key, set()):
             return
         async with self._locks.setdefault(key, asyncio.Lock()):
-            existing = self._existing.get(key) or await self._load(key)
+            existing = self._existing.get(key)
+            if not existing:  # this process's first write to the graph
+                existing = await self._load(key)
+                if existing:
+                    await self._upgrade(key, existing)
             statements = [_range_statement(label, prop) for label, prop in RANGE_INDEXES
                           if f"{label}.{prop}:RANGE" not in existing]
             statements += [_fulltext_statement(label, props) for label, props in FULLTEXT_INDEXES
@@ -110,4 +175,5 @@ class SchemaManager:
     def forget(self, key: str) -> None:
         """The graph was deleted: its indexes went with it."""
         self._existing.pop(key, None)
+        self._ready.pop(key, None)
         self._dimensions.pop(key, None)

@@ -1,17 +1,20 @@
 """The FalkorDB store: one graph per group, on one server or sharded over a Redis Cluster.
 
-Layout of a group's graph (no relationships: links are id properties, so a fact may outlive an
-endpoint and a mention may arrive before its entity, exactly as the port allows):
+Layout of a group's graph (links between objects are id properties, so a fact may outlive an
+endpoint and a mention may arrive before its entity, exactly as the port allows; the one
+relationship joins a fact to its own vector holder):
 
     (:Episode   {id, kind, content, text_ft, speaker, role, reference_time, created_at, status, …})
     (:Entity    {id, name, name_ft, labels, summary, summary_ft, aliases, norm_names, attributes, created_at})
     (:Fact      {id, source_id, target_id, other_entity_ids, entity_ids, relation_type, fact, fact_ft,
-                 episode_ids, attributes, valid_at, invalid_at, created_at, expired_at})
+                 episode_ids, attributes, valid_at, invalid_at, created_at, expired_at, valid_from})
     (:Community {id, name, name_ft, summary, summary_ft, member_ids, created_at})
     (:Mention   {episode_id, entity_id})
     (:EpisodeVec|EntityVec|FactVec|CommunityVec {id, emb})   one per embedded object, never updated
+    (:Fact)-[:HAS_VECTOR]->(:FactVec)                         created and deleted with the holder
 
-``*_ft`` are accent-folded copies for the full-text indexes; ``emb`` is HNSW-indexed per holder label.
+``*_ft`` are accent-folded copies for the full-text indexes; ``emb`` is HNSW-indexed per holder label;
+``valid_from`` is ``valid_at`` with null as the earliest time (an index bound for ``as_of``).
 """
 
 from __future__ import annotations
@@ -356,7 +359,12 @@ class FalkorDBStore:
         filters: SearchFilters | None = None,
         min_score: float | None = None,
     ) -> list[ScoredId]:
-        return await reads.vector_search(self._read, group_id, scope, vector, limit, filters, min_score)
+        key = self._keys.graph(group_id)
+
+        async def indexed(prop: str) -> bool:
+            return await self._schema.has_range_index(key, LABELS[scope], prop)
+
+        return await reads.vector_search(self._read, group_id, scope, vector, limit, filters, min_score, indexed)
 
     async def bfs(
         self,

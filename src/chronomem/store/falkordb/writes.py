@@ -15,15 +15,23 @@ import numpy as np
 
 from chronomem.errors import InvalidInputError
 from chronomem.store.base import GraphWrite
+from chronomem.store.falkordb.cypher import VECTOR_LINK
 from chronomem.store.falkordb.records import community_props, entity_props, episode_props, fact_props
 
 __all__ = ["batch_vectors", "compose_write", "vector_dimensions"]
 
 def _replace_vectors(label: str) -> str:
-    # Holders are never updated in place (see cypher.vector_label): drop the old one, create a new one.
+    # Holders are never updated in place (see cypher.vector_label): drop the old one (and its link),
+    # create a new one. A fact's holder is linked to it (see cypher.VECTOR_LINK); the fact is in the
+    # graph by now (an earlier section of this write, or already there: store._check_vector_owners).
     name = label.lower()
-    return (f"UNWIND ${name}_vectors AS {name}_vr OPTIONAL MATCH ({name}_old:{label}Vec {{id: {name}_vr.id}}) "
-            f"DELETE {name}_old WITH {name}_vr CREATE (:{label}Vec {{id: {name}_vr.id, emb: vecf32({name}_vr.v)}})")
+    text = (f"UNWIND ${name}_vectors AS {name}_vr OPTIONAL MATCH ({name}_old:{label}Vec {{id: {name}_vr.id}}) "
+            f"DELETE {name}_old WITH {name}_vr "
+            f"CREATE ({name}_h:{label}Vec {{id: {name}_vr.id, emb: vecf32({name}_vr.v)}})")
+    if label == "Fact":
+        text += (f" WITH {name}_vr, {name}_h MATCH ({name}_o:{label} {{id: {name}_vr.id}}) "
+                 f"CREATE ({name}_o)-[:{VECTOR_LINK}]->({name}_h)")
+    return text
 
 
 # Every section uses its own variable names. A batch replacing communities and their vectors failed
