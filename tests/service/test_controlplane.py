@@ -115,15 +115,18 @@ def test_user_updates_change_only_what_was_given(control):
     assert (updated.email, updated.first_name, updated.metadata) == ("old@example.com", "Ann", {"k": 1})
 
 
-def test_a_key_revoked_by_another_process_stops_working_within_the_cache_ttl(tmp_path):
-    import time
-
-    server = ControlPlane.open(tmp_path / "control.db", cache_ttl_s=0.2)
+def test_a_key_revoked_or_a_user_deleted_by_another_process_takes_effect_at_once(tmp_path):
+    server = ControlPlane.open(tmp_path / "control.db", cache_ttl_s=3600)  # only a commit can clear it
     cli = ControlPlane.open(tmp_path / "control.db")
     info, secret = cli.create_key("acme")
-    assert server.authenticate(secret) is not None
+    project = server.authenticate(secret)
+    assert project is not None
+    cli.create_user(project.id, "ann")
+    assert server.get_user(project.id, "ann").user_id == "ann"
     cli.revoke_key(info.id)
-    time.sleep(0.25)
+    cli.delete_user(project.id, "ann")
     assert server.authenticate(secret) is None
+    with pytest.raises(NotFoundError):
+        server.get_user(project.id, "ann")
     server.close()
     cli.close()

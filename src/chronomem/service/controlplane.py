@@ -21,8 +21,9 @@ hop. The file is opened in WAL mode so the CLI can create keys while a server ru
 
 The two lookups every request makes, :meth:`ControlPlane.authenticate` and
 :meth:`ControlPlane.get_user`, are served from a small in-process cache for ``cache_ttl_s`` seconds
-(default 2). Changes made through the same object clear it at once; a key revoked or a user changed
-by *another* process (``chronomem keys revoke`` while a server runs) takes effect within the TTL.
+(default 2). Changes made through the same object clear it at once. Changes committed by *another*
+process (``chronomem keys revoke`` while a server runs, or another server process) clear it at the
+next lookup: ``PRAGMA data_version`` tells when another connection has committed.
 """
 
 from __future__ import annotations
@@ -171,6 +172,7 @@ class ControlPlane:
         self._ttl = cache_ttl_s
         self._keys: dict[str, tuple[float, Project | None]] = {}
         self._users: dict[tuple[str, str], tuple[float, UserRecord]] = {}
+        self._data_version: int | None = None  # the file as the caches saw it
 
     @classmethod
     def open(cls, path: str | Path, *, cache_ttl_s: float = 2.0) -> ControlPlane:
@@ -275,8 +277,17 @@ class ControlPlane:
             row["id"], row["project_id"], row["name"], _dt(row["created_at"]) or utc_now(), _dt(row["revoked_at"])
         )
 
+    def _drop_caches_if_changed_elsewhere(self) -> None:
+        with self._lock:
+            version = self._db.execute("PRAGMA data_version").fetchone()[0]
+        if version != self._data_version:
+            self._keys.clear()
+            self._users.clear()
+            self._data_version = version
+
     def authenticate(self, presented: str) -> Project | None:
         """The project of a valid, unrevoked key; ``None`` for anything else."""
+        self._drop_caches_if_changed_elsewhere()
         cached = self._keys.get(presented)
         if cached is not None and cached[0] > time.monotonic():
             return cached[1]
@@ -330,6 +341,7 @@ class ControlPlane:
         return self.get_user(project_id, user_id)
 
     def get_user(self, project_id: str, user_id: str) -> UserRecord:
+        self._drop_caches_if_changed_elsewhere()
         cached = self._users.get((project_id, user_id))
         if cached is not None and cached[0] > time.monotonic():
             return cached[1]
