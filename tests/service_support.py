@@ -135,3 +135,12 @@ def queue_conversations(client: httpx.Client, users: Sequence[str], per_user: in
         accepted += response.json()["message_uuids"]
         task_ids.append(response.json()["task_id"])
     return accepted, task_ids
+
+
+def create_key(data_dir: Path, project: str) -> str:
+    """An API key of ``project`` in the control plane a server over ``data_dir`` will use."""
+    control = ControlPlane.open(data_dir / "control.db")
+    try:
+        return control.create_key(project)[1]
+    finally:
+        control.close()

@@ -11,15 +11,12 @@ from collections import Counter
 import httpx
 import pytest
 
-from chronomem.service.controlplane import ControlPlane
-from service_support import free_port, queue_conversations, start_live_server, statuses
+from service_support import create_key, free_port, queue_conversations, start_live_server, statuses
 
 
 @pytest.mark.integration
 def test_sigkill_mid_ingestion_loses_nothing_and_processes_nothing_twice(tmp_path):
-    control = ControlPlane.open(tmp_path / "control.db")
-    _, key = control.create_key("kill-test")
-    control.close()
+    key = create_key(tmp_path, "kill-test")
     port = free_port()
     server = start_live_server(tmp_path, port, latency=0.3)
     headers = {"Authorization": f"Bearer {key}"}

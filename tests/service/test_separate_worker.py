@@ -13,8 +13,7 @@ from collections import Counter
 import httpx
 import pytest
 
-from chronomem.service.controlplane import ControlPlane
-from service_support import free_port, queue_conversations, start_live_server, start_live_worker, statuses
+from service_support import create_key, free_port, queue_conversations, start_live_server, start_live_worker, statuses
 
 USERS = ("ann", "bo", "cy")
 
@@ -34,9 +33,7 @@ def entity_names(client: httpx.Client, user: str) -> set[str]:
 
 @pytest.mark.integration
 def test_a_server_without_workers_and_a_separate_worker_share_one_sqlite_file(tmp_path):
-    control = ControlPlane.open(tmp_path / "control.db")
-    _, key = control.create_key("split")
-    control.close()
+    key = create_key(tmp_path, "split")
     port = free_port()
     server = start_live_server(tmp_path, port, latency=0.3, workers=False)
     worker: subprocess.Popen[str] | None = None

@@ -13,8 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from chronomem.service.controlplane import ControlPlane
-from service_support import free_port
+from service_support import create_key, free_port
 
 
 def children_of(pid: int) -> list[int]:
@@ -24,9 +23,7 @@ def children_of(pid: int) -> list[int]:
 
 @pytest.mark.integration
 def test_two_server_processes_share_one_sqlite_file(tmp_path: Path) -> None:
-    control = ControlPlane.open(tmp_path / "control.db")
-    _, key = control.create_key("multi")
-    control.close()
+    key = create_key(tmp_path, "multi")
     port = free_port()
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     server = subprocess.Popen(
