@@ -79,8 +79,7 @@ def serve(data_dir: Path, port: int | None, latency: float, workers: int, role: 
     """Run the server (role "all": with in-process workers; "api": without) or, for role "worker",
     a separate ingestion process on the same file (called in the child process)."""
     from chronomem.service.app import create_app, serve_app
-    from chronomem.service.process import tune_gc
-    from chronomem.service.workers import WorkerPool
+    from chronomem.service.workers import run_until_stopped
 
     async def main() -> None:
         settings = Settings(data_dir=data_dir, workers=WorkerSettings(concurrency=workers, poll_interval_s=0.2))
@@ -93,11 +92,7 @@ def serve(data_dir: Path, port: int | None, latency: float, workers: int, role: 
             listener.bind(("127.0.0.1", port or 0))
             await serve_app(create_app(memory, workers=role == "all"), log_level="warning", sockets=[listener])
             return
-        tune_gc()  # as `chronomem worker` does
-        stop = asyncio.Event()
-        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
-        async with WorkerPool(memory.store, memory.process, settings.workers):
-            await stop.wait()
+        await run_until_stopped(memory.store, memory.process, settings.workers)  # as `chronomem worker`
         await memory.close()
 
     run_loop(main())

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import signal
 import sys
 from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from contextlib import contextmanager
@@ -177,8 +176,7 @@ def worker(
     store: StoreOption = None,
 ) -> None:
     """Process queued episodes until stopped (run the server with --no-workers)."""
-    from chronomem.service.process import tune_gc
-    from chronomem.service.workers import Shard, WorkerPool
+    from chronomem.service.workers import Shard, run_until_stopped
 
     settings = _settings(ctx, store=store)
     if concurrency is not None:
@@ -190,16 +188,12 @@ def worker(
     if part.count > 1 and settings.resolved_store_url.startswith("sqlite:"):
         # One process consumes a SQLite file's queue (it runs groups in parallel: --concurrency).
         raise typer.BadParameter("an embedded SQLite store takes one worker process: leave --shard at 0/1")
-    tune_gc()
 
     async def work(memory: Chronomem) -> None:
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, stop.set)
-        async with WorkerPool(memory.store, memory.process, settings.workers, shard=part) as pool:
-            err_console.print(f"worker {part.index}/{part.count} running; Ctrl-C to stop")
-            await stop.wait()
+        pool = await run_until_stopped(
+            memory.store, memory.process, settings.workers, shard=part,
+            on_ready=lambda: err_console.print(f"worker {part.index}/{part.count} running; Ctrl-C to stop"),
+        )
         err_console.print(f"processed {pool.processed}, failed {pool.failed}")
 
     _run(_with_memory(settings, work))

@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import signal
 from pathlib import Path
 
 from chronomem.embed.testing import HashingEmbedder
@@ -22,7 +21,7 @@ from chronomem.ingest.prompts import ExtractedEntities, ExtractedEntity
 from chronomem.llm.testing import FunctionModel
 from chronomem.memory import Chronomem
 from chronomem.service.app import create_app, serve_app
-from chronomem.service.workers import WorkerPool
+from chronomem.service.workers import run_until_stopped
 from chronomem.settings import Settings, WorkerSettings
 from chronomem.store.factory import open_store
 
@@ -65,12 +64,8 @@ async def serve(data_dir: Path, port: int, latency: float, settings: Settings, r
     if role != "worker":
         await serve_app(create_app(memory, workers=role == "all"), port=port, log_level="warning")
         return
-    stop = asyncio.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        asyncio.get_running_loop().add_signal_handler(sig, stop.set)
-    async with WorkerPool(memory.store, memory.process, settings.workers):
-        print("worker ready", flush=True)
-        await stop.wait()
+    await run_until_stopped(memory.store, memory.process, settings.workers,
+                            on_ready=lambda: print("worker ready", flush=True))
     await memory.close()
 
 

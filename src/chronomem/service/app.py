@@ -88,8 +88,7 @@ def app_from_env() -> FastAPI:
     """``create_app(Settings.from_env())``: the factory ``uvicorn --factory`` and ``serve
     --processes`` use. Called in a serving process, so it also sets the switch interval (see
     :func:`serve_app`)."""
-    sys.setswitchinterval(SWITCH_INTERVAL_S)
-    tune_gc()
+    _prepare_serving_process()
     return create_app(Settings.from_env())
 
 
@@ -126,6 +125,10 @@ async def serve_app(
     """
     import uvicorn
 
-    sys.setswitchinterval(SWITCH_INTERVAL_S)
-    tune_gc()
+    _prepare_serving_process()
     await uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level=log_level)).serve(sockets=sockets)
+
+
+def _prepare_serving_process() -> None:
+    sys.setswitchinterval(SWITCH_INTERVAL_S)  # see serve_app
+    tune_gc()

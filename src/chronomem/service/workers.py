@@ -23,6 +23,7 @@ import contextlib
 import functools
 import hashlib
 import logging
+import signal
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
@@ -31,7 +32,7 @@ from chronomem.errors import ChronomemError, IngestionError, ModelError, StoreUn
 from chronomem.settings import WorkerSettings
 from chronomem.store.base import Store
 
-__all__ = ["ProcessEpisode", "Shard", "WorkerPool", "is_retryable"]
+__all__ = ["ProcessEpisode", "Shard", "WorkerPool", "is_retryable", "run_until_stopped"]
 
 log = logging.getLogger(__name__)
 
@@ -224,3 +225,27 @@ class WorkerPool:
         log.error("episode %s of %s failed after %d attempt(s): %s", episode_id, group_id, attempts, message)
         await self._store.set_episode_status(group_id, episode_id, EpisodeStatus.FAILED, error=message)
         self.failed += 1
+
+
+async def run_until_stopped(
+    store: Store,
+    process: ProcessEpisode,
+    settings: WorkerSettings | None = None,
+    *,
+    shard: Shard = Shard(),
+    on_ready: Callable[[], object] | None = None,
+) -> WorkerPool:
+    """A worker process's life (``chronomem worker``): tune the collector, run a pool until SIGINT
+    or SIGTERM, and return it (with its counts) once stopped."""
+    from chronomem.service.process import tune_gc
+
+    tune_gc()
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    async with WorkerPool(store, process, settings, shard=shard) as pool:
+        if on_ready is not None:
+            on_ready()
+        await stop.wait()
+    return pool
