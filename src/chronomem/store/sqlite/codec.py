@@ -66,12 +66,23 @@ def dumps(value: Any) -> str:
 
 
 def vector_blob(vector: Any) -> bytes:
-    """A finite, non-zero vector as unit float32 bytes (cosine becomes a dot product)."""
+    """A finite, non-zero vector as unit float32 bytes (cosine becomes a dot product).
+
+    A vector that is already unit length (what every embedder returns) is stored as given: dividing
+    it by its own norm again would change its last bits in a way that depends on the CPU's SIMD path,
+    so an export/import round trip would not give back the same bytes on every machine.
+    """
     array = np.asarray(vector, dtype=np.float32).reshape(-1)
-    norm = float(np.linalg.norm(array)) if array.size else 0.0
+    norm = float(np.linalg.norm(array.astype(np.float64))) if array.size else 0.0
     if not np.isfinite(norm) or norm == 0.0:
         raise InvalidInputError("an embedding must be a non-empty, finite, non-zero vector")
-    return (array / norm).astype(np.float32).tobytes()
+    if abs(norm - 1.0) <= _UNIT_TOLERANCE:
+        return array.tobytes()
+    return (array / np.float32(norm)).astype(np.float32).tobytes()
+
+
+# float32 rounding leaves a unit vector's norm within a few 1e-7 of 1; 1e-5 covers 384-d sums.
+_UNIT_TOLERANCE = 1e-5
 
 
 # Rows come from our own schema, so construction skips re-validation (it is the hot path of reads).
