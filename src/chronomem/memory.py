@@ -12,8 +12,7 @@ service does before it answers); a worker pool (``chronomem.service.workers``) t
 
 Export and import (:meth:`Chronomem.export_group`, :meth:`Chronomem.import_group`) carry *every*
 object of a group and its stored vectors (float32, base64), so a round trip needs no model and gives
-back every object exactly (vectors equal up to float32 rounding where the store re-normalizes what
-it writes). The export names the embedder that made the vectors; importing into a memory with another
+back every object exactly, vectors bit for bit (a store keeps a unit vector as it was given). The export names the embedder that made the vectors; importing into a memory with another
 embedder is refused unless ``reembed=True``, which embeds the same texts ingestion embeds (entity
 names, fact texts, community names, episode texts) with the importing embedder, deterministically.
 """
