@@ -205,10 +205,7 @@ async def _decide_unmatched(session: Session, named: Sequence[NamedEntity]) -> l
         session.store.get_vectors(session.group_id, Scope.ENTITIES, text_only),
     ) if ids else ([], {})
     entities = {e.id: e for e in loaded}
-    thresholds = ResolutionThresholds(
-        session.config.fuzzy_merge, session.config.embedding_merge,
-        session.config.fuzzy_ambiguous, session.config.embedding_ambiguous,
-    )
+    thresholds = ResolutionThresholds(session.config.fuzzy_ambiguous, session.config.embedding_ambiguous)
     decisions = []
     for entity, (cosines, texts) in zip(named, found, strict=True):
         candidates = []
