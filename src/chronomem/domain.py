@@ -30,6 +30,7 @@ __all__ = [
     "Episode",
     "EpisodeKind",
     "EpisodeStatus",
+    "EvidenceSpan",
     "Fact",
     "Mention",
     "is_current",
@@ -185,6 +186,14 @@ class Entity(_Frozen):
         return ({normalize_name(n) for n in names} | {normalize_name(name_key(n)) for n in names}) - {""}
 
 
+class EvidenceSpan(_Frozen):
+    """Where an episode states a fact: ``episode.text[start:end]`` is the quote (character offsets)."""
+
+    episode_id: str = Field(min_length=1)
+    start: int = Field(ge=0)
+    end: int = Field(ge=0)
+
+
 class Fact(_Frozen):
     """An entity edge: a natural-language fact between entities, with four timestamps."""
 
@@ -196,6 +205,7 @@ class Fact(_Frozen):
     relation_type: str = "RELATES_TO"
     fact: str = Field(min_length=1)
     episode_ids: tuple[str, ...] = ()  # provenance, oldest first
+    evidence: tuple[EvidenceSpan, ...] = ()  # the quotes of its episodes that state it
     attributes: dict[str, Any] = Field(default_factory=dict)
     valid_at: UTCDateTime | None = None
     invalid_at: UTCDateTime | None = None

@@ -15,11 +15,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
-from typing import NamedTuple, Protocol, runtime_checkable
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
-from chronomem.domain import Community, Entity, Episode, EpisodeStatus, Fact, Mention
+from chronomem.domain import Community, Entity, Episode, EpisodeStatus, EvidenceSpan, Fact, Mention
 from chronomem.filters import SearchFilters
 
 __all__ = [
@@ -30,6 +30,8 @@ __all__ = [
     "ScoredId",
     "Store",
     "WeightedEdge",
+    "fact_attributes_column",
+    "split_fact_attributes",
 ]
 
 
@@ -269,3 +271,25 @@ class Store(Protocol):
         """Breadth-first expansion over facts matching ``filters`` (default: current) up to
         ``max_hops`` from the seeds. Seed entities are at hop 0; entities mentioned by seed episodes
         at hop 1. A fact's hop is the hop of the nearer endpoint plus one."""
+
+
+# -- how backends keep a fact's evidence spans: in its attributes column, under a reserved key ---------
+
+_EVIDENCE_KEY = "_evidence"
+
+
+def fact_attributes_column(fact: Fact) -> dict[str, Any]:
+    """What a backend stores in a fact's attributes column: the attributes, and its evidence spans."""
+    if not fact.evidence:
+        return fact.attributes
+    spans = [[span.episode_id, span.start, span.end] for span in fact.evidence]
+    return {**fact.attributes, _EVIDENCE_KEY: spans}
+
+
+def split_fact_attributes(stored: dict[str, Any]) -> tuple[dict[str, Any], tuple[EvidenceSpan, ...]]:
+    """The inverse of :func:`fact_attributes_column`: (attributes, evidence)."""
+    if _EVIDENCE_KEY not in stored:
+        return stored, ()
+    attributes = {k: v for k, v in stored.items() if k != _EVIDENCE_KEY}
+    spans = tuple(EvidenceSpan(episode_id=e, start=a, end=b) for e, a, b in stored[_EVIDENCE_KEY])
+    return attributes, spans
