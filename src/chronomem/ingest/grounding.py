@@ -91,7 +91,7 @@ def junk_reason(fact: str, entity_names: Sequence[str]) -> str | None:
     """Why a fact text is not a statement about its entities, or ``None`` when it is one."""
     if not any(char.isalpha() for char in fact):
         return "has no letters"
-    if entity_names and not any(is_named(word, [fact]) for name in entity_names for word in _WORD.findall(name)
-                                if len(word) > 1 or word.isdigit()):
+    words = [w for name in entity_names for w in _WORD.findall(name) if len(w) > 1 or w.isdigit()]
+    if words and not any(is_named(word, [fact]) for word in words):
         return "names none of its entities"
     return None

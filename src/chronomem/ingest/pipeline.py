@@ -59,6 +59,8 @@ class IngestResult:
     usage: Usage = field(default_factory=Usage)
     warnings: tuple[str, ...] = ()
     skipped: bool = False  # nothing done: already processed (or re-added)
+    entities_rejected: int = 0  # extracted but named nowhere in the messages (see ingest.grounding)
+    facts_rejected: int = 0  # extracted but junk, or quoting words the episode does not contain
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,7 +212,7 @@ class Ingestor:
         """The paper's pipeline, stage by stage (DESIGN §2), after the context (stage 2) is loaded."""
         extracted, trusted = await self._extract(session, episode, text)
         staged = self.config.extraction == "staged" and not trusted
-        named = stages.named_entities(session, extracted.entities, trusted=trusted)
+        named = stages.named_entities(session, extracted.entities, trusted=trusted, text=None if trusted else text)
         # facts near the episode are fetched while its names resolve (they need only its vector)
         resolved, nearby = await asyncio.gather(
             stages.resolve_entities(session, text, named, defer_ambiguous=staged),
@@ -219,7 +221,7 @@ class Ingestor:
         found = stages.FactExtraction(extracted.facts)
         if staged:
             found = await stages.extract_facts(session, text, resolved, nearby)
-        drafts = stages.build_facts(session, found.facts, resolved, found.shown)
+        drafts = stages.build_facts(session, found.facts, resolved, found.shown, text=None if trusted else text)
         outcomes = await stages.resolve_facts(session, drafts)
         changes = stages.apply_invalidation(session, drafts.facts, outcomes)
         await stages.update_summaries(session, resolved, changes)
@@ -252,6 +254,8 @@ class Ingestor:
             facts_invalidated=tuple(changes.invalidated.values()),
             usage=session.usage,
             warnings=tuple(session.warnings),
+            entities_rejected=session.entities_rejected,
+            facts_rejected=session.facts_rejected,
         )
 
     async def _announce(self, result: IngestResult) -> None:

@@ -6,8 +6,8 @@ import asyncio
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from chronomem.domain import Fact, to_relation_type
-from chronomem.ingest.dates import parse_model_datetime
+from chronomem.domain import EvidenceSpan, Fact, to_relation_type
+from chronomem.ingest.dates import date_in_text, parse_model_datetime
 from chronomem.ingest.fact_resolution import (
     FactCandidates,
     FactOutcome,
@@ -16,10 +16,12 @@ from chronomem.ingest.fact_resolution import (
     select_candidates,
     single_valued_outcome,
 )
+from chronomem.ingest.grounding import junk_reason, locate_quote
 from chronomem.ingest.invalidation import invalidate
 from chronomem.ingest.prompts import (
     FACT_RESOLUTION,
     CandidateFact,
+    EpisodeText,
     ExtractedFact,
     FactQuestion,
     FactResolutionContext,
@@ -55,12 +57,21 @@ def build_facts(
     extracted: Iterable[ExtractedFact],
     resolved: ResolvedEntities,
     shown: dict[int, Fact] | None = None,
+    *,
+    text: EpisodeText | None = None,
 ) -> FactDrafts:
-    """Facts with entity ids, SCREAMING_SNAKE relation types, checked signatures and resolved dates."""
+    """Facts with entity ids, SCREAMING_SNAKE relation types, checked signatures and resolved dates.
+
+    With the episode's ``text`` (a model extracted the facts) each fact is grounded: junk text or a
+    quote the episode does not contain rejects it; the quote becomes its evidence span.
+    """
     shown = shown or {}
     drafts = FactDrafts(shown=frozenset(f.id for f in shown.values()))
     for item in extracted:
-        fact = _to_fact(session, item, resolved)
+        evidence = _evidence(session, item, text) if text is not None else ()
+        if evidence is None:
+            continue
+        fact = _to_fact(session, item, resolved, evidence)
         if fact is None or identical_fact(fact, drafts.facts) is not None:
             continue
         drafts.facts.append(fact)
@@ -72,7 +83,24 @@ def build_facts(
     return drafts
 
 
-def _to_fact(session: Session, item: ExtractedFact, resolved: ResolvedEntities) -> Fact | None:
+def _evidence(session: Session, item: ExtractedFact, text: EpisodeText) -> tuple[EvidenceSpan, ...] | None:
+    """The span of the episode the fact's quote is, or ``None`` (counted, with the reason) to reject it."""
+    if (reason := junk_reason(item.fact, [item.source, item.target])) is not None:
+        session.reject("fact", f"{item.fact!r} {reason}")
+        return None
+    span = locate_quote(item.quote, text.current) if item.quote else None
+    if span is None:
+        problem = "comes with no quote" if not item.quote else f"quotes words the episode does not contain: {item.quote!r}"
+        session.reject("fact", f"{item.fact!r} {problem}")
+        return None
+    if session.episode is None:
+        return ()
+    return (EvidenceSpan(episode_id=session.episode.id, start=span[0], end=span[1]),)
+
+
+def _to_fact(
+    session: Session, item: ExtractedFact, resolved: ResolvedEntities, evidence: tuple[EvidenceSpan, ...] = ()
+) -> Fact | None:
     source, target = resolved.find(item.source), resolved.find(item.target)
     if source is None or target is None or source.id == target.id:
         session.warn(f"fact dropped, its entities are not both known and distinct: {item.fact!r}")
@@ -83,13 +111,15 @@ def _to_fact(session: Session, item: ExtractedFact, resolved: ResolvedEntities) 
         relation = "RELATES_TO"
     reference = session.reference_time
     valid_at = parse_model_datetime(item.valid_at, reference)
+    if valid_at is None and item.valid_at is None and evidence:  # undated by the model: its words may date it
+        valid_at = date_in_text(item.quote, reference)
     invalid_at = parse_model_datetime(item.invalid_at, reference)
     if valid_at and invalid_at and invalid_at < valid_at:
         session.warn(f"invalid_at before valid_at dropped: {item.fact!r}")
         invalid_at = None
     return Fact(
         group_id=session.group_id, source_id=source.id, target_id=target.id, relation_type=relation,
-        fact=" ".join(item.fact.split()), episode_ids=session.provenance,
+        fact=" ".join(item.fact.split()), episode_ids=session.provenance, evidence=evidence,
         attributes=session.ontology.edge_attributes(relation, item.attributes),
         valid_at=valid_at, invalid_at=invalid_at, created_at=session.now,
     )
@@ -229,7 +259,8 @@ def apply_invalidation(session: Session, facts: Sequence[Fact], outcomes: Sequen
                 outcome.duplicate_of.id, outcome.duplicate_of
             )
             provenance = tuple(dict.fromkeys((*old.episode_ids, *fact.episode_ids)))
-            changes.restated[old.id] = old.model_copy(update={"episode_ids": provenance})
+            evidence = tuple(dict.fromkeys((*old.evidence, *fact.evidence)))
+            changes.restated[old.id] = old.model_copy(update={"episode_ids": provenance, "evidence": evidence})
             continue
         current = [changes.invalidated.get(f.id) or changes.restated.get(f.id, f) for f in outcome.contradicts]
         result = invalidate(fact, current, now=session.now, reference_time=session.reference_time)
