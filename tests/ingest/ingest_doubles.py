@@ -84,7 +84,8 @@ class Script:
             )
             question = FactQuestion(index, fact["fact"], fact["relation_type"], shown)
             verdict = self.fact_verdict(question) if shown else {}
-            answered.append(ExtractedFact(**_quoted(fact, ctx.episode.current), duplicate_of=verdict.get("duplicate_of"),
+            answered.append(ExtractedFact(**_quoted(fact, ctx.episode.current),
+                                          duplicate_of=verdict.get("duplicate_of"),
                                           contradicts=verdict.get("contradicts", [])))
         same_as = self._match(ctx.ambiguous)
         return ExtractedFacts(facts=answered, same_as=same_as.matches)

@@ -67,7 +67,20 @@ def locate_quote(quote: str, text: str) -> tuple[int, int] | None:
     alignment = fuzz.partial_ratio_alignment(wanted, haystack, score_cutoff=QUOTE_TOLERANCE)
     if alignment is None or alignment.dest_end <= alignment.dest_start:
         return None
-    return offsets[alignment.dest_start], offsets[alignment.dest_end - 1] + 1
+    return _whole_words(text, offsets[alignment.dest_start], offsets[alignment.dest_end - 1] + 1)
+
+
+def _whole_words(text: str, start: int, end: int) -> tuple[int, int]:
+    """A fuzzy span without surrounding spaces, widened to whole words."""
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    while start > 0 and text[start - 1].isalnum():
+        start -= 1
+    while end < len(text) and text[end].isalnum():
+        end += 1
+    return start, end
 
 
 @functools.lru_cache(maxsize=4096)

@@ -90,7 +90,7 @@ def _evidence(session: Session, item: ExtractedFact, text: EpisodeText) -> tuple
         return None
     span = locate_quote(item.quote, text.current) if item.quote else None
     if span is None:
-        problem = "comes with no quote" if not item.quote else f"quotes words the episode does not contain: {item.quote!r}"
+        problem = f"quotes words the episode does not contain: {item.quote!r}" if item.quote else "has no quote"
         session.reject("fact", f"{item.fact!r} {problem}")
         return None
     if session.episode is None:
