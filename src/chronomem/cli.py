@@ -463,7 +463,7 @@ def demo(
     settings = _settings(ctx)
     llm: Any = None
     if model == "heuristic":
-        from chronomem.ingest.heuristic import heuristic_model
+        from chronomem.llm.heuristic import heuristic_model
 
         llm = heuristic_model()
     elif model is not None:
