@@ -275,7 +275,7 @@ def import_command(
 ) -> None:
     """Import conversations (JSONL messages, LoCoMo, LongMemEval) or a whole exported group."""
     if fmt == "export":
-        from chronomem.memory import GroupExport
+        from chronomem.export import GroupExport
 
         export = GroupExport.model_validate_json(path.read_bytes())
         stats = _run(_with_memory(_settings(ctx), lambda m: m.import_group(export, group_id=group, reembed=reembed)))
