@@ -36,7 +36,6 @@ __all__ = [
     "apply_invalidation",
     "build_facts",
     "resolve_facts",
-    "vet",
 ]
 
 
@@ -184,7 +183,7 @@ async def resolve_facts(session: Session, drafts: FactDrafts) -> list[FactOutcom
             elif candidates:
                 questions.append((index, candidates))
     _within_episode_single_valued(session, facts, outcomes)
-    if questions and session.llm is not None:  # the call is made anyway: the episode's own facts ride along
+    if questions and not session.deterministic:  # the call is made anyway: the episode's own facts ride along
         decided = {index for index, _ in questions}
         questions = _with_earlier_statements(session, facts, questions)
         for index, outcome in (await _ask_about_facts(session, facts, questions)).items():
