@@ -7,6 +7,7 @@ from typing import Any
 from ingest_doubles import Script, at
 
 from chronomem.domain import Episode
+from chronomem.embed.testing import HashingEmbedder
 from chronomem.ingest import IngestConfig, Ingestor
 from chronomem.ingest.grounding import is_named, junk_reason, locate_quote
 from chronomem.llm.testing import FunctionModel
@@ -144,3 +145,36 @@ async def test_junk_still_there_after_the_retry_is_dropped_and_counted(store, em
     assert model.prompt_names == ["extract_graph", "extract_graph"]  # one retry, never a second
     assert [f.fact for f in await store.list_facts("g")] == ["Alice works at Globex"]
     assert result.facts_rejected == 1 and result.episode.status.value == "done"
+
+
+def test_the_evidence_is_shown_by_the_context_block_on_request_and_returned_by_the_api():
+    from chronomem.domain import EvidenceSpan, Fact
+    from chronomem.mcp_server import _fact
+    from chronomem.search.context import build_context, evidence_quotes
+    from chronomem.service.schemas import FactOut
+
+    episode = message("I joined Globex.")
+    stated = Fact(group_id="g", source_id="a", target_id="b", fact="Alice works at Globex",
+                  evidence=(EvidenceSpan(episode_id=episode.id, start=7, end=22),))
+    quotes = evidence_quotes([stated], [episode])
+    assert quotes == {stated.id: "I joined Globex"}
+    assert '[source: "I joined Globex"]' in build_context([stated], [], quotes=quotes)
+    assert "source:" not in build_context([stated], [])
+    assert FactOut.from_domain(stated).model_dump()["evidence"] == [{"episode_uuid": episode.id, "start": 7, "end": 22}]
+    assert _fact(stated)["evidence"] == [{"episode_uuid": episode.id, "start": 7, "end": 22}]
+
+
+async def test_the_facades_context_quotes_the_episode_that_states_each_fact(tmp_path):
+    from chronomem import Chronomem, Settings
+
+    script = Script()
+    script.episodes["joined Globex"] = (["Alice", "Globex"],
+                                        [fact("Alice", "Globex", "Alice works at Globex", "I joined Globex")])
+    settings = Settings(data_dir=tmp_path)
+    async with await Chronomem.open(settings, embedder=HashingEmbedder(), llm=FunctionModel(script)) as memory:
+        await memory.add_episode("g", "Last week I joined Globex as a designer.", speaker="Alice",
+                                 reference_time=at("2024-05-15"))
+        plain = await memory.context("g", "Where does Alice work?")
+        quoted = await memory.context("g", "Where does Alice work?", include_evidence=True)
+    assert "Alice works at Globex" in plain and "source:" not in plain
+    assert '- Alice works at Globex' in quoted and '[source: "I joined Globex"]' in quoted
