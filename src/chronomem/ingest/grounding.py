@@ -13,6 +13,7 @@ Pure functions over strings; the stages apply them and count what they reject.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 import unicodedata
@@ -25,8 +26,10 @@ __all__ = ["QUOTE_TOLERANCE", "is_named", "junk_reason", "locate_quote"]
 QUOTE_TOLERANCE = 90.0  # rapidfuzz partial-ratio (0-100) a quote must reach when it is not found verbatim
 _MIN_FUZZY_QUOTE = 12  # shorter quotes must occur exactly: a fuzzy match of a few letters proves nothing
 _WORD = re.compile(r"\w+")
+_NON_SPACE = re.compile(r"\S+")
 
 
+@functools.lru_cache(maxsize=8192)
 def _fold(char: str) -> str:
     decomposed = unicodedata.normalize("NFKD", char)
     return "".join(c for c in decomposed if not unicodedata.combining(c)).casefold()
@@ -50,14 +53,21 @@ def _folded_with_offsets(text: str) -> tuple[str, list[int]]:
 
 
 def _folded(text: str) -> str:
+    if text.isascii():  # the common case, without the per-character walk
+        return " ".join(text.lower().split())
     return _folded_with_offsets(text)[0].strip()
 
 
 def locate_quote(quote: str, text: str) -> tuple[int, int] | None:
     """Where ``quote`` occurs in ``text`` as ``(start, end)`` character offsets, or ``None``."""
-    wanted = _folded(quote).strip(" \"'")
-    if not wanted:
+    words = quote.strip().strip("\"'").split()
+    if not words:
         return None
+    wanted = _folded(" ".join(words))
+    if text.isascii() and wanted.isascii():
+        found = _find_ascii(wanted, text)
+        if found is not None:
+            return found
     haystack, offsets = _folded_with_offsets(text)
     at = haystack.find(wanted)
     if at >= 0:
@@ -68,6 +78,26 @@ def locate_quote(quote: str, text: str) -> tuple[int, int] | None:
     if alignment is None or alignment.dest_end <= alignment.dest_start:
         return None
     return _whole_words(text, offsets[alignment.dest_start], offsets[alignment.dest_end - 1] + 1)
+
+
+def _find_ascii(wanted: str, text: str) -> tuple[int, int] | None:
+    """Exact search, case and spacing aside, for ASCII text (no per-character walk): the text's words,
+    lowercased and joined by single spaces, with where each word starts on both sides."""
+    spans = [m.span() for m in _NON_SPACE.finditer(text)]
+    folded, starts, at = [], [], 0
+    for start, end in spans:
+        starts.append(at)
+        folded.append(text[start:end].lower())
+        at += end - start + 1
+    index = " ".join(folded).find(wanted)
+    if index < 0:
+        return None
+
+    def original(position: int) -> int:
+        word = bisect.bisect_right(starts, position) - 1
+        return spans[word][0] + position - starts[word]
+
+    return original(index), original(index + len(wanted) - 1) + 1
 
 
 def _whole_words(text: str, start: int, end: int) -> tuple[int, int]:

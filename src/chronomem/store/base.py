@@ -291,5 +291,6 @@ def split_fact_attributes(stored: dict[str, Any]) -> tuple[dict[str, Any], tuple
     if _EVIDENCE_KEY not in stored:
         return stored, ()
     attributes = {k: v for k, v in stored.items() if k != _EVIDENCE_KEY}
-    spans = tuple(EvidenceSpan(episode_id=e, start=a, end=b) for e, a, b in stored[_EVIDENCE_KEY])
+    # validated when the fact was built; facts are decoded by the dozen on every search
+    spans = tuple(EvidenceSpan.model_construct(episode_id=e, start=a, end=b) for e, a, b in stored[_EVIDENCE_KEY])
     return attributes, spans
