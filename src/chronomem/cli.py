@@ -176,7 +176,7 @@ def worker(
     store: StoreOption = None,
 ) -> None:
     """Process queued episodes until stopped (run the server with --no-workers)."""
-    from chronomem.service.workers import Shard, run_until_stopped
+    from chronomem.workers import Shard, run_until_stopped
 
     settings = _settings(ctx, store=store)
     if concurrency is not None:
@@ -191,7 +191,7 @@ def worker(
 
     async def work(memory: Chronomem) -> None:
         pool = await run_until_stopped(
-            memory.store, memory.process, settings.workers, shard=part,
+            memory, shard=part,
             on_ready=lambda: err_console.print(f"worker {part.index}/{part.count} running; Ctrl-C to stop"),
         )
         err_console.print(f"processed {pool.processed}, failed {pool.failed}")

@@ -21,9 +21,9 @@ from chronomem.ingest.prompts import ExtractedEntities, ExtractedEntity
 from chronomem.llm.testing import FunctionModel
 from chronomem.memory import Chronomem
 from chronomem.service.app import create_app, serve_app
-from chronomem.service.workers import run_until_stopped
 from chronomem.settings import Settings, WorkerSettings
 from chronomem.store.factory import open_store
+from chronomem.workers import run_until_stopped
 
 
 def speakers_only(prompt, context):
@@ -64,8 +64,7 @@ async def serve(data_dir: Path, port: int, latency: float, settings: Settings, r
     if role != "worker":
         await serve_app(create_app(memory, workers=role == "all"), port=port, log_level="warning")
         return
-    await run_until_stopped(memory.store, memory.process, settings.workers,
-                            on_ready=lambda: print("worker ready", flush=True))
+    await run_until_stopped(memory, on_ready=lambda: print("worker ready", flush=True))
     await memory.close()
 
 
