@@ -3,6 +3,9 @@
 """
 
 from chronomem.store.base import BfsResult, GraphWrite, GroupStats, Scope, ScoredId, Store, WeightedEdge
-from chronomem.store.factory import open_store
+from chronomem.store.factory import StoreTraits, open_store, store_traits
 
-__all__ = ["BfsResult", "GraphWrite", "GroupStats", "Scope", "ScoredId", "Store", "WeightedEdge", "open_store"]
+__all__ = [
+    "BfsResult", "GraphWrite", "GroupStats", "Scope", "ScoredId", "Store", "StoreTraits", "WeightedEdge",
+    "open_store", "store_traits",
+]
