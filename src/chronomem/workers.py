@@ -29,22 +29,28 @@ import logging
 import signal
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from chronomem.domain import Episode, EpisodeStatus
 from chronomem.errors import ChronomemError, IngestionError, ModelError, StoreUnavailableError
 from chronomem.settings import WorkerSettings
-from chronomem.store.base import Store
+from chronomem.store.base import EpisodeQueue, GroupAdmin
 
 if TYPE_CHECKING:  # the facade imports the whole pipeline; a pool needs only its store and `process`
     from chronomem.memory import Chronomem
 
-__all__ = ["ProcessEpisode", "Shard", "WorkerPool", "is_retryable", "run_until_stopped"]
+__all__ = ["ProcessEpisode", "QueueStore", "Shard", "WorkerPool", "is_retryable", "run_until_stopped"]
 
 log = logging.getLogger(__name__)
 
 ProcessEpisode = Callable[[str, str], Awaitable[object]]
 """``(group_id, episode_id) -> anything``: extracts one stored episode into the graph."""
+
+
+class QueueStore(EpisodeQueue, GroupAdmin, Protocol):
+    """What the pool uses of the store: the episode queue, and the group list a shard recovers
+    from."""
+
 
 _RETRYABLE = (ModelError, StoreUnavailableError)
 _FINISHED = (EpisodeStatus.DONE, EpisodeStatus.UNEXTRACTED)
@@ -89,7 +95,12 @@ class WorkerPool:
     :meth:`start`/:meth:`stop`; :meth:`notify` after queueing work to skip the poll delay."""
 
     def __init__(
-        self, store: Store, process: ProcessEpisode, settings: WorkerSettings | None = None, *, shard: Shard = Shard()
+        self,
+        store: QueueStore,
+        process: ProcessEpisode,
+        settings: WorkerSettings | None = None,
+        *,
+        shard: Shard = Shard(),
     ) -> None:
         self._store = store
         self._process = process
