@@ -105,8 +105,8 @@ def start_live_worker(
     refused to start can be read from."""
     store_args = ["--store", store] if store else []
     process = subprocess.Popen(
-        [sys.executable, str(LIVE_SERVER), "--data-dir", str(data_dir), "--latency", str(latency), "--role", "worker",
-         "--shard", shard, *store_args],
+        [sys.executable, str(LIVE_SERVER), "--data-dir", str(data_dir), "--latency", str(latency), "--shard", shard,
+         *store_args, "--role", "worker"],  # "--role worker" last: a test swaps it for another role
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )
     assert process.stdout is not None
