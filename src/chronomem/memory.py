@@ -222,10 +222,12 @@ class Chronomem:
         """Store episodes durably as ``pending`` for the workers; re-sending an id is a no-op that
         returns the stored episode. An id already used for other content is a ``ConflictError``
         raised before anything is stored. Nothing is extracted here."""
-        await self._refuse_reused_ids(episodes)
+        await self.refuse_reused_ids(episodes)
         return [await self.ingestor.enqueue(episode) for episode in episodes]
 
-    async def _refuse_reused_ids(self, episodes: Sequence[Episode]) -> None:
+    async def refuse_reused_ids(self, episodes: Sequence[Episode]) -> None:
+        """``ConflictError`` if one of these ids is already stored with other content (what
+        :meth:`enqueue` would refuse), for a caller that records the ids elsewhere first."""
         by_group: dict[str, list[Episode]] = {}
         for episode in episodes:
             by_group.setdefault(episode.group_id, []).append(episode)

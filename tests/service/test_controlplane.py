@@ -82,10 +82,11 @@ def test_threads_keep_message_ids_in_order_and_die_with_their_user(control):
     p = control.ensure_project("p")
     control.create_user(p.id, "u")
     control.create_thread(p.id, "t", "u")
-    control.append_messages(p.id, "t", ["m1", "m2"])
-    control.append_messages(p.id, "t", ["m3"])
+    first = control.append_messages(p.id, "t", "g", ["m1", "m2"])
+    control.append_messages(p.id, "t", "g", ["m3", "m1"])  # m1 sent again keeps its first place
     assert control.message_ids(p.id, "t") == ["m1", "m2", "m3"]
     assert control.message_ids(p.id, "t", last=2) == ["m2", "m3"]
+    assert control.get_task(p.id, first.task_id).episode_ids == ("m1", "m2")  # the task came with them
     control.delete_user(p.id, "u")
     with pytest.raises(NotFoundError):
         control.get_thread(p.id, "t")

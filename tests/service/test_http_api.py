@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from service_support import Service, wait_for_task
 
 API = "/api/v3"
@@ -196,3 +198,45 @@ async def test_reusing_a_message_uuid_for_other_content_is_a_conflict_that_store
     assert [m["uuid"] for m in messages] == ["m-1"]
     user = service.control.get_user(service.control.get_project("project-a").id, "alice")
     assert [e.id for e in await service.memory.list_episodes(user.group_id)] == ["m-1"]
+
+
+@pytest.mark.parametrize("dies_in", ["control plane", "graph store"])
+async def test_a_write_killed_at_either_store_leaves_thread_and_graph_agreeing(service: Service, monkeypatch, dies_in):
+    """The window a SIGKILL can hit: between the control plane's write (the thread's ids and the
+    task) and the graph store's (the episodes). Wherever it dies, the thread's messages are the
+    user's episodes, and the client's resend puts them in their first place."""
+    headers = service.as_(service.key_a)
+    await make_thread(service, service.key_a)
+    user = service.control.get_user(service.control.get_project("project-a").id, "alice")
+    batch = {"messages": [{"content": "one", "uuid": "m-1"}, {"content": "two", "uuid": "m-2"}]}
+
+    def killed(*args, **kwargs):
+        raise SystemExit("killed mid-write")
+
+    async def killed_async(*args, **kwargs):
+        killed()
+
+    with monkeypatch.context() as patch:
+        if dies_in == "graph store":
+            patch.setattr(service.memory, "enqueue", killed_async)
+        else:
+            patch.setattr(service.control, "append_messages", killed)
+        with pytest.raises(SystemExit):
+            await service.client.post(f"{API}/threads/t1/messages", json=batch, headers=headers)
+
+    async def thread_and_graph() -> tuple[list[str], list[str]]:
+        listed = (await service.client.get(f"{API}/threads/t1/messages", headers=headers)).json()["messages"]
+        stored = await service.memory.list_episodes(user.group_id, limit=None)
+        return [m["content"] for m in listed], sorted(e.content for e in stored)
+
+    assert await thread_and_graph() == ([], [])
+    later = await service.client.post(f"{API}/threads/t1/messages", json={"messages": [{"content": "three"}]},
+                                      headers=headers)
+    resent = await service.client.post(f"{API}/threads/t1/messages", json=batch, headers=headers)
+    assert resent.status_code == 202
+    listed, stored = await thread_and_graph()
+    assert listed in (["one", "two", "three"], ["three", "one", "two"]) and sorted(listed) == stored
+    last = (await service.client.get(f"{API}/threads/t1/messages?lastn=1", headers=headers)).json()["messages"]
+    assert [m["content"] for m in last] == listed[-1:]
+    for task_id in (later.json()["task_id"], resent.json()["task_id"]):
+        assert (await wait_for_task(service, service.key_a, task_id, {"done", "failed"}))["status"] == "done"

@@ -15,6 +15,9 @@ store stays a pure graph and any backend works behind the service.
 - A **thread** belongs to a user; its messages are episodes of the user's graph, and the thread
   keeps their ids in order.
 - A **task** is one accepted write (a batch of episodes); its status is derived from theirs.
+- A thread's new ids and their task are written here *before* the episodes are stored, and an id
+  counts only once its episode exists: the episode write in the graph store is the single commit
+  point of a message, its place in the thread and its task (docs/service.md, "Crash consistency").
 
 Methods are synchronous: each is one short SQLite transaction (microseconds), cheaper than a thread
 hop. The file is opened in WAL mode so the CLI can create keys while a server runs.
@@ -481,17 +484,22 @@ class ControlPlane:
             db.execute("DELETE FROM threads WHERE project_id = ? AND thread_id = ?", (project_id, thread_id))
         return thread
 
-    def append_messages(self, project_id: str, thread_id: str, episode_ids: Sequence[str]) -> None:
+    def append_messages(self, project_id: str, thread_id: str, group_id: str, episode_ids: Sequence[str]) -> TaskRecord:
+        """Add these message (episode) ids to the end of the thread and create their task, in one
+        transaction. Called *before* the episodes are stored: the episode is the commit point, and
+        an id whose episode was never stored (the process died in between) is read as no message
+        (see :meth:`ProjectSpace.add_messages`). A message sent again keeps its first place."""
         with self._tx() as db:
             row = db.execute(
                 "SELECT COALESCE(MAX(seq), -1) AS top FROM thread_messages WHERE project_id = ? AND thread_id = ?",
                 (project_id, thread_id),
             ).fetchone()
             start = int(row["top"]) + 1
-            db.executemany(  # a message sent again (same id) keeps its first place
+            db.executemany(
                 "INSERT OR IGNORE INTO thread_messages VALUES (?, ?, ?, ?)",
                 [(project_id, thread_id, start + i, eid) for i, eid in enumerate(episode_ids)],
             )
+            return self._insert_task(db, project_id, group_id, episode_ids)
 
     def message_ids(self, project_id: str, thread_id: str, *, last: int | None = None) -> list[str]:
         """The thread's message (episode) ids, oldest first; ``last`` keeps only the newest n."""
@@ -508,13 +516,16 @@ class ControlPlane:
     # -- tasks -------------------------------------------------------------------------------------
 
     def create_task(self, project_id: str, group_id: str, episode_ids: Sequence[str]) -> TaskRecord:
+        """A task for a write of these episodes, created before they are stored (as above)."""
+        with self._tx() as db:
+            return self._insert_task(db, project_id, group_id, episode_ids)
+
+    @staticmethod
+    def _insert_task(db: sqlite3.Connection, project_id: str, group_id: str, episode_ids: Sequence[str]) -> TaskRecord:
         task_id = new_id()
         now = _ms()
-        with self._tx() as db:
-            db.execute(
-                "INSERT INTO tasks VALUES (?, ?, ?, ?, ?)",
-                (project_id, task_id, group_id, json.dumps(list(episode_ids)), now),
-            )
+        db.execute("INSERT INTO tasks VALUES (?, ?, ?, ?, ?)",
+                   (project_id, task_id, group_id, json.dumps(list(episode_ids)), now))
         return TaskRecord(project_id, task_id, group_id, tuple(episode_ids), _dt(now) or utc_now())
 
     def get_task(self, project_id: str, task_id: str) -> TaskRecord:

@@ -147,14 +147,21 @@ class ProjectSpace:
         return self._control.delete_thread(self._pid, thread_id)
 
     async def add_messages(self, thread_id: str, messages: Sequence[NewMessage]) -> tuple[list[Episode], TaskRecord]:
-        """Store the messages durably in the thread's user graph and queue them; returns at once."""
+        """Store the messages durably in the thread's user graph and queue them; returns at once.
+
+        Crash consistency: the thread's new ids and their task are recorded first, then the
+        episodes are stored, and a message exists only once its episode does (reads skip ids
+        without one). A process killed in between leaves an id nobody reads and a task nobody was
+        given; the client, never answered, sends again (with its uuids: the same messages, in
+        their first place). So a thread's messages and its user's episodes cannot disagree.
+        """
         thread = self._control.get_thread(self._pid, thread_id)
         group_id = self._control.get_user(self._pid, thread.user_id).group_id
         episodes = Chronomem.message_episodes(group_id, messages, source=f"thread {thread_id}")
         self._refuse_duplicate_ids(episodes)
+        await self._memory.refuse_reused_ids(episodes)
+        task = self._control.append_messages(self._pid, thread_id, group_id, [e.id for e in episodes])
         stored = await self._memory.enqueue(episodes)
-        self._control.append_messages(self._pid, thread_id, [e.id for e in stored])
-        task = self._control.create_task(self._pid, group_id, [e.id for e in stored])
         self._notify()
         return stored, task
 
@@ -163,10 +170,15 @@ class ProjectSpace:
             raise InvalidInputError("two messages of one request carry the same uuid")
 
     async def thread_messages(self, thread_id: str, *, last: int | None = None) -> list[Episode]:
+        """The thread's messages, oldest first: its recorded ids whose episode was stored."""
         thread = self._control.get_thread(self._pid, thread_id)
         group_id = self._control.get_user(self._pid, thread.user_id).group_id
         ids = self._control.message_ids(self._pid, thread_id, last=last)
-        return await self._memory.get_episodes(group_id, ids)
+        episodes = await self._memory.get_episodes(group_id, ids)
+        if last is not None and len(episodes) < len(ids):  # some newest ids never got their episode
+            episodes = (await self._memory.get_episodes(group_id, self._control.message_ids(self._pid, thread_id)))
+            episodes = episodes[-last:]
+        return episodes
 
     async def thread_context(self, thread_id: str, query: str | None, **options: Any) -> str:
         """The user's context block for ``query``, or for the thread's latest messages."""
@@ -188,8 +200,9 @@ class ProjectSpace:
         """Store one episode (text, json or message) durably and queue it; returns at once."""
         group_id = self.group_of(ref)
         episode = Chronomem.new_episode(group_id, content, **fields)
+        await self._memory.refuse_reused_ids([episode])
+        task = self._control.create_task(self._pid, group_id, [episode.id])  # first: see add_messages
         [stored] = await self._memory.enqueue([episode])
-        task = self._control.create_task(self._pid, group_id, [stored.id])
         self._notify()
         return stored, task
 
