@@ -45,7 +45,7 @@ from chronomem.domain import Episode, EpisodeKind
 from chronomem.embed.testing import HashingEmbedder
 from chronomem.llm.heuristic import heuristic_model
 from chronomem.memory import Chronomem
-from chronomem.service.controlplane import ControlPlane
+from chronomem.service.controlplane import SQLiteControlPlane
 from chronomem.settings import Settings, WorkerSettings
 from chronomem.store.factory import open_store
 
@@ -109,7 +109,7 @@ def run_loop(coro: Any) -> None:
 
 async def seed(data_dir: Path, users: int, per_user: int) -> str:
     """Users, threads and their history (ingested with an instant model); returns an API key."""
-    control = ControlPlane.open(data_dir / "control.db")
+    control = SQLiteControlPlane.open(data_dir / "control.db")
     _, key = control.create_key("bench")
     project = control.get_project("bench")
     rng = random.Random(7)

@@ -17,7 +17,7 @@ import httpx
 
 from chronomem.llm.testing import FunctionModel
 from chronomem.memory import Chronomem
-from chronomem.service.controlplane import ControlPlane
+from chronomem.service.controlplane import SQLiteControlPlane
 from chronomem.settings import ApiLimits, WorkerSettings
 
 LIVE_SERVER = Path(__file__).parent / "service" / "live_server.py"
@@ -44,7 +44,7 @@ class SwitchableModel:
 @dataclass
 class Service:
     client: httpx.AsyncClient
-    control: ControlPlane
+    control: SQLiteControlPlane
     memory: Chronomem
     model: SwitchableModel
     key_a: str
@@ -144,7 +144,7 @@ def queue_conversations(client: httpx.Client, users: Sequence[str], per_user: in
 
 def create_key(data_dir: Path, project: str) -> str:
     """An API key of ``project`` in the control plane a server over ``data_dir`` will use."""
-    control = ControlPlane.open(data_dir / "control.db")
+    control = SQLiteControlPlane.open(data_dir / "control.db")
     try:
         return control.create_key(project)[1]
     finally:

@@ -140,9 +140,9 @@ def _stand_in_model(model: str | None) -> LanguageModel | None:
 
 @contextmanager
 def _control(ctx: typer.Context) -> Iterator[ControlPlane]:
-    from chronomem.service.controlplane import ControlPlane
+    from chronomem.service.controlplane import open_control_plane
 
-    control = ControlPlane.open(_settings(ctx).resolved_control_db)
+    control = open_control_plane(_settings(ctx))
     try:
         yield control
     finally:

@@ -7,7 +7,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from chronomem.cli import app, reference_markdown
-from chronomem.service.controlplane import ControlPlane
+from chronomem.service.controlplane import SQLiteControlPlane
 
 ROOT = Path(__file__).resolve().parents[2]
 runner = CliRunner()
@@ -38,7 +38,7 @@ def test_a_key_created_by_the_cli_authenticates_until_revoked_by_the_cli(tmp_pat
                                   "--name", "ci"])
     assert created.exit_code == 0, created.output
     secret = created.stdout.strip().splitlines()[-1]
-    control = ControlPlane.open(tmp_path / "control.db", cache_ttl_s=0)
+    control = SQLiteControlPlane.open(tmp_path / "control.db", cache_ttl_s=0)
     try:
         assert control.authenticate(secret).name == "acme"
         listed = runner.invoke(app, ["--data-dir", str(tmp_path), "keys", "list", "--project", "acme"])

@@ -10,7 +10,7 @@ import pytest
 from chronomem.embed.testing import HashingEmbedder
 from chronomem.memory import Chronomem
 from chronomem.service.app import create_app
-from chronomem.service.controlplane import ControlPlane
+from chronomem.service.controlplane import SQLiteControlPlane
 from chronomem.settings import Settings
 from chronomem.store.factory import open_store
 from service_support import FAST_WORKERS, SMALL_LIMITS, Service, SwitchableModel
@@ -22,7 +22,7 @@ async def service(tmp_path) -> AsyncIterator[Service]:
     store = await open_store(f"sqlite:///{tmp_path / 'graph.db'}")
     settings = Settings(data_dir=tmp_path, workers=FAST_WORKERS, api=SMALL_LIMITS)
     memory = Chronomem(store=store, embedder=HashingEmbedder(), llm=model.model, settings=settings)
-    control = ControlPlane.open(tmp_path / "control.db")
+    control = SQLiteControlPlane.open(tmp_path / "control.db")
     _, key_a = control.create_key("project-a")
     _, key_b = control.create_key("project-b")
     app = create_app(memory, control=control)

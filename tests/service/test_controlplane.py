@@ -1,28 +1,70 @@
-"""The control plane: keys are stored hashed, revocable, and everything is scoped to a project."""
+"""The control plane: keys are stored hashed, revocable, and everything is scoped to a project.
+
+One contract for both implementations: the SQLite file and Redis beside the graphs (on the test
+session's FalkorDB server, each test in a namespace of its own)."""
 
 from __future__ import annotations
 
 import sqlite3
+import uuid
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 
 from chronomem.errors import ConflictError, NotFoundError
-from chronomem.service.controlplane import ControlPlane
+from chronomem.service.controlplane import ControlPlane, SQLiteControlPlane
+
+Opener = Callable[..., ControlPlane]
+
+
+@pytest.fixture(params=["sqlite", "redis"])
+def open_plane(request, tmp_path) -> Iterator[Opener]:
+    """Opens a control plane (another process's view of the same data on each call)."""
+    opened: list[ControlPlane] = []
+    if request.param == "sqlite":
+        def opener(**options: Any) -> ControlPlane:
+            opened.append(SQLiteControlPlane.open(tmp_path / "control.db", **options))
+            return opened[-1]
+    else:
+        from falkordb_server import shared_falkordb_server
+
+        from chronomem.service.controlplane_redis import RedisControlPlane
+
+        url = f"{shared_falkordb_server().url}?namespace=cp{uuid.uuid4().hex[:12]}"
+
+        def opener(**options: Any) -> ControlPlane:
+            opened.append(RedisControlPlane.connect(url, **options))
+            return opened[-1]
+    yield opener
+    for plane in opened:
+        plane.close()
 
 
 @pytest.fixture
-def control(tmp_path):
-    plane = ControlPlane.open(tmp_path / "control.db")
-    yield plane
-    plane.close()
+def control(open_plane: Opener) -> ControlPlane:
+    return open_plane()
 
 
-def test_a_key_authenticates_its_project_and_its_secret_is_not_stored(control, tmp_path):
+def test_a_key_authenticates_its_project_and_its_secret_is_not_stored(tmp_path):
+    control = SQLiteControlPlane.open(tmp_path / "control.db")
     info, secret = control.create_key("acme", name="ci")
     project = control.authenticate(secret)
     assert project is not None and project.name == "acme" and project.id == info.project_id
     raw = sqlite3.connect(tmp_path / "control.db").execute("SELECT * FROM api_keys").fetchall()
     assert secret.split("_", 2)[2] not in repr(raw)
+    control.close()
+
+
+def test_redis_keeps_only_the_hash_of_a_secret(falkordb_server):
+    from chronomem.service.controlplane_redis import RedisControlPlane
+
+    control = RedisControlPlane.connect(f"{falkordb_server.url}?namespace=cp{uuid.uuid4().hex[:12]}")
+    _, secret = control.create_key("acme")
+    assert control.authenticate(secret) is not None
+    stored = {key: control._r.dump(key) for key in control._r.scan_iter(f"{control._p}*")}
+    assert stored and secret.split("_", 2)[2] not in repr(stored)
+    control.close()
 
 
 @pytest.mark.parametrize("presented", ["", "cmk_", "cmk_nope_nope", "Bearer x", "cmk_{id}_wrong"])
@@ -41,11 +83,10 @@ def test_a_revoked_key_stops_working_and_cannot_be_revoked_twice(control):
         control.revoke_key("no-such-key")
 
 
-def test_a_second_process_sees_keys_created_after_it_opened(control, tmp_path):
-    other = ControlPlane.open(tmp_path / "control.db")
+def test_a_second_process_sees_keys_created_after_it_opened(control, open_plane):
+    other = open_plane()
     _, secret = control.create_key("acme")
     assert other.authenticate(secret) is not None
-    other.close()
 
 
 def test_users_of_two_projects_with_the_same_id_are_different_users_with_different_graphs(control):
@@ -116,9 +157,9 @@ def test_user_updates_change_only_what_was_given(control):
     assert (updated.email, updated.first_name, updated.metadata) == ("old@example.com", "Ann", {"k": 1})
 
 
-def test_a_key_revoked_or_a_user_deleted_by_another_process_takes_effect_at_once(tmp_path):
-    server = ControlPlane.open(tmp_path / "control.db", cache_ttl_s=3600)  # only a commit can clear it
-    cli = ControlPlane.open(tmp_path / "control.db")
+def test_a_key_revoked_or_a_user_deleted_by_another_process_takes_effect_at_once(open_plane):
+    server = open_plane(cache_ttl_s=3600)  # only another process's write can clear its cache
+    cli = open_plane()
     info, secret = cli.create_key("acme")
     project = server.authenticate(secret)
     assert project is not None
@@ -129,5 +170,24 @@ def test_a_key_revoked_or_a_user_deleted_by_another_process_takes_effect_at_once
     assert server.authenticate(secret) is None
     with pytest.raises(NotFoundError):
         server.get_user(project.id, "ann")
-    server.close()
-    cli.close()
+
+
+def test_lists_page_in_creation_order_and_deletes_take_what_belongs(control):
+    p = control.ensure_project("p")
+    for name in ("u1", "u2", "u3"):
+        control.create_user(p.id, name)
+    assert [u.user_id for u in control.list_users(p.id, limit=2, offset=1)] == ["u2", "u3"]
+    assert control.count_users(p.id) == 3
+    control.create_thread(p.id, "t1", "u1")
+    control.create_thread(p.id, "t2", "u2")
+    assert [t.thread_id for t in control.list_threads(p.id, user_id="u2")] == ["t2"]
+    control.append_messages(p.id, "t1", "g1", ["m1"])
+    control.delete_thread(p.id, "t1")
+    assert control.message_ids(p.id, "t1") == [] and [t.thread_id for t in control.list_threads(p.id)] == ["t2"]
+    graph = control.create_graph(p.id, "kb", name="KB")
+    task = control.create_task(p.id, graph.group_id, ["e1"])
+    assert [g.graph_id for g in control.list_graphs(p.id)] == ["kb"]
+    control.delete_graph(p.id, "kb")
+    with pytest.raises(NotFoundError):
+        control.get_task(p.id, task.task_id)
+    assert control.list_graphs(p.id) == []

@@ -21,7 +21,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from chronomem.service.controlplane import ControlPlane
+from chronomem.service.controlplane import SQLiteControlPlane
 from chronomem.store.factory import open_store
 from service_support import create_key, free_port, start_live_server
 
@@ -72,7 +72,7 @@ class Writer:
 
 def stored_episodes(data_dir: Path) -> dict[str, list[str]]:
     """Each user's episode ids, read from the store file itself once the server is stopped."""
-    control = ControlPlane.open(data_dir / "control.db")
+    control = SQLiteControlPlane.open(data_dir / "control.db")
     try:
         project = control.get_project("crash")
         groups = {user: control.get_user(project.id, user).group_id for user in USERS}

@@ -10,7 +10,7 @@ import pytest
 import schemathesis
 from hypothesis import HealthCheck, given, settings
 
-from chronomem.service.controlplane import ControlPlane
+from chronomem.service.controlplane import SQLiteControlPlane
 from service_support import free_port, start_live_server
 
 
@@ -18,7 +18,7 @@ from service_support import free_port, start_live_server
 def live(tmp_path_factory) -> Iterator[tuple[str, str]]:
     """A running server with one key, one user ("alice"), a thread and a named graph to aim at."""
     data_dir = tmp_path_factory.mktemp("fuzz")
-    control = ControlPlane.open(data_dir / "control.db")
+    control = SQLiteControlPlane.open(data_dir / "control.db")
     _, key = control.create_key("fuzz")
     control.close()
     port = free_port()

@@ -20,7 +20,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from chronomem.memory import Chronomem
-from chronomem.service.controlplane import ControlPlane
+from chronomem.service.controlplane import ControlPlane, open_control_plane
 from chronomem.service.deps import ServiceState
 from chronomem.service.errors import install_error_handlers
 from chronomem.service.limits import BodySizeLimit
@@ -42,8 +42,8 @@ def create_app(
     workers: bool | None = None,
 ) -> FastAPI:
     """The service over a memory opened from ``Settings`` (default ``Settings()``), or over a ready
-    ``Chronomem`` (which the app then does not close). ``control`` defaults to the file the settings
-    name; ``workers`` overrides ``settings.workers.in_process``."""
+    ``Chronomem`` (which the app then does not close). ``control`` defaults to the one the settings'
+    store calls for (``open_control_plane``); ``workers`` overrides ``settings.workers.in_process``."""
     memory = config if isinstance(config, Chronomem) else None
     settings = config.settings if isinstance(config, Chronomem) else (config or Settings())
     run_workers = settings.workers.in_process if workers is None else workers
@@ -51,7 +51,7 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         opened = memory or await Chronomem.open(settings)
-        plane = control or ControlPlane.open(settings.resolved_control_db)
+        plane = control or open_control_plane(settings)
         pool = WorkerPool.for_memory(opened) if run_workers else None
         app.state.chronomem = ServiceState(settings=settings, memory=opened, control=plane, pool=pool)
         if pool is not None:

@@ -1,8 +1,15 @@
 """The control plane: projects, API keys, users, named graphs, threads and ingestion tasks.
 
-The knowledge graph lives in the store; who may see which part of it lives here, in a small SQLite
-file of its own (``Settings.resolved_control_db``, by default ``<data_dir>/control.db``) so that the
-store stays a pure graph and any backend works behind the service.
+The knowledge graph lives in the store; who may see which part of it lives in the control plane
+(:class:`ControlPlane`, the protocol the service, the auth check and the CLI use), which
+:func:`open_control_plane` picks by the store's traits:
+
+- with an embedded store, a small SQLite file of its own (:class:`SQLiteControlPlane`,
+  ``Settings.resolved_control_db``, by default ``<data_dir>/control.db``), so that the store stays
+  a pure graph;
+- with a server store (FalkorDB, a Redis server), plain Redis hashes beside the graphs on the same
+  server (:class:`~chronomem.service.controlplane_redis.RedisControlPlane`), so that every API
+  server and worker on every machine shares the same keys, users, threads and tasks.
 
 - A **project** owns API keys, users and named graphs. Nothing crosses projects: every lookup below
   takes the project id and a miss in another project looks exactly like a miss.
@@ -43,21 +50,30 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from chronomem.domain import new_id
 from chronomem.errors import ConflictError, InvalidInputError, NotFoundError
+from chronomem.store.factory import store_traits
 from chronomem.timeutil import from_epoch_ms, to_epoch_ms, utc_now
+
+if TYPE_CHECKING:
+    from chronomem.settings import Settings
 
 __all__ = [
     "ApiKeyInfo",
     "ControlPlane",
     "GraphRecord",
     "Project",
+    "SQLiteControlPlane",
     "TaskRecord",
     "ThreadRecord",
     "UserRecord",
+    "key_matches",
+    "mint_key",
     "new_group_id",
+    "open_control_plane",
+    "split_key",
 ]
 
 _KEY_PREFIX = "cmk_"
@@ -87,6 +103,27 @@ CREATE TABLE IF NOT EXISTS tasks (
 CREATE INDEX IF NOT EXISTS threads_by_user ON threads (project_id, user_id, created_at);
 CREATE UNIQUE INDEX IF NOT EXISTS thread_message_once ON thread_messages (project_id, thread_id, episode_id);
 """
+
+
+def mint_key(key_id: str | None = None) -> tuple[str, str, str]:
+    """A new key: ``(key id, the secret form shown once, the SHA-256 of its secret to store)``."""
+    key_id = key_id or secrets.token_hex(8)
+    secret = secrets.token_urlsafe(32)
+    return key_id, f"{_KEY_PREFIX}{key_id}_{secret}", hashlib.sha256(secret.encode()).hexdigest()
+
+
+def key_matches(presented: str, stored_sha256: str) -> bool:
+    """Whether the secret of ``presented`` hashes to ``stored_sha256`` (in constant time)."""
+    _, secret = split_key(presented) or ("", "")
+    return hmac.compare_digest(hashlib.sha256(secret.encode()).hexdigest(), stored_sha256)
+
+
+def split_key(presented: str) -> tuple[str, str] | None:
+    """``(key id, secret)`` of a key in the ``cmk_<id>_<secret>`` form, ``None`` for anything else."""
+    if not presented.startswith(_KEY_PREFIX):
+        return None
+    key_id, sep, secret = presented[len(_KEY_PREFIX) :].partition("_")
+    return (key_id, secret) if sep and secret and key_id else None
 
 
 def new_group_id(kind: str) -> str:
@@ -166,7 +203,74 @@ def _user(row: sqlite3.Row) -> UserRecord:
     )
 
 
-class ControlPlane:
+class ControlPlane(Protocol):
+    """Who owns what, for the service (:class:`~chronomem.service.tenancy.ProjectSpace`), the auth
+    check and the CLI. Every lookup takes the project id, and a miss in another project looks
+    exactly like a miss. Methods are synchronous: each is one short transaction (SQLite) or one
+    round trip or two (Redis). Misses raise ``NotFoundError``, duplicates ``ConflictError``."""
+
+    def close(self) -> None: ...
+
+    # projects and keys (the CLI; ``authenticate`` on every request)
+    def ensure_project(self, name: str) -> Project:
+        """The project called ``name``, created if it does not exist."""
+    def get_project(self, name: str) -> Project: ...
+    def list_projects(self) -> list[Project]: ...
+    def create_key(self, project: str, *, name: str = "") -> tuple[ApiKeyInfo, str]:
+        """A new key of the project named ``project`` (created if needed) and its secret form,
+        which is never stored."""
+    def revoke_key(self, key_id: str) -> ApiKeyInfo:
+        """Revoke at once, in every process that shares this control plane."""
+    def list_keys(self, project: str | None = None) -> list[ApiKeyInfo]: ...
+    def authenticate(self, presented: str) -> Project | None:
+        """The project of a valid, unrevoked key; ``None`` for anything else."""
+
+    # users and named graphs
+    def create_user(self, project_id: str, user_id: str, *, email: str | None = None,
+                    first_name: str | None = None, last_name: str | None = None,
+                    metadata: dict[str, Any] | None = None) -> UserRecord: ...
+    def get_user(self, project_id: str, user_id: str) -> UserRecord:
+        """Cached briefly; a user deleted anywhere is gone here at the next lookup."""
+    def update_user(self, project_id: str, user_id: str, **changes: Any) -> UserRecord:
+        """Change ``email``, ``first_name``, ``last_name`` or ``metadata`` (replaced whole)."""
+    def delete_user(self, project_id: str, user_id: str) -> UserRecord:
+        """Forget the user, their threads and their tasks; the caller deletes their graph."""
+    def list_users(self, project_id: str, *, limit: int = 50, offset: int = 0) -> list[UserRecord]: ...
+    def count_users(self, project_id: str) -> int: ...
+    def create_graph(self, project_id: str, graph_id: str, *, name: str = "", description: str = "") -> GraphRecord: ...
+    def get_graph(self, project_id: str, graph_id: str) -> GraphRecord: ...
+    def list_graphs(self, project_id: str, *, limit: int = 50, offset: int = 0) -> list[GraphRecord]: ...
+    def delete_graph(self, project_id: str, graph_id: str) -> GraphRecord:
+        """Forget the graph and its tasks; the caller deletes the group."""
+
+    # threads and tasks
+    def create_thread(self, project_id: str, thread_id: str, user_id: str) -> ThreadRecord: ...
+    def get_thread(self, project_id: str, thread_id: str) -> ThreadRecord: ...
+    def list_threads(self, project_id: str, *, user_id: str | None = None, limit: int = 50,
+                     offset: int = 0) -> list[ThreadRecord]: ...
+    def delete_thread(self, project_id: str, thread_id: str) -> ThreadRecord:
+        """Forget the thread and its message list; the messages stay in the user's graph."""
+    def append_messages(self, project_id: str, thread_id: str, group_id: str,
+                        episode_ids: Sequence[str]) -> TaskRecord:
+        """Append these ids to the thread (an id already there keeps its first place) and create
+        their task, atomically, *before* the episodes are stored (see module docstring)."""
+    def message_ids(self, project_id: str, thread_id: str, *, last: int | None = None) -> list[str]:
+        """The thread's message ids, oldest first; ``last`` keeps the newest n."""
+    def create_task(self, project_id: str, group_id: str, episode_ids: Sequence[str]) -> TaskRecord: ...
+    def get_task(self, project_id: str, task_id: str) -> TaskRecord: ...
+
+
+def open_control_plane(settings: Settings) -> ControlPlane:
+    """The control plane the settings' store calls for: beside the graphs on a server store (shared
+    by every process on every machine), else the SQLite file ``settings.resolved_control_db``."""
+    if store_traits(settings.resolved_store_url).shared_control_plane:
+        from chronomem.service.controlplane_redis import RedisControlPlane
+
+        return RedisControlPlane.connect(settings.resolved_store_url)
+    return SQLiteControlPlane.open(settings.resolved_control_db)
+
+
+class SQLiteControlPlane:
     """Projects, keys, users, graphs, threads and tasks in one SQLite file."""
 
     def __init__(self, connection: sqlite3.Connection, *, cache_ttl_s: float = 2.0) -> None:
@@ -178,7 +282,7 @@ class ControlPlane:
         self._data_version: int | None = None  # the file as the caches saw it
 
     @classmethod
-    def open(cls, path: str | Path, *, cache_ttl_s: float = 2.0) -> ControlPlane:
+    def open(cls, path: str | Path, *, cache_ttl_s: float = 2.0) -> SQLiteControlPlane:
         """Open (creating if needed) the control-plane file; ``":memory:"`` for a throwaway one."""
         if str(path) != ":memory:":
             Path(path).parent.mkdir(parents=True, exist_ok=True)
@@ -242,16 +346,12 @@ class ControlPlane:
         """A new key for the project named ``project`` (created if needed). Returns the key's
         record and its secret form, which is never stored and cannot be shown again."""
         owner = self.ensure_project(project)
-        key_id = secrets.token_hex(8)
-        secret = secrets.token_urlsafe(32)
+        key_id, shown, digest = mint_key()
         now = _ms()
         with self._tx() as db:
-            db.execute(
-                "INSERT INTO api_keys VALUES (?, ?, ?, ?, ?, NULL)",
-                (key_id, owner.id, name, hashlib.sha256(secret.encode()).hexdigest(), now),
-            )
+            db.execute("INSERT INTO api_keys VALUES (?, ?, ?, ?, ?, NULL)", (key_id, owner.id, name, digest, now))
         info = ApiKeyInfo(key_id, owner.id, name, _dt(now) or utc_now(), None)
-        return info, f"{_KEY_PREFIX}{key_id}_{secret}"
+        return info, shown
 
     def revoke_key(self, key_id: str) -> ApiKeyInfo:
         self._keys.clear()
@@ -301,11 +401,10 @@ class ControlPlane:
         return project
 
     def _authenticate(self, presented: str) -> Project | None:
-        if not presented.startswith(_KEY_PREFIX):
+        parts = split_key(presented)
+        if parts is None:
             return None
-        key_id, sep, secret = presented[len(_KEY_PREFIX) :].partition("_")
-        if not sep or not secret:
-            return None
+        key_id, _ = parts
         row = self._one(
             "SELECT k.secret_sha256, p.id, p.name, p.created_at FROM api_keys k "
             "JOIN projects p ON p.id = k.project_id WHERE k.id = ? AND k.revoked_at IS NULL",
@@ -313,8 +412,7 @@ class ControlPlane:
         )
         if row is None:
             return None
-        digest = hashlib.sha256(secret.encode()).hexdigest()
-        if not hmac.compare_digest(digest, row["secret_sha256"]):
+        if not key_matches(presented, row["secret_sha256"]):
             return None
         return Project(row["id"], row["name"], _dt(row["created_at"]) or utc_now())
 

@@ -23,11 +23,14 @@ class StoreTraits:
     server processes cannot each run in-process workers."""
     supports_shards: bool
     """Several worker processes can split the groups between them (``chronomem worker --shard``)."""
+    shared_control_plane: bool
+    """The service keeps its control plane (keys, users, threads, tasks) on the store's server, so
+    API servers on several machines share it; else in a local SQLite file beside the store."""
 
 
 _TRAITS = {
-    "sqlite": StoreTraits(single_queue_consumer=True, supports_shards=False),
-    "falkordb": StoreTraits(single_queue_consumer=False, supports_shards=True),
+    "sqlite": StoreTraits(single_queue_consumer=True, supports_shards=False, shared_control_plane=False),
+    "falkordb": StoreTraits(single_queue_consumer=False, supports_shards=True, shared_control_plane=True),
 }
 
 

@@ -1,0 +1,416 @@
+"""The control plane in Redis, beside the graphs on a FalkorDB server or Redis Cluster, so that API
+servers and workers on any number of machines share keys, projects, users, threads and tasks.
+
+Layout: every key is ``<namespace>:control:{control}:…``. The one hash tag puts the whole control
+plane in one slot of a cluster, so each multi-key write is one Lua script, atomic on one shard
+(the control plane is small: a few hundred bytes per user, thread and task, plus 8 bytes per
+message id). Records are JSON in hashes; orders are sorted sets scored by creation time in ms
+(ties sorted by id, as Redis orders equal scores) or, for a thread's messages, a list.
+
+Caches: :meth:`authenticate` and :meth:`get_user` cache their answers for ``cache_ttl_s`` seconds,
+like the SQLite control plane, and every write that can take access away (a key revoked, a user
+changed or deleted) increments a version counter in the same script. A lookup reads the counter
+first (one round trip, against the two or three of an uncached lookup) and drops its cache when it
+moved, so a key revoked or a user deleted through one server stops working on every other at its
+next request. A counter and not pub/sub: a subscriber that reconnects has missed messages it cannot
+know about, a counter cannot be missed.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import Any, TypeVar
+
+from chronomem.domain import new_id
+from chronomem.errors import ConflictError, InvalidInputError, MissingExtraError, NotFoundError, StoreUnavailableError
+from chronomem.service.controlplane import (
+    ApiKeyInfo,
+    GraphRecord,
+    Project,
+    TaskRecord,
+    ThreadRecord,
+    UserRecord,
+    key_matches,
+    mint_key,
+    new_group_id,
+    split_key,
+)
+from chronomem.timeutil import from_epoch_ms, to_epoch_ms, utc_now
+
+__all__ = ["RedisControlPlane"]
+
+T = TypeVar("T")
+
+# KEYS[1]: the record hash, KEYS[2]: its order; ARGV: field, record, score. 0 when it exists.
+_CREATE = """
+if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 0 then return 0 end
+redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])
+for i = 3, #KEYS do redis.call('ZADD', KEYS[i], ARGV[3], ARGV[1]) end
+return 1
+"""
+# KEYS: messages list, message set, tasks hash, group's task set, version; ARGV: task id, task, ids…
+_APPEND = """
+for i = 3, #ARGV do
+  if redis.call('SADD', KEYS[2], ARGV[i]) == 1 then redis.call('RPUSH', KEYS[1], ARGV[i]) end
+end
+redis.call('HSET', KEYS[3], ARGV[1], ARGV[2])
+redis.call('SADD', KEYS[4], ARGV[1])
+return 1
+"""
+# KEYS: tasks hash, group's task set
+_DROP_TASKS = """
+local ids = redis.call('SMEMBERS', KEYS[2])
+for _, id in ipairs(ids) do redis.call('HDEL', KEYS[1], id) end
+redis.call('DEL', KEYS[2])
+"""
+# ARGV: key prefix, project id, user id, group id. Deletes the user's threads and tasks, then them.
+_DELETE_USER = """
+local p, pid, uid, gid = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local threads = redis.call('ZRANGE', p .. 'user-threads:' .. pid .. ':' .. uid, 0, -1)
+for _, t in ipairs(threads) do
+  redis.call('DEL', p .. 'messages:' .. pid .. ':' .. t, p .. 'message-set:' .. pid .. ':' .. t)
+  redis.call('HDEL', p .. 'threads:' .. pid, t)
+  redis.call('ZREM', p .. 'thread-order:' .. pid, t)
+end
+redis.call('DEL', p .. 'user-threads:' .. pid .. ':' .. uid)
+local tasks = redis.call('SMEMBERS', p .. 'group-tasks:' .. pid .. ':' .. gid)
+for _, id in ipairs(tasks) do redis.call('HDEL', p .. 'tasks:' .. pid, id) end
+redis.call('DEL', p .. 'group-tasks:' .. pid .. ':' .. gid)
+redis.call('HDEL', p .. 'users:' .. pid, uid)
+redis.call('ZREM', p .. 'user-order:' .. pid, uid)
+redis.call('INCR', p .. 'version')
+"""
+
+
+def _ms() -> int:
+    return to_epoch_ms(utc_now()) or 0
+
+
+def _dt(value: int | None) -> datetime:
+    return from_epoch_ms(value) or utc_now()
+
+
+def _redis_module() -> Any:
+    try:
+        import redis
+        import redis.cluster
+    except ImportError as exc:  # pragma: no cover - the falkordb extra brings redis
+        raise MissingExtraError("redis", "falkordb") from exc
+    return redis
+
+
+class RedisControlPlane:
+    """Projects, keys, users, graphs, threads and tasks in Redis (see the module docstring)."""
+
+    def __init__(self, client: Any, *, namespace: str = "chronomem", cache_ttl_s: float = 2.0) -> None:
+        self._r = client
+        self._p = f"{namespace}:control:{{control}}:"
+        self._ttl = cache_ttl_s
+        self._keys: dict[str, tuple[float, Project | None]] = {}
+        self._users: dict[tuple[str, str], tuple[float, UserRecord]] = {}
+        self._version: str | None = None  # the counter as the caches saw it
+        self._create = client.register_script(_CREATE)
+        self._append = client.register_script(_APPEND)
+        self._drop_tasks = client.register_script(_DROP_TASKS)
+        self._delete_user = client.register_script(_DELETE_USER)
+
+    @classmethod
+    def connect(cls, url: str, *, cache_ttl_s: float = 2.0) -> RedisControlPlane:
+        """On the server (or cluster) of a ``falkordb://`` / ``falkordb+cluster://`` store URL."""
+        from chronomem.store.falkordb.connection import parse_url
+
+        settings = parse_url(url)
+        redis = _redis_module()
+        options: dict[str, Any] = {
+            "host": settings.host, "port": settings.port, "username": settings.username,
+            "password": settings.password, "decode_responses": True,
+            "socket_timeout": settings.socket_timeout, "socket_connect_timeout": settings.connect_timeout,
+        }
+        client = redis.cluster.RedisCluster(**options) if settings.cluster else redis.Redis(**options)
+        return cls(client, namespace=settings.namespace, cache_ttl_s=cache_ttl_s)
+
+    def close(self) -> None:
+        self._r.close()
+
+    def _k(self, *parts: str) -> str:
+        return self._p + ":".join(parts)
+
+    def _call(self, operation: Callable[[], T]) -> T:
+        redis = _redis_module()
+        try:
+            return operation()
+        except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as exc:
+            raise StoreUnavailableError(f"the control plane's Redis server is unreachable: {exc}") from exc
+
+    def _get(self, hash_key: str, field: str) -> dict[str, Any] | None:
+        raw = self._call(lambda: self._r.hget(hash_key, field))
+        return json.loads(raw) if raw is not None else None
+
+    def _page(self, hash_key: str, order_key: str, limit: int, offset: int) -> list[dict[str, Any]]:
+        ids = self._call(lambda: self._r.zrange(order_key, offset, offset + limit - 1)) if limit > 0 else []
+        if not ids:
+            return []
+        raws = self._call(lambda: self._r.hmget(hash_key, ids))
+        return [json.loads(raw) for raw in raws if raw is not None]
+
+    def _created(self, hash_key: str, order_key: str, field: str, record: dict[str, Any], *more: str) -> bool:
+        keys = [hash_key, order_key, *more]
+        return bool(self._call(lambda: self._create(keys=keys, args=[field, json.dumps(record), record["created_at"]])))
+
+    def _bump(self) -> None:
+        self._call(lambda: self._r.incr(self._k("version")))
+
+    # -- projects ----------------------------------------------------------------------------------
+
+    def ensure_project(self, name: str) -> Project:
+        if not name.strip():
+            raise InvalidInputError("a project needs a non-empty name")
+        record = {"id": new_id(), "name": name, "created_at": _ms()}
+        self._created(self._k("projects"), self._k("project-order"), name, record)
+        return self.get_project(name)
+
+    def get_project(self, name: str) -> Project:
+        record = self._get(self._k("projects"), name)
+        if record is None:
+            raise NotFoundError(f"no project named {name!r}")
+        return Project(record["id"], record["name"], _dt(record["created_at"]))
+
+    def list_projects(self) -> list[Project]:
+        raws = self._call(lambda: self._r.hvals(self._k("projects")))
+        records = sorted((json.loads(raw) for raw in raws), key=lambda r: r["name"])
+        return [Project(r["id"], r["name"], _dt(r["created_at"])) for r in records]
+
+    # -- API keys ----------------------------------------------------------------------------------
+
+    def create_key(self, project: str, *, name: str = "") -> tuple[ApiKeyInfo, str]:
+        owner = self.ensure_project(project)
+        key_id, shown, digest = mint_key()
+        record = {"id": key_id, "project_id": owner.id, "project": owner.name, "name": name,
+                  "secret_sha256": digest, "created_at": _ms(), "revoked_at": None}
+        self._created(self._k("keys"), self._k("key-order"), key_id, record)
+        self._bump()  # a cached miss of this key elsewhere (it cannot be guessed, but be exact)
+        return self._key(record), shown
+
+    def revoke_key(self, key_id: str) -> ApiKeyInfo:
+        record = self._get(self._k("keys"), key_id)
+        if record is None:
+            raise NotFoundError(f"no API key with id {key_id!r}")
+        if record["revoked_at"] is not None:
+            raise ConflictError(f"API key {key_id!r} was already revoked")
+        record["revoked_at"] = _ms()
+        self._call(lambda: self._r.hset(self._k("keys"), key_id, json.dumps(record)))
+        self._bump()
+        self._keys.clear()
+        return self._key(record)
+
+    def list_keys(self, project: str | None = None) -> list[ApiKeyInfo]:
+        owner = self.get_project(project).id if project is not None else None
+        records = self._page(self._k("keys"), self._k("key-order"), 1 << 30, 0)
+        return [self._key(r) for r in records if owner is None or r["project_id"] == owner]
+
+    @staticmethod
+    def _key(record: dict[str, Any]) -> ApiKeyInfo:
+        revoked = record["revoked_at"]
+        return ApiKeyInfo(record["id"], record["project_id"], record["name"], _dt(record["created_at"]),
+                          from_epoch_ms(revoked) if revoked is not None else None)
+
+    def _drop_caches_if_changed_elsewhere(self) -> None:
+        version = self._call(lambda: self._r.get(self._k("version")))
+        if version != self._version:
+            self._keys.clear()
+            self._users.clear()
+            self._version = version
+
+    def authenticate(self, presented: str) -> Project | None:
+        self._drop_caches_if_changed_elsewhere()
+        cached = self._keys.get(presented)
+        if cached is not None and cached[0] > time.monotonic():
+            return cached[1]
+        project = self._authenticate(presented)
+        if len(self._keys) > 10_000:
+            self._keys.clear()
+        self._keys[presented] = (time.monotonic() + self._ttl, project)
+        return project
+
+    def _authenticate(self, presented: str) -> Project | None:
+        parts = split_key(presented)
+        record = self._get(self._k("keys"), parts[0]) if parts is not None else None
+        if record is None or record["revoked_at"] is not None or not key_matches(presented, record["secret_sha256"]):
+            return None
+        try:
+            return self.get_project(record["project"])
+        except NotFoundError:
+            return None
+
+    # -- users -------------------------------------------------------------------------------------
+
+    def create_user(
+        self,
+        project_id: str,
+        user_id: str,
+        *,
+        email: str | None = None,
+        first_name: str | None = None,
+        last_name: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> UserRecord:
+        now = _ms()
+        record = {"user_id": user_id, "group_id": new_group_id("user"), "email": email, "first_name": first_name,
+                  "last_name": last_name, "metadata": metadata or {}, "created_at": now, "updated_at": now}
+        if not self._created(self._k("users", project_id), self._k("user-order", project_id), user_id, record):
+            raise ConflictError(f"user {user_id!r} already exists")
+        return self._user(project_id, record)
+
+    def get_user(self, project_id: str, user_id: str) -> UserRecord:
+        self._drop_caches_if_changed_elsewhere()
+        cached = self._users.get((project_id, user_id))
+        if cached is not None and cached[0] > time.monotonic():
+            return cached[1]
+        record = self._get(self._k("users", project_id), user_id)
+        if record is None:
+            raise NotFoundError(f"user {user_id!r} not found")
+        user = self._user(project_id, record)
+        if len(self._users) > 100_000:
+            self._users.clear()
+        self._users[(project_id, user_id)] = (time.monotonic() + self._ttl, user)
+        return user
+
+    @staticmethod
+    def _user(project_id: str, r: dict[str, Any]) -> UserRecord:
+        return UserRecord(project_id=project_id, user_id=r["user_id"], group_id=r["group_id"], email=r["email"],
+                          first_name=r["first_name"], last_name=r["last_name"], metadata=r["metadata"],
+                          created_at=_dt(r["created_at"]), updated_at=_dt(r["updated_at"]))
+
+    def update_user(self, project_id: str, user_id: str, **changes: Any) -> UserRecord:
+        unknown = set(changes) - {"email", "first_name", "last_name", "metadata"}
+        if unknown:
+            raise InvalidInputError(f"cannot change {sorted(unknown)} of a user")
+        record = self._get(self._k("users", project_id), user_id)
+        if record is None:
+            raise NotFoundError(f"user {user_id!r} not found")
+        record.update(changes, updated_at=_ms())
+        self._call(lambda: self._r.hset(self._k("users", project_id), user_id, json.dumps(record)))
+        self._bump()
+        self._users.pop((project_id, user_id), None)
+        return self._user(project_id, record)
+
+    def delete_user(self, project_id: str, user_id: str) -> UserRecord:
+        user = self.get_user(project_id, user_id)
+        self._users.pop((project_id, user_id), None)
+        self._call(lambda: self._delete_user(keys=[self._k("version")],
+                                             args=[self._p, project_id, user_id, user.group_id]))
+        return user
+
+    def list_users(self, project_id: str, *, limit: int = 50, offset: int = 0) -> list[UserRecord]:
+        records = self._page(self._k("users", project_id), self._k("user-order", project_id), limit, offset)
+        return [self._user(project_id, r) for r in records]
+
+    def count_users(self, project_id: str) -> int:
+        return int(self._call(lambda: self._r.hlen(self._k("users", project_id))))
+
+    # -- named graphs ------------------------------------------------------------------------------
+
+    def create_graph(self, project_id: str, graph_id: str, *, name: str = "", description: str = "") -> GraphRecord:
+        record = {"graph_id": graph_id, "group_id": new_group_id("graph"), "name": name, "description": description,
+                  "created_at": _ms()}
+        if not self._created(self._k("graphs", project_id), self._k("graph-order", project_id), graph_id, record):
+            raise ConflictError(f"graph {graph_id!r} already exists")
+        return self._graph(project_id, record)
+
+    def get_graph(self, project_id: str, graph_id: str) -> GraphRecord:
+        record = self._get(self._k("graphs", project_id), graph_id)
+        if record is None:
+            raise NotFoundError(f"graph {graph_id!r} not found")
+        return self._graph(project_id, record)
+
+    def list_graphs(self, project_id: str, *, limit: int = 50, offset: int = 0) -> list[GraphRecord]:
+        records = self._page(self._k("graphs", project_id), self._k("graph-order", project_id), limit, offset)
+        return [self._graph(project_id, r) for r in records]
+
+    def delete_graph(self, project_id: str, graph_id: str) -> GraphRecord:
+        graph = self.get_graph(project_id, graph_id)
+        self._call(lambda: self._drop_tasks(keys=[self._k("tasks", project_id),
+                                                  self._k("group-tasks", project_id, graph.group_id)]))
+        pipe = self._r.pipeline(transaction=False)
+        pipe.hdel(self._k("graphs", project_id), graph_id)
+        pipe.zrem(self._k("graph-order", project_id), graph_id)
+        self._call(pipe.execute)
+        return graph
+
+    @staticmethod
+    def _graph(project_id: str, r: dict[str, Any]) -> GraphRecord:
+        return GraphRecord(project_id, r["graph_id"], r["group_id"], r["name"], r["description"],
+                           _dt(r["created_at"]))
+
+    # -- threads -----------------------------------------------------------------------------------
+
+    def create_thread(self, project_id: str, thread_id: str, user_id: str) -> ThreadRecord:
+        self.get_user(project_id, user_id)
+        record = {"thread_id": thread_id, "user_id": user_id, "created_at": _ms()}
+        if not self._created(self._k("threads", project_id), self._k("thread-order", project_id), thread_id, record,
+                             self._k("user-threads", project_id, user_id)):
+            raise ConflictError(f"thread {thread_id!r} already exists")
+        return self._thread(project_id, record)
+
+    def get_thread(self, project_id: str, thread_id: str) -> ThreadRecord:
+        record = self._get(self._k("threads", project_id), thread_id)
+        if record is None:
+            raise NotFoundError(f"thread {thread_id!r} not found")
+        return self._thread(project_id, record)
+
+    def list_threads(
+        self, project_id: str, *, user_id: str | None = None, limit: int = 50, offset: int = 0
+    ) -> list[ThreadRecord]:
+        order = self._k("thread-order", project_id) if user_id is None else self._k("user-threads", project_id, user_id)
+        return [self._thread(project_id, r) for r in self._page(self._k("threads", project_id), order, limit, offset)]
+
+    def delete_thread(self, project_id: str, thread_id: str) -> ThreadRecord:
+        thread = self.get_thread(project_id, thread_id)
+        pipe = self._r.pipeline(transaction=False)
+        pipe.delete(self._k("messages", project_id, thread_id), self._k("message-set", project_id, thread_id))
+        pipe.hdel(self._k("threads", project_id), thread_id)
+        pipe.zrem(self._k("thread-order", project_id), thread_id)
+        pipe.zrem(self._k("user-threads", project_id, thread.user_id), thread_id)
+        self._call(pipe.execute)
+        return thread
+
+    @staticmethod
+    def _thread(project_id: str, r: dict[str, Any]) -> ThreadRecord:
+        return ThreadRecord(project_id, r["thread_id"], r["user_id"], _dt(r["created_at"]))
+
+    def append_messages(self, project_id: str, thread_id: str, group_id: str, episode_ids: Sequence[str]) -> TaskRecord:
+        task, record = self._new_task(project_id, group_id, episode_ids)
+        keys = [self._k("messages", project_id, thread_id), self._k("message-set", project_id, thread_id),
+                self._k("tasks", project_id), self._k("group-tasks", project_id, group_id)]
+        self._call(lambda: self._append(keys=keys, args=[task.task_id, record, *episode_ids]))
+        return task
+
+    def message_ids(self, project_id: str, thread_id: str, *, last: int | None = None) -> list[str]:
+        start = 0 if last is None else -last
+        return list(self._call(lambda: self._r.lrange(self._k("messages", project_id, thread_id), start, -1)))
+
+    # -- tasks -------------------------------------------------------------------------------------
+
+    def create_task(self, project_id: str, group_id: str, episode_ids: Sequence[str]) -> TaskRecord:
+        task, record = self._new_task(project_id, group_id, episode_ids)
+        pipe = self._r.pipeline(transaction=False)
+        pipe.hset(self._k("tasks", project_id), task.task_id, record)
+        pipe.sadd(self._k("group-tasks", project_id, group_id), task.task_id)
+        self._call(pipe.execute)
+        return task
+
+    @staticmethod
+    def _new_task(project_id: str, group_id: str, episode_ids: Sequence[str]) -> tuple[TaskRecord, str]:
+        now = _ms()
+        task = TaskRecord(project_id, new_id(), group_id, tuple(episode_ids), _dt(now))
+        return task, json.dumps({"group_id": group_id, "episode_ids": list(episode_ids), "created_at": now})
+
+    def get_task(self, project_id: str, task_id: str) -> TaskRecord:
+        record = self._get(self._k("tasks", project_id), task_id)
+        if record is None:
+            raise NotFoundError(f"task {task_id!r} not found")
+        return TaskRecord(project_id, task_id, record["group_id"], tuple(record["episode_ids"]),
+                          _dt(record["created_at"]))
