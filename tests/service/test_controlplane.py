@@ -27,9 +27,8 @@ def open_plane(request, tmp_path) -> Iterator[Opener]:
             opened.append(SQLiteControlPlane.open(tmp_path / "control.db", **options))
             return opened[-1]
     else:
-        from falkordb_server import shared_falkordb_server
-
         from chronomem.service.controlplane_redis import RedisControlPlane
+        from falkordb_server import shared_falkordb_server
 
         url = f"{shared_falkordb_server().url}?namespace=cp{uuid.uuid4().hex[:12]}"
 
