@@ -43,7 +43,8 @@ def main() -> None:
     parser.add_argument("--store")
     parser.add_argument("--shard", type=Shard.parse, default=Shard())
     args = parser.parse_args()
-    settings = Settings(data_dir=args.data_dir, workers=WorkerSettings(concurrency=4, poll_interval_s=0.1))
+    settings = Settings(data_dir=args.data_dir, store_url=args.store,  # a server store: its control plane too
+                        workers=WorkerSettings(concurrency=4, poll_interval_s=0.1))
     store_url = args.store or f"sqlite:///{args.data_dir / 'graph.db'}"
 
     asyncio.run(serve(args.data_dir, args.port, args.latency, settings, args.role, store_url, args.shard))
