@@ -54,3 +54,19 @@ def test_revoking_an_unknown_key_is_a_clean_error(tmp_path):
     result = runner.invoke(app, ["--data-dir", str(tmp_path), "keys", "revoke", "nope"])
     assert result.exit_code == 1
     assert "no API key with id" in result.stderr and "Traceback" not in result.output
+
+
+def test_with_a_falkordb_store_the_cli_keeps_keys_on_its_server(tmp_path, falkordb_server):
+    import uuid
+
+    from chronomem.service.controlplane_redis import RedisControlPlane
+
+    url = f"{falkordb_server.url}?namespace=cli{uuid.uuid4().hex[:10]}"
+    created = runner.invoke(app, ["--data-dir", str(tmp_path), "--store", url, "keys", "create", "--project", "acme"])
+    assert created.exit_code == 0, created.output
+    control = RedisControlPlane.connect(url, cache_ttl_s=0)  # what a server on another machine opens
+    try:
+        assert control.authenticate(created.stdout.strip().splitlines()[-1]).name == "acme"
+    finally:
+        control.close()
+    assert not (tmp_path / "control.db").exists()  # nothing local
