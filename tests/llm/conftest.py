@@ -9,8 +9,8 @@ import pytest
 
 from chronomem.llm.closing import aclose_model
 from chronomem.llm.fakeserver import FakeProviderServer
-from chronomem.llm.guard import allow_model_requests
 from chronomem.llm.pytest_plugin import no_model_requests
+from chronomem.providers.guard import allow_model_requests
 
 __all__ = ["closing", "fake_server", "no_model_requests"]
 

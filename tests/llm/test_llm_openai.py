@@ -15,11 +15,13 @@ from chronomem.errors import (
     ModelUnavailableError,
 )
 from chronomem.llm.fakeserver import Answer, Disconnect, RawBody, Stall, Status
-from chronomem.llm.guard import forbid_model_requests
-from chronomem.llm.limits import LimitedModel, RateLimiter
+from chronomem.llm.limits import LimitedModel
 from chronomem.llm.openai import OpenAIChatModel
-from chronomem.llm.retry import RetryingModel, RetryPolicy
-from chronomem.llm.transport import ProviderRequestError
+from chronomem.llm.retry import RetryingModel
+from chronomem.providers.guard import forbid_model_requests
+from chronomem.providers.http import ProviderRequestError
+from chronomem.providers.limits import RateLimiter
+from chronomem.providers.retry import RetryPolicy
 
 ALICE = {"name": "Alice", "role": "speaker"}
 FAST_RETRIES = RetryPolicy(max_attempts=3, initial_delay_s=0.01, max_delay_s=0.05)

@@ -25,11 +25,13 @@ from typing import Any, Literal
 import httpx
 
 from chronomem.errors import ModelOutputError
-from chronomem.llm.accounting import estimate_message_tokens, estimate_tokens
+from chronomem.llm.accounting import estimate_message_tokens
 from chronomem.llm.answering import Reply, answer_prompt
 from chronomem.llm.base import Completion, Message, Prompt
 from chronomem.llm.cache import answer_schema
-from chronomem.llm.transport import LazyHttpClient, ProviderRequestError, ProviderUnavailableError, post_json
+from chronomem.providers.endpoints import AuthScheme, api_version_params, auth_headers
+from chronomem.providers.http import LazyHttpClient, ProviderRequestError, ProviderUnavailableError, post_json
+from chronomem.providers.tokens import estimate_tokens
 
 __all__ = ["OpenAIChatModel", "StructuredOutputMode", "schema_instruction"]
 
@@ -88,7 +90,7 @@ class OpenAIChatModel:
         timeout_s: float = 60.0,
         temperature: float | None = 0.0,
         max_tokens_field: str = "max_tokens",
-        auth_header: Literal["bearer", "api-key"] = "bearer",
+        auth_header: AuthScheme = "bearer",
         api_version: str | None = None,
         extra_headers: dict[str, str] | None = None,
         extra_body: dict[str, Any] | None = None,
@@ -104,12 +106,8 @@ class OpenAIChatModel:
         self.max_tokens_field = max_tokens_field
         self.extra_body = dict(extra_body or {})
         self.corrective_retries = corrective_retries
-        self._params = {"api-version": api_version} if api_version else None
-        self._headers = dict(extra_headers or {})
-        if api_key:
-            self._headers.update(
-                {"api-key": api_key} if auth_header == "api-key" else {"Authorization": f"Bearer {api_key}"}
-            )
+        self._params = api_version_params(api_version)
+        self._headers = {**(extra_headers or {}), **auth_headers(api_key, auth_header)}
         self._http = LazyHttpClient(timeout_s, client)
 
     async def aclose(self) -> None:

@@ -20,55 +20,17 @@ from chronomem.errors import ConfigurationError
 from chronomem.llm.anthropic import AnthropicModel
 from chronomem.llm.base import LanguageModel, ModelRole
 from chronomem.llm.cache import CachedModel, ResponseCache
-from chronomem.llm.limits import LimitedModel, shared_limiter
+from chronomem.llm.limits import LimitedModel
 from chronomem.llm.openai import OpenAIChatModel, StructuredOutputMode
-from chronomem.llm.retry import RetryingModel, RetryPolicy
+from chronomem.llm.retry import RetryingModel
 from chronomem.llm.routing import RoutedModel
+from chronomem.providers.endpoints import API_KEY_ENV, DEFAULT_BASE_URLS, openai_compatible_endpoint, parse_model_spec
+from chronomem.providers.limits import shared_limiter
+from chronomem.providers.retry import RetryPolicy
 
-__all__ = [
-    "API_KEY_ENV",
-    "DEFAULT_BASE_URLS",
-    "LLMSettings",
-    "build_adapter",
-    "build_language_model",
-    "parse_model_spec",
-]
+__all__ = ["LLMSettings", "build_adapter", "build_language_model"]
 
-DEFAULT_BASE_URLS: dict[str, str] = {
-    "openai": "https://api.openai.com/v1",
-    "anthropic": "https://api.anthropic.com",
-    "ollama": "http://localhost:11434/v1",
-    "vllm": "http://localhost:8000/v1",
-    "llamacpp": "http://localhost:8080/v1",
-    "lmstudio": "http://localhost:1234/v1",
-    "groq": "https://api.groq.com/openai/v1",
-    "together": "https://api.together.xyz/v1",
-    "openrouter": "https://openrouter.ai/api/v1",
-    "deepseek": "https://api.deepseek.com/v1",
-}
-API_KEY_ENV: dict[str, str] = {
-    "openai": "OPENAI_API_KEY",
-    "azure": "AZURE_OPENAI_API_KEY",
-    "anthropic": "ANTHROPIC_API_KEY",
-    "groq": "GROQ_API_KEY",
-    "together": "TOGETHER_API_KEY",
-    "openrouter": "OPENROUTER_API_KEY",
-    "deepseek": "DEEPSEEK_API_KEY",
-    "vllm": "VLLM_API_KEY",
-}
-PROVIDERS = frozenset(DEFAULT_BASE_URLS) | {"azure"}
 _ROLES: tuple[ModelRole, ...] = ("extraction", "resolution", "summary", "rerank", "default")
-
-
-def parse_model_spec(spec: str) -> tuple[str, str]:
-    """``"provider:model"`` → ``(provider, model)``; the model part may itself contain colons."""
-    provider, sep, model = spec.partition(":")
-    provider = provider.strip().lower()
-    if not sep or not model or provider not in PROVIDERS:
-        raise ConfigurationError(
-            f"model {spec!r} must be 'provider:model' with provider one of {', '.join(sorted(PROVIDERS))}"
-        )
-    return provider, model
 
 
 class LLMSettings(BaseModel):
@@ -95,7 +57,7 @@ class LLMSettings(BaseModel):
     cache_path: Path | None = None
 
     def model_for(self, role: str) -> str:
-        return self.role_models.get(role, self.model)  # type: ignore[call-overload]
+        return next((spec for routed, spec in self.role_models.items() if routed == role), self.model)
 
     def base_url_for(self, provider: str) -> str:
         url = self.base_urls.get(provider) or DEFAULT_BASE_URLS.get(provider)
@@ -167,22 +129,15 @@ def build_adapter(spec: str, settings: LLMSettings) -> LanguageModel:
     }
     if provider == "anthropic":
         return AnthropicModel(model, base_url=settings.base_url_for(provider), **common)
-    if provider == "azure":
-        deployment_url = f"{settings.base_url_for('azure')}/openai/deployments/{model}"
-        return OpenAIChatModel(
-            model,
-            base_url=deployment_url,
-            provider="azure",
-            auth_header="api-key",
-            api_version=settings.azure_api_version,
-            structured_output=settings.structured_output,
-            max_tokens_field=settings.max_tokens_field,
-            **common,
-        )
+    endpoint = openai_compatible_endpoint(
+        provider, model, base_url=settings.base_url_for(provider), azure_api_version=settings.azure_api_version
+    )
     return OpenAIChatModel(
         model,
-        base_url=settings.base_url_for(provider),
+        base_url=endpoint.base_url,
         provider=provider,
+        auth_header=endpoint.auth,
+        api_version=endpoint.api_version,
         structured_output=settings.structured_output,
         max_tokens_field=settings.max_tokens_field,
         **common,

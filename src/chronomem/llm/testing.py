@@ -4,7 +4,7 @@
   and the typed context). The callback's answer is serialized to text and then goes through the
   same tolerant-parse → validate → corrective-retry path as a real provider's answer
   (:mod:`chronomem.llm.answering`), so an invalid answer raises ``ModelOutputError`` exactly where a
-  real model's would. Usage is estimated with :func:`~chronomem.llm.accounting.estimate_tokens`
+  real model's would. Usage is estimated with :func:`~chronomem.providers.tokens.estimate_tokens`
   (``ceil(chars / 4)``) over the rendered prompt messages (input) and the answer text (output).
 - :class:`ScriptedModel` answers each prompt name from a list of canned answers, in order.
 - :class:`SchemaModel` answers any prompt with minimal schema-valid data: a smoke-test model.
@@ -38,11 +38,12 @@ from typing import Any
 from pydantic import BaseModel
 
 from chronomem.errors import InvalidInputError
-from chronomem.llm.accounting import estimate_message_tokens, estimate_tokens
+from chronomem.llm.accounting import estimate_message_tokens
 from chronomem.llm.answering import Reply, answer_prompt
 from chronomem.llm.base import Completion, Message, Prompt, Usage
-from chronomem.llm.guard import allow_model_requests, forbid_model_requests
 from chronomem.llm.minimal import minimal_instance_data
+from chronomem.providers.guard import allow_model_requests, forbid_model_requests
+from chronomem.providers.tokens import estimate_tokens
 
 __all__ = [
     "AnswerFunction",

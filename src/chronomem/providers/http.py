@@ -22,7 +22,7 @@ from typing import Any
 import httpx
 
 from chronomem.errors import ModelError, ModelUnavailableError
-from chronomem.llm.guard import ensure_model_requests_allowed
+from chronomem.providers.guard import ensure_model_requests_allowed
 
 __all__ = [
     "LazyHttpClient",
