@@ -164,15 +164,15 @@ async def test_truncated_answer_raises_truncation_error_naming_prompt_and_limit(
 
 async def test_auto_mode_steps_down_when_the_endpoint_refuses_response_format(fake_server, closing):
     refusal = {"error": {"message": "response_format json_schema is not supported by this model"}}
-    fake_server.enqueue(Status(400, body=refusal), Status(400, body=refusal), Answer(ALICE), Answer(ALICE))
+    fake_server.enqueue(*[Status(400, body=refusal)] * 3, Answer(ALICE), Answer(ALICE))
     adapter = closing(OpenAIChatModel("local", base_url=fake_server.openai_base_url))
     await adapter.complete(PERSON, Question(text="x"))
-    formats = [r.json.get("response_format", {}).get("type") for r in fake_server.requests]
-    assert formats == ["json_schema", "json_object", None]
-    system = fake_server.requests[2].json["messages"][0]
+    formats = [fake_server.requests[i].response_format for i in range(4)]
+    assert formats == ["json_schema", "json_object_schema", "json_object", None]
+    system = fake_server.requests[3].json["messages"][0]
     assert system["role"] == "system" and '"required":["name","role"]' in system["content"]
     await adapter.complete(PERSON, Question(text="y"))
-    assert "response_format" not in fake_server.requests[3].json  # the step-down is remembered
+    assert "response_format" not in fake_server.requests[4].json  # the step-down is remembered
     assert "authorization" not in fake_server.requests[0].headers  # no key configured, none sent
 
 

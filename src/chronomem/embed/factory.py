@@ -42,7 +42,7 @@ def _remote(spec: str, settings: LLMSettings, dimension: int | None) -> OpenAIEm
         api_key=settings.api_key_for(provider),
         provider=provider,
         dimension=dimension,
-        timeout_s=settings.timeout_s,
+        timeout_s=settings.timeout_for(provider),
         retry=settings.retry_policy(),
         limiter=shared_limiter(
             f"embeddings:{spec}@{endpoint.base_url}",

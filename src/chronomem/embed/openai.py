@@ -108,7 +108,13 @@ class OpenAIEmbedder:
         tokens = sum(estimate_tokens(t) for t in texts)
         async with self.limiter.slot(tokens) as reservation:
             data = await post_json(
-                self._http.client, self.url, payload, headers=self._headers, params=self._params, target=self.url
+                self._http.client,
+                self.url,
+                payload,
+                headers=self._headers,
+                params=self._params,
+                target=self.url,
+                timeout_s=self._http.timeout_s,
             )
             reported = (data.get("usage") or {}).get("prompt_tokens")
             reservation.settle(int(reported or tokens))

@@ -122,7 +122,14 @@ class AnthropicModel:
 
         async def ask(messages: list[Message]) -> Reply:
             payload = self._payload(prompt, messages, tool_name)
-            data = await post_json(self._http.client, self.url, payload, headers=self._headers, target=self.url)
+            data = await post_json(
+                self._http.client,
+                self.url,
+                payload,
+                headers=self._headers,
+                target=self.url,
+                timeout_s=self._http.timeout_s,
+            )
             return self._reply(data, messages, tool_name)
 
         return await answer_prompt(

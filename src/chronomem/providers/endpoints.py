@@ -23,11 +23,15 @@ from chronomem.errors import ConfigurationError
 __all__ = [
     "API_KEY_ENV",
     "DEFAULT_BASE_URLS",
+    "HOSTED_TIMEOUT_S",
+    "LOCAL_PROVIDERS",
+    "LOCAL_TIMEOUT_S",
     "PROVIDERS",
     "AuthScheme",
     "OpenAICompatibleEndpoint",
     "api_version_params",
     "auth_headers",
+    "default_timeout_s",
     "openai_compatible_endpoint",
     "parse_model_spec",
 ]
@@ -58,6 +62,10 @@ API_KEY_ENV: dict[str, str] = {
 }
 # Azure has no default: every resource has its own endpoint.
 PROVIDERS = frozenset(DEFAULT_BASE_URLS) | {"azure"}
+# Servers people run themselves, often on CPUs: a call may take minutes, not seconds.
+LOCAL_PROVIDERS = frozenset({"ollama", "vllm", "llamacpp", "lmstudio"})
+HOSTED_TIMEOUT_S = 60.0
+LOCAL_TIMEOUT_S = 300.0
 
 
 def parse_model_spec(spec: str) -> tuple[str, str]:
@@ -69,6 +77,11 @@ def parse_model_spec(spec: str) -> tuple[str, str]:
             f"model {spec!r} must be 'provider:model' with provider one of {', '.join(sorted(PROVIDERS))}"
         )
     return provider, model
+
+
+def default_timeout_s(provider: str) -> float:
+    """How long one call to ``provider`` may take unless configured: longer for local servers."""
+    return LOCAL_TIMEOUT_S if provider in LOCAL_PROVIDERS else HOSTED_TIMEOUT_S
 
 
 def auth_headers(api_key: str | None, scheme: AuthScheme = "bearer") -> dict[str, str]:
