@@ -91,3 +91,14 @@ def test_azure_is_the_one_provider_whose_url_depends_on_the_model():
     assert azure.auth == "api-key" and azure.api_version == "v1"
     vllm = openai_compatible_endpoint("vllm", "dep", base_url="http://h/v1/", azure_api_version="v1")
     assert (vllm.base_url, vllm.auth, vllm.api_version) == ("http://h/v1", "bearer", None)
+
+
+def test_every_variable_is_documented_in_the_provider_pages():
+    from pathlib import Path
+
+    docs = Path(__file__).resolve().parents[2] / "docs"
+    text = (docs / "providers.md").read_text() + (docs / "llm.md").read_text()
+    generic = {v.name for v in VARIABLES if v.name.endswith("_BASE_URL") and v.name.startswith("CHRONOMEM_")}
+    missing = [v.name for v in VARIABLES if v.name not in text and v.name not in generic]
+    assert not missing, f"undocumented: {missing}"
+    assert "CHRONOMEM_<PROVIDER>_BASE_URL" in text and "CHRONOMEM_LLAMACPP_BASE_URL" in text
