@@ -19,6 +19,7 @@ import httpx
 from chronomem.llm.accounting import estimate_message_tokens
 from chronomem.llm.answering import Reply, answer_prompt
 from chronomem.llm.base import Completion, Message, Prompt
+from chronomem.llm.budget import output_cap
 from chronomem.llm.cache import answer_schema
 from chronomem.providers.endpoints import auth_headers
 from chronomem.providers.http import LazyHttpClient, ProviderUnavailableError, post_json
@@ -86,7 +87,7 @@ class AnthropicModel:
         system, turns = _split_messages(messages)
         payload: dict[str, Any] = {
             "model": self.model,
-            "max_tokens": prompt.max_output_tokens,
+            "max_tokens": output_cap(prompt),
             "messages": turns,
             "tools": [
                 {

@@ -9,6 +9,7 @@ from typing import Any
 
 from chronomem.llm.accounting import estimate_message_tokens
 from chronomem.llm.base import Completion, LanguageModel, Prompt
+from chronomem.llm.budget import output_cap
 from chronomem.llm.closing import aclose_model
 from chronomem.providers.limits import RateLimiter
 
@@ -24,7 +25,7 @@ class LimitedModel:
         self.model_name: str = getattr(inner, "model_name", type(inner).__name__)
 
     async def complete(self, prompt: Prompt[Any, Any], context: Any) -> Completion[Any]:
-        reserve = estimate_message_tokens(prompt.messages(context)) + prompt.max_output_tokens
+        reserve = estimate_message_tokens(prompt.messages(context)) + output_cap(prompt)
         async with self.limiter.slot(reserve) as reservation:
             completion = await self.inner.complete(prompt, context)
             reservation.settle(completion.usage.input_tokens + completion.usage.output_tokens)

@@ -24,6 +24,7 @@ from chronomem.errors import ModelError, ModelOutputError
 from chronomem.llm.accounting import estimate_message_tokens
 from chronomem.llm.answering import Reply, answer_prompt
 from chronomem.llm.base import Completion, Message, Prompt
+from chronomem.llm.budget import output_cap
 from chronomem.llm.cache import answer_schema
 from chronomem.llm.structured import (
     Negotiation,
@@ -119,7 +120,7 @@ class OpenAIChatModel:
         await self._http.aclose()
 
     def _payload(self, prompt: Prompt[Any, Any], messages: list[Message], mode: WireMode) -> dict[str, Any]:
-        payload: dict[str, Any] = {"model": self.model, self.max_tokens_field: prompt.max_output_tokens}
+        payload: dict[str, Any] = {"model": self.model, self.max_tokens_field: output_cap(prompt)}
         if self.temperature is not None:
             payload["temperature"] = self.temperature
         schema = answer_schema(prompt.answer)

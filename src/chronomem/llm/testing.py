@@ -41,6 +41,7 @@ from chronomem.errors import InvalidInputError
 from chronomem.llm.accounting import estimate_message_tokens
 from chronomem.llm.answering import Reply, answer_prompt
 from chronomem.llm.base import Completion, Message, Prompt, Usage
+from chronomem.llm.budget import output_cap
 from chronomem.llm.minimal import minimal_instance_data
 from chronomem.providers.guard import allow_model_requests, forbid_model_requests
 from chronomem.providers.tokens import estimate_tokens
@@ -90,8 +91,8 @@ class FunctionModel:
     ``calls`` lists ``(prompt_name, context)`` for every request answered (a corrective retry adds
     one); ``usage`` sums the usage of every completion. ``latency_s`` awaits ``asyncio.sleep`` per
     request to simulate a provider. With ``enforce_output_limit`` an answer whose estimated size
-    exceeds ``prompt.max_output_tokens`` is treated as cut off (``ModelTruncatedError``), as a real
-    provider would cut it.
+    exceeds the prompt's output cap (:func:`~chronomem.llm.budget.output_cap`) is treated as cut off
+    (``ModelTruncatedError``), as a real provider would cut it.
     """
 
     def __init__(
@@ -127,11 +128,12 @@ class FunctionModel:
             value = await value
         text = serialize_answer(value)
         output_tokens = estimate_tokens(text)
-        truncated = self.enforce_output_limit and output_tokens > prompt.max_output_tokens
+        cap = output_cap(prompt)
+        truncated = self.enforce_output_limit and output_tokens > cap
         return Reply(
             text=text,
             input_tokens=estimate_message_tokens(messages),
-            output_tokens=min(output_tokens, prompt.max_output_tokens) if truncated else output_tokens,
+            output_tokens=min(output_tokens, cap) if truncated else output_tokens,
             truncated=truncated,
             model=self.model_name,
         )
