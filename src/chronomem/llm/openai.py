@@ -20,7 +20,7 @@ from typing import Any
 
 import httpx
 
-from chronomem.errors import ModelError, ModelOutputError
+from chronomem.errors import ModelOutputError
 from chronomem.llm.accounting import estimate_message_tokens
 from chronomem.llm.answering import Reply, answer_prompt
 from chronomem.llm.base import Completion, Message, Prompt
@@ -163,16 +163,16 @@ class OpenAIChatModel:
                 self._negotiation.worked(mode)
             return data
 
-    def _step_down(self, refused: WireMode, error: ModelError) -> None:
+    def _step_down(self, refused: WireMode, error: ProviderRequestError | ProviderUnavailableError) -> None:
         """Move to the next mode, or raise a refusal that retrying cannot fix (fixed modes)."""
-        reason = f"HTTP {getattr(error, 'status', '?')}: {getattr(error, 'body', '')[:200]}"
+        reason = f"HTTP {error.status}: {error.body[:200]}"
         if self._negotiation is not None and self._negotiation.step_down(refused, reason) is not None:
             return
         raise ProviderRequestError(
             f"{self.url} refuses structured output {refused!r} ({reason}); set structured_output "
             "(CHRONOMEM_LLM_STRUCTURED_OUTPUT) to 'auto' or a lower mode",
-            status=int(getattr(error, "status", 400) or 400),
-            body=str(getattr(error, "body", "")),
+            status=error.status or 400,
+            body=error.body,
         ) from error
 
     def _reply(self, data: dict[str, Any], messages: list[Message]) -> Reply:
