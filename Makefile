@@ -3,11 +3,13 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
+# The explorer's browser code, vendored from npm (git-ignored; scripts/vendor-js).
+VENDOR := src/chronomem/ui/static/vendor/VERSIONS
 
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: help install demo test test-unit lint bench clean
+.PHONY: help install browser demo test test-unit lint bench clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*## "}{printf "  %-10s %s\n", $$1, $$2}'
@@ -18,12 +20,18 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q -e '.[all]'
 	touch $(STAMP)
 
-install: $(STAMP)  ## create .venv and install chronomem with every extra
+$(VENDOR): scripts/vendor-js
+	scripts/vendor-js
+
+install: $(STAMP) $(VENDOR)  ## create .venv and install chronomem with every extra
+
+browser:  ## install Debian's headless chromium for the explorer's browser tests (if missing)
+	scripts/install-browser
 
 demo: install  ## ingest the bundled sample into an embedded store and query it
 	$(VENV)/bin/chronomem demo
 
-test: install  ## run every test (unit and integration: real model files, real servers)
+test: install browser  ## run every test (unit and integration: real model files, real servers)
 	$(PY) -m pytest -q -p no:cacheprovider
 
 test-unit: install  ## only the fast unit tests
