@@ -76,7 +76,8 @@ class TimeView(_View):
     include_superseded: bool = False
 
     def filters(self) -> SearchFilters:
-        return SearchFilters(as_of=self.as_of, known_at=self.known_at, include_superseded=self.include_superseded)
+        """The selection itself (``include_superseded`` only decides whether the rest is shown too)."""
+        return SearchFilters(as_of=self.as_of, known_at=self.known_at)
 
     def shows_entity(self, entity: Entity) -> bool:
         """An entity exists as known at t′ once it was created."""
@@ -220,7 +221,7 @@ async def graph_snapshot(
     community_of = {member: c.id for c in communities for member in c.member_ids}
     edges = [
         EdgeView.of(f, view) for f in all_facts
-        if _in_view(f, view) and _joins(f, shown, fresh)
+        if (view.include_superseded or _in_view(f, view)) and _joins(f, shown, fresh)
     ]
     end = offset + len(page)
     return GraphSnapshot(

@@ -99,3 +99,19 @@ async def _failed_episode(memory: Chronomem, group_id: str) -> Episode:
     await memory.store.set_episode_status(group_id, queued.id, EpisodeStatus.PROCESSING)
     return await memory.store.set_episode_status(group_id, queued.id, EpisodeStatus.FAILED,
                                                  error="provider unreachable (scripted)")
+
+
+def main() -> None:
+    """``python tests/ui/explorer_seed.py DATA_DIR``: seed there and print what was seeded as JSON
+    (the fixtures seed in a process of its own, away from the test runner's event loop)."""
+    import asyncio
+    import dataclasses
+    import json
+    import sys
+
+    seeded = asyncio.run(seed(Path(sys.argv[1])))
+    print(json.dumps(dataclasses.asdict(seeded)))
+
+
+if __name__ == "__main__":
+    main()
