@@ -45,8 +45,10 @@ async function request(method, path, { params = {}, body } = {}) {
   return response.json();
 }
 
-// A graph of the project: {user_id} or {graph_id}, as every graph route takes it.
-const targetParams = (target) => (target.kind === "user" ? { user_id: target.id } : { graph_id: target.id });
+// A graph of the project, {user_id} or {graph_id}, as every graph route takes it; or, on
+// `chronomem ui`, a raw store group, {group}.
+const TARGET_PARAM = { user: "user_id", graph: "graph_id", group: "group" };
+const targetParams = (target) => ({ [TARGET_PARAM[target.kind]]: target.id });
 
 // The sliders' position as query parameters (unset = now).
 const timeParams = (time) => ({

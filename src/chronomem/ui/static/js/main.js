@@ -78,6 +78,7 @@ async function start() {
   const options = [
     ...users.users.map((user) => el("option", { value: `user:${user.user_id}` }, `user ${user.user_id}`)),
     ...graphs.graphs.map((g) => el("option", { value: `graph:${g.graph_id}` }, `graph ${g.graph_id}`)),
+    ...who.groups.map((id) => el("option", { value: `group:${id}` }, `group ${id}`)),
   ];
   show($("target"), options.length ? options : [el("option", { value: "" }, "no users or graphs yet")]);
   $("target").disabled = !options.length;
