@@ -41,28 +41,30 @@ class Server:
 
 def seed_in_process(data_dir: Path) -> Seeded:
     done = subprocess.run([sys.executable, str(Path(__file__).with_name("explorer_seed.py")), str(data_dir)],
-                          env=_env(), capture_output=True, text=True, timeout=120, check=True)
+                          env=env(), capture_output=True, text=True, timeout=120, check=True)
     return Seeded(**json.loads(done.stdout.strip().splitlines()[-1]))
 
 
-def _env() -> dict[str, str]:
+def env() -> dict[str, str]:
     tests = Path(__file__).resolve().parents[1]
     path = os.pathsep.join([str(ROOT / "src"), str(tests)])
     return {**os.environ, "CHRONOMEM_EMBEDDER": EMBEDDER, "PYTHONPATH": path}
 
 
-def start_server(data_dir: Path, port: int, *extra: str) -> subprocess.Popen[bytes]:
-    """``chronomem serve`` on loopback over ``data_dir``, with the embedder the seed used."""
-    env = _env()
+def chronomem(data_dir: Path, *args: str) -> list[str]:
+    """The command line of ``chronomem --data-dir DATA_DIR ARGS...``."""
+    return [sys.executable, "-m", "chronomem.cli", "--data-dir", str(data_dir), *args]
+
+
+def start_server(data_dir: Path, port: int, command: str = "serve", *extra: str) -> subprocess.Popen[bytes]:
+    """``chronomem serve`` (or ``ui``) on loopback over ``data_dir``, with the embedder the seed used."""
     with open(data_dir / "server.log", "ab") as log:  # the child keeps its own copy of the descriptor
-        process = subprocess.Popen(
-            [sys.executable, "-m", "chronomem.cli", "--data-dir", str(data_dir), "serve", "--port", str(port), *extra],
-            env=env, stdout=log, stderr=subprocess.STDOUT,
-        )
+        process = subprocess.Popen(chronomem(data_dir, command, "--port", str(port), *extra),
+                                   env=env(), stdout=log, stderr=subprocess.STDOUT)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError(f"chronomem serve exited: {(data_dir / 'server.log').read_text()[-2000:]}")
+            raise RuntimeError(f"chronomem {command} exited: {(data_dir / 'server.log').read_text()[-2000:]}")
         try:
             if httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=1).status_code == 200:
                 return process
@@ -70,7 +72,7 @@ def start_server(data_dir: Path, port: int, *extra: str) -> subprocess.Popen[byt
             pass
         time.sleep(0.1)
     process.kill()
-    raise RuntimeError("chronomem serve did not become ready in 60 s")
+    raise RuntimeError(f"chronomem {command} did not become ready in 60 s")
 
 
 @pytest.fixture(scope="module")
