@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict
 from chronomem.domain import Community, Entity, Episode, EpisodeStatus, Fact, is_current
 from chronomem.filters import SearchFilters, fact_matches
 from chronomem.search.config import Method, Reranker, ScopeConfig, SearchConfig, recipe
+from chronomem.store.base import WeightedEdge
 
 if TYPE_CHECKING:
     from chronomem.memory import Chronomem
@@ -108,12 +109,13 @@ class EdgeView(_View):
     in_view: bool  # true at t as known at t′ (what the sliders select)
 
     @classmethod
-    def of(cls, fact: Fact, view: TimeView) -> EdgeView:
+    def of(cls, fact: Fact, view: TimeView, in_view: bool | None = None) -> EdgeView:
+        """``in_view``: whether the fact is in the view, when the caller knows already."""
         return cls(
             id=fact.id, source=fact.source_id, target=fact.target_id, others=fact.other_entity_ids,
             relation_type=fact.relation_type, fact=fact.fact, valid_at=fact.valid_at, invalid_at=fact.invalid_at,
             created_at=fact.created_at, expired_at=fact.expired_at, episode_ids=fact.episode_ids,
-            current=is_current(fact), in_view=_in_view(fact, view),
+            current=is_current(fact), in_view=_in_view(fact, view) if in_view is None else in_view,
         )
 
 
@@ -207,23 +209,32 @@ class SearchExplained(_View):
 async def graph_snapshot(
     memory: Chronomem, group_id: str, view: TimeView, *, limit: int, offset: int = 0
 ) -> GraphSnapshot:
-    """Entities ranked ``offset`` … ``offset + limit`` (by mentions, then facts, then name) and the
-    facts in view that join them to each other or to earlier pages."""
+    """Entities ranked ``offset`` … ``offset + limit`` (by mentions, then current facts, then id) and
+    the facts that join them to each other or to earlier pages: those in view, and with
+    ``include_superseded`` the others too, marked.
+
+    Only the page is loaded: the ranking reads ids, mention counts and fact counts, never whole rows,
+    so a page costs the same in a group of 100 entities or of 100,000. An entity not yet known at
+    ``known_at`` is left out of its page (pages keep their ranks, so the page can tell what it has).
+    """
     store = memory.store
-    entities = [e for e in await memory.list_entities(group_id) if view.shows_entity(e)]
-    all_facts = await memory.list_facts(group_id)
-    mentions = await _mention_counts(memory, group_id, [e.id for e in entities])
-    ranked = _rank(entities, mentions, all_facts)
-    page = ranked[offset:offset + limit]
-    shown = {e.id for e in ranked[:offset + limit]}
+    ids, weighted = await store.entity_edges(group_id)
+    mentions = await _mention_counts(memory, group_id, ids)
+    ranked = _rank(ids, mentions, weighted)
+    page_ids = ranked[offset:offset + limit]
+    shown = set(ranked[:offset + limit])
+    page = [e for e in await store.get_entities(group_id, page_ids) if view.shows_entity(e)]
     fresh = {e.id for e in page}
-    communities = await store.list_communities(group_id)
-    community_of = {member: c.id for c in communities for member in c.member_ids}
+    selection = view.filters()
     edges = [
-        EdgeView.of(f, view) for f in all_facts
-        if (view.include_superseded or _in_view(f, view)) and _joins(f, shown, fresh)
+        EdgeView.of(f, view, in_view)
+        for f in await store.facts_of_entities(group_id, sorted(fresh), include_superseded=True)
+        if (in_view := fact_matches(f, selection)) or view.include_superseded
+        if _joins(f, shown, fresh)
     ]
-    end = offset + len(page)
+    communities = await store.list_communities(group_id)
+    community_of = {member: c.id for c in communities for member in c.member_ids if member in fresh}
+    end = offset + len(page_ids)
     return GraphSnapshot(
         nodes=[_node(e, mentions, community_of) for e in page],
         edges=edges,
@@ -236,9 +247,12 @@ async def _mention_counts(memory: Chronomem, group_id: str, entity_ids: Sequence
     return {i: len(eps) for i, eps in (await memory.store.episodes_of_entities(group_id, entity_ids)).items()}
 
 
-def _rank(entities: list[Entity], mentions: dict[str, int], facts: Sequence[Fact]) -> list[Entity]:
-    degree = Counter(i for f in facts for i in f.entity_ids)
-    return sorted(entities, key=lambda e: (-mentions.get(e.id, 0), -degree[e.id], e.name.casefold(), e.id))
+def _rank(ids: Sequence[str], mentions: dict[str, int], edges: Sequence[WeightedEdge]) -> list[str]:
+    degree: Counter[str] = Counter()
+    for edge in edges:
+        degree[edge.a] += edge.weight
+        degree[edge.b] += edge.weight
+    return sorted(ids, key=lambda i: (-mentions.get(i, 0), -degree[i], i))
 
 
 def _in_view(fact: Fact, view: TimeView) -> bool:
@@ -246,9 +260,11 @@ def _in_view(fact: Fact, view: TimeView) -> bool:
 
 
 def _joins(fact: Fact, shown: set[str], fresh: set[str]) -> bool:
-    """Both ends are on the page so far and the fact touches this page (so no page repeats it)."""
+    """Both ends are on the pages so far and one of them is on this page: the fact comes with the
+    later of its two ends, so no two pages send it. (A hyperedge's further participants are drawn
+    when they are on the page; they do not decide the page.)"""
     ends = (fact.source_id, fact.target_id)
-    return all(e in shown for e in ends) and any(e in fresh for e in fact.entity_ids if e in shown)
+    return all(e in shown for e in ends) and any(e in fresh for e in ends)
 
 
 def _node(entity: Entity, mentions: dict[str, int], community_of: dict[str, str]) -> NodeView:

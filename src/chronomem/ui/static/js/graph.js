@@ -18,7 +18,8 @@ function colourOf(communityIds, id) {
   return communityIds.get(id);
 }
 
-const nodeSize = (mentions) => 18 + 7 * Math.sqrt(mentions);
+// Grows with the log of the mentions, so a few much-cited entities do not cover the rest.
+const nodeSize = (mentions) => Math.min(80, 16 + 8 * Math.log2(1 + mentions));
 
 const STYLE = [
   { selector: "node.entity", style: {
