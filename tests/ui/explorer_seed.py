@@ -15,9 +15,8 @@ from pathlib import Path
 
 from chronomem.domain import Entity, Episode, EpisodeStatus, Fact, Mention
 from chronomem.embed import build_embedder
-from chronomem.ingest import Ingestor
-from chronomem.ingest.heuristic import heuristic_model
 from chronomem.ingest.ontology import Ontology
+from chronomem.llm.heuristic import heuristic_model
 from chronomem.memory import Chronomem
 from chronomem.service.controlplane import ControlPlane
 from chronomem.settings import Settings
@@ -54,8 +53,8 @@ async def seed(data_dir: Path) -> Seeded:
     store = await open_store(settings.resolved_store_url)
     embedder = build_embedder(EMBEDDER)
     model = heuristic_model()
-    ingestor = Ingestor(store, embedder, model, ontology=Ontology(single_valued=["WORKS_FOR"]))
-    async with Chronomem(store=store, embedder=embedder, llm=model, settings=settings, ingestor=ingestor) as memory:
+    ontology = Ontology(single_valued=["WORKS_FOR"])
+    async with Chronomem(store=store, embedder=embedder, llm=model, settings=settings, ontology=ontology) as memory:
         lisbon = await memory.add_episode(group_id, "I moved to Lisbon with Bob.", speaker="Alice",
                                           reference_time=day("2021-03-01"))
         await memory.add_episode(group_id, "I adopted a dog named Rex.", speaker="Bob",
