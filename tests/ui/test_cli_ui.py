@@ -6,8 +6,8 @@ import subprocess
 
 import httpx
 import pytest
+from explorer_support import chronomem, env, start_server
 
-from conftest import chronomem, env, start_server
 from service_support import free_port
 
 pytestmark = pytest.mark.integration

@@ -6,8 +6,7 @@ from __future__ import annotations
 import re
 
 import pytest
-
-from conftest import SCREENSHOTS, Server
+from explorer_support import SCREENSHOTS, Server
 
 pytestmark = pytest.mark.integration
 
