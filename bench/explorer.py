@@ -14,6 +14,7 @@ Figures (one ``name: value`` line each; times are medians of ``--runs`` page loa
   vendored Cytoscape.js + fCoSE, uncompressed;
 - ``first_render_ms``: navigation start → first graph drawn (``chronomem:first-render`` mark);
 - ``snapshot_api_ms``: the first page's ``/explorer/snapshot`` request as the page timed it;
+- ``first_layout_ms``: drawing and laying out that page (Cytoscape.js + fCoSE);
 - ``load_more_ms``: the second page (300 more entities) fetched, added and laid out;
 - ``time_move_ms``: ``as_of`` moved: every loaded page fetched again and redrawn.
 Screenshots go to ``bench/out/explorer-10k*.png``.
@@ -69,7 +70,8 @@ def synthetic_graph(group_id: str, entities: int, seed: int = 7) -> GraphWrite:
         others = (people[int(rng.integers(entities))].id,) if n % 50 == 0 else ()
         facts.append(Fact(
             group_id=group_id, source_id=people[a].id, target_id=people[b].id, other_entity_ids=others,
-            relation_type=("KNOWS", "WORKS_WITH", "LIVES_NEAR")[n % 3], fact=f"{people[a].name} relates to {people[b].name}",
+            relation_type=("KNOWS", "WORKS_WITH", "LIVES_NEAR")[n % 3],
+            fact=f"{people[a].name} relates to {people[b].name}",
             valid_at=start, invalid_at=start + timedelta(days=200) if closed else None,
             created_at=created, expired_at=created + timedelta(days=1) if closed else None,
         ))
@@ -116,8 +118,8 @@ def start_server(data_dir: Path, port: int) -> subprocess.Popen[bytes]:
 def measure(base: str, runs: int) -> dict[str, float]:
     from playwright.sync_api import sync_playwright
 
-    figures: dict[str, list[float]] = {"first_render_ms": [], "snapshot_api_ms": [], "load_more_ms": [],
-                                       "time_move_ms": []}
+    figures: dict[str, list[float]] = {"first_render_ms": [], "snapshot_api_ms": [], "first_layout_ms": [],
+                                       "load_more_ms": [], "time_move_ms": []}
     weight = {"own": 0, "vendored": 0}
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
@@ -135,6 +137,8 @@ def measure(base: str, runs: int) -> dict[str, float]:
                 "performance.getEntriesByName('chronomem:first-render')[0].startTime"))
             figures["snapshot_api_ms"].append(page.evaluate(
                 "performance.getEntriesByType('resource').find(e => e.name.includes('/explorer/snapshot')).duration"))
+            figures["first_layout_ms"].append(page.evaluate(
+                "performance.getEntriesByName('chronomem:layout')[0].duration"))
             if run == 0:
                 weight["own"] = sum(v for u, v in sizes.items() if "/vendor/" not in u)
                 weight["vendored"] = sum(v for u, v in sizes.items() if "/vendor/" in u)
@@ -182,7 +186,7 @@ def main() -> None:
             process.wait(timeout=15)
     print(f"entities: {args.entities}")
     for name in ("page_weight_own_kb", "page_weight_vendored_kb", "first_render_ms", "snapshot_api_ms",
-                 "load_more_ms", "time_move_ms"):
+                 "first_layout_ms", "load_more_ms", "time_move_ms"):
         print(f"{name}: {figures[name]:.1f}")
     print(f"screenshots: {OUT / 'explorer-10k.png'} {OUT / 'explorer-10k-as-of.png'}")
 

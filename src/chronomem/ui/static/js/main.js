@@ -93,18 +93,24 @@ async function openTarget(value) {
   state.pages = [];
   state.generation += 1;
   graph.clear();
-  time.setTimeline(await api.timeline(state.target));
+  // The graph first; the slider stops (which read every fact's timestamps) after it.
   await loadPage(0);
   firstRender();
+  time.setTimeline(await api.timeline(state.target));
   await ingestion.refresh();
 }
 
-async function loadPage(offset) {
-  const page = await api.snapshot(state.target, time.current(), { limit: PAGE, offset });
+const fetchPage = (offset) => api.snapshot(state.target, time.current(), { limit: PAGE, offset });
+
+async function showPage(page) {
   state.pages.push(page);
+  performance.mark("chronomem:layout-start");
   await graph.addPage(page);
+  performance.measure("chronomem:layout", "chronomem:layout-start");
   showCounts();
 }
+
+const loadPage = async (offset) => showPage(await fetchPage(offset));
 
 function firstRender() {
   if (!performance.getEntriesByName("chronomem:first-render").length) {
