@@ -183,7 +183,8 @@ class EpisodeProvenance(_View):
 
 
 class IngestionStatus(_View):
-    counts: dict[str, int]  # pending, processing, failed (at most _QUEUE_ROWS counted each)
+    counts: dict[str, int]  # pending, processing, failed: how many are listed (at most _QUEUE_ROWS each)
+    more: dict[str, bool]  # whether more than that wait with the status
     episodes: list[EpisodeView]  # those episodes, failed first
     recent: list[EpisodeView]  # the group's latest episodes, whatever their status
 
@@ -352,12 +353,13 @@ async def ingestion_status(memory: Chronomem, group_id: str) -> IngestionStatus:
     """The group's queue: failed, processing and pending episodes, and its latest episodes."""
     queued: list[Episode] = []
     counts: dict[str, int] = {}
+    more: dict[str, bool] = {}
     for status in _QUEUED:
-        found = await memory.list_episodes(group_id, limit=_QUEUE_ROWS, statuses=[status])
-        counts[status.value] = len(found)
-        queued.extend(found)
+        found = await memory.list_episodes(group_id, limit=_QUEUE_ROWS + 1, statuses=[status])
+        counts[status.value], more[status.value] = min(len(found), _QUEUE_ROWS), len(found) > _QUEUE_ROWS
+        queued.extend(found[:_QUEUE_ROWS])
     recent = await memory.list_episodes(group_id, limit=20)
-    return IngestionStatus(counts=counts, episodes=[EpisodeView.of(e) for e in queued],
+    return IngestionStatus(counts=counts, more=more, episodes=[EpisodeView.of(e) for e in queued],
                            recent=[EpisodeView.of(e) for e in recent])
 
 

@@ -14,10 +14,9 @@ export class IngestionPanel {
 
   async refresh() {
     const status = await api.ingestion(this.target());
-    const { counts } = status;
+    const count = (name) => `${status.counts[name]}${status.more[name] ? "+" : ""} ${name}`;
     show(this.container,
-      el("p", { id: "queue-counts" },
-        `${counts.pending} pending · ${counts.processing} processing · ${counts.failed} failed`),
+      el("p", { id: "queue-counts" }, ["pending", "processing", "failed"].map(count).join(" · ")),
       status.episodes.length ? el("ul", { class: "queue plain" }, status.episodes.map((episode) => this.#queued(episode)))
         : el("p", { class: "hint" }, "Nothing waiting: every episode is processed."),
       el("h3", {}, "Latest episodes"),
