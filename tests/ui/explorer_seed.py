@@ -18,7 +18,7 @@ from chronomem.embed import build_embedder
 from chronomem.ingest.ontology import Ontology
 from chronomem.llm.heuristic import heuristic_model
 from chronomem.memory import Chronomem
-from chronomem.service.controlplane import ControlPlane
+from chronomem.service.controlplane import open_control_plane
 from chronomem.settings import Settings
 from chronomem.store.base import GraphWrite
 from chronomem.store.factory import open_store
@@ -45,7 +45,7 @@ class Seeded:
 
 async def seed(data_dir: Path) -> Seeded:
     settings = Settings(data_dir=data_dir, embedder=EMBEDDER)
-    control = ControlPlane.open(settings.resolved_control_db)
+    control = open_control_plane(settings)
     info, key = control.create_key(PROJECT)
     group_id = control.create_user(info.project_id, USER).group_id
     control.close()
