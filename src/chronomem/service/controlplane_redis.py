@@ -25,7 +25,14 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 from chronomem.domain import new_id
-from chronomem.errors import ConflictError, InvalidInputError, MissingExtraError, NotFoundError, StoreUnavailableError
+from chronomem.errors import (
+    ConflictError,
+    InvalidInputError,
+    MissingExtraError,
+    NotFoundError,
+    StoreError,
+    StoreUnavailableError,
+)
 from chronomem.service.controlplane import (
     ApiKeyInfo,
     GraphRecord,
@@ -129,7 +136,14 @@ class RedisControlPlane:
             "password": settings.password, "decode_responses": True,
             "socket_timeout": settings.socket_timeout, "socket_connect_timeout": settings.connect_timeout,
         }
-        client = redis.cluster.RedisCluster(**options) if settings.cluster else redis.Redis(**options)
+        if settings.cluster:
+            client = redis.cluster.RedisCluster(**options)  # retries and follows MOVED on its own
+        else:  # a dropped connection (a server restart) is retried briefly before it becomes a 503
+            from redis.backoff import ExponentialBackoff
+            from redis.retry import Retry
+
+            client = redis.Redis(**options, retry=Retry(ExponentialBackoff(cap=1.0, base=0.05), 6),
+                                 retry_on_error=[redis.exceptions.ConnectionError, redis.exceptions.TimeoutError])
         return cls(client, namespace=settings.namespace, cache_ttl_s=cache_ttl_s)
 
     def close(self) -> None:
@@ -144,6 +158,8 @@ class RedisControlPlane:
             return operation()
         except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as exc:
             raise StoreUnavailableError(f"the control plane's Redis server is unreachable: {exc}") from exc
+        except redis.exceptions.RedisError as exc:
+            raise StoreError(f"the control plane's Redis server refused a command: {exc}") from exc
 
     def _get(self, hash_key: str, field: str) -> dict[str, Any] | None:
         raw = self._call(lambda: self._r.hget(hash_key, field))
