@@ -80,6 +80,10 @@ class SearchConfig(BaseModel):
     conversation_boost: float = Field(default=1.0, ge=0.0)  # episodes: RRF weight of "in a strong conversation"
     reply_boost: float = Field(default=1.0, ge=0.0)  # episodes: RRF weight of "replies to a top hit"
     recent_episodes_for_bfs: int = Field(default=4, ge=0)  # BFS seeds when no other seed exists
+    # A query naming several events ("between the day I … and the day I …", "'A' or 'B'") is also
+    # searched once per event and the rankings fused, the whole query at this weight.
+    event_queries: bool = True
+    whole_query_weight: float = Field(default=1.0, ge=0.0)
 
     def with_limit(self, limit: int) -> SearchConfig:
         """The same config returning ``limit`` results in every searched scope."""
