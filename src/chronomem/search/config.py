@@ -76,6 +76,8 @@ class SearchConfig(BaseModel):
     communities: ScopeConfig | None = ScopeConfig(limit=3, candidates=10)  # few, long summaries
     time_mode: TimeMode = TimeMode.BOOST
     time_boost: float = Field(default=1.0, ge=0.0)  # RRF weight of the "dated inside the window" ranking
+    # boost mode: candidates dated up to this many window lengths outside it follow, nearest first
+    time_margin: float = Field(default=0.0, ge=0.0)
     speaker_boost: float = Field(default=1.0, ge=0.0)  # episodes: RRF weight of "spoken by someone named"
     conversation_boost: float = Field(default=1.0, ge=0.0)  # episodes: RRF weight of "in a strong conversation"
     reply_boost: float = Field(default=1.0, ge=0.0)  # episodes: RRF weight of "replies to a top hit"

@@ -108,7 +108,8 @@ def _fuse(
             rankings = [[i for i in ranking if i in keep] for ranking in rankings]
             fused = [(i, s) for i, s in fused if i in keep]
         else:
-            extra.append((inside, config.time_boost))
+            near = signals.dated_near([i for i, _ in fused], objects, windows, margin=config.time_margin)
+            extra.append((near, config.time_boost))
     if scope is Scope.EPISODES and fused:
         extra.append((signals.speaker_named([i for i, _ in fused], objects, request.query), config.speaker_boost))
         extra.append((signals.by_conversation(fused, objects), config.conversation_boost))
