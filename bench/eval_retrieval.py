@@ -30,6 +30,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--cache-dir", type=Path, default=Path("bench/out/eval-cache"), help="embedding cache")
     parser.add_argument("--folds", type=int, default=5, help="folds for the out-of-fold figures (0: none)")
     parser.add_argument("--hashing", action="store_true", help="use the hashing test embedder instead of MiniLM")
+    parser.add_argument("--embedder", help="embedder spec (build_embedder: 'local', 'local:/dir', …); default MiniLM")
     args = parser.parse_args(argv)
     if args.locomo is None and args.longmemeval is None:
         args.locomo = DATA / "locomo10.json"
@@ -43,10 +44,10 @@ async def main(argv: list[str] | None = None) -> int:
 
     args = parse_args(argv)
     embedder = None
-    if args.hashing:
-        from chronomem.embed.testing import HashingEmbedder
+    if args.hashing or args.embedder:
+        from chronomem.embed.factory import build_embedder
 
-        embedder = HashingEmbedder()
+        embedder = build_embedder("hashing" if args.hashing else args.embedder, cache=False)  # run_eval caches
     report = await run_eval(
         args.locomo, args.longmemeval, limit=args.limit, store_url=args.store_url, embedder=embedder,
         cache_dir=args.cache_dir, folds=args.folds or None, progress=lambda message: print(message, file=sys.stderr),

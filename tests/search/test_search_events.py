@@ -34,8 +34,9 @@ async def _write(store: Store, embedder: HashingEmbedder) -> None:
 
 
 def _config(event_queries: bool) -> SearchConfig:
+    # the whole query at the events' weight: four echoes of its stem against two events
     return SearchConfig(facts=None, entities=None, communities=None, episodes=ScopeConfig(limit=2),
-                        event_queries=event_queries)
+                        event_queries=event_queries, whole_query_weight=1.0)
 
 
 async def test_each_event_of_the_question_reaches_the_top(store):

@@ -114,6 +114,8 @@ def _fuse(
         extra.append((signals.speaker_named([i for i, _ in fused], objects, request.query), config.speaker_boost))
         extra.append((signals.by_conversation(fused, objects), config.conversation_boost))
         extra.append((signals.replies_to_top(fused, objects), config.reply_boost))
+        if config.coverage_boost > 0:
+            extra.append((signals.across_conversations(fused, objects), config.coverage_boost))
     extra = [(ranking, weight) for ranking, weight in extra if ranking and weight > 0]
     if not extra:
         return fused

@@ -10,6 +10,8 @@ methods' evidence:
 - :func:`speaker_named`: episodes spoken by someone the query names ("what did Dave open?").
 - :func:`by_conversation`: episodes ranked by the best candidate of their conversation (same source,
   same day): the turns around a strong hit are likelier to hold the answer than isolated matches.
+- :func:`across_conversations`: each conversation's best candidate, then each one's second best, …
+  — coverage across sessions, for questions whose evidence is spread over many ("all the …").
 - :func:`replies_to_top`: messages replying (``metadata["reply_to"]``) to one of the best hits — the
   answer that follows a question which matched the query.
 """
@@ -25,6 +27,7 @@ from chronomem.domain import Episode, Fact
 from chronomem.search.timeparse import TimeWindow
 
 __all__ = [
+    "across_conversations",
     "by_conversation",
     "conversation_key",
     "dated_inside",
@@ -112,6 +115,18 @@ def by_conversation(fused: Sequence[tuple[str, float]], episodes: Mapping[str, E
         best[key] = max(best.get(key, float("-inf")), score)
     position = {episode_id: n for n, (episode_id, _) in enumerate(fused)}
     return sorted(position, key=lambda i: (-best[conversation_key(episodes[i])], position[i]))
+
+
+def across_conversations(fused: Sequence[tuple[str, float]], episodes: Mapping[str, Episode]) -> list[str]:
+    """Candidates dealt round-robin over their conversations: the best of each conversation (in fused
+    order), then the second best of each, and so on."""
+    seen: dict[tuple[str, date], int] = {}
+    depth = []
+    for n, (episode_id, _) in enumerate(fused):
+        key = conversation_key(episodes[episode_id])
+        seen[key] = seen.get(key, 0) + 1
+        depth.append((seen[key], n, episode_id))
+    return [episode_id for _, _, episode_id in sorted(depth)]
 
 
 def replies_to_top(fused: Sequence[tuple[str, float]], episodes: Mapping[str, Episode], *, top: int = 10) -> list[str]:
