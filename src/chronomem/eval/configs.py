@@ -1,9 +1,10 @@
 """The search configs the harness runs: the defaults of each benchmark, and the candidates that
 ``--folds`` chooses among.
 
-The candidates vary only what was tuned by hand on the dev files — the RRF constant and BM25's
-weight against the embedding — so the out-of-fold figure measures exactly how much that tuning
-overfits. Every mechanism (signals, time windows, query decomposition) is on in each of them.
+The candidates vary what was tuned by hand on the dev files — the RRF constant, BM25's weight
+against the embedding, and the weights of the time and conversation signals (24 in all) — so the
+out-of-fold figure measures how much that tuning overfits. Every mechanism (signals, time windows,
+query decomposition) is on in each of them.
 """
 
 from __future__ import annotations
@@ -28,12 +29,18 @@ EVAL_CONFIG = SearchConfig(
 )
 
 
-def candidate(rrf_k: float, bm25_weight: float) -> SearchConfig:
-    """:data:`EVAL_CONFIG` with another RRF constant and BM25 weight."""
+def candidate(
+    rrf_k: float, bm25_weight: float, time_boost: float = 2.0, conversation_boost: float = 1.5
+) -> SearchConfig:
+    """:data:`EVAL_CONFIG` with other weights."""
     episodes = EVAL_CONFIG.episodes
     assert episodes is not None
     return EVAL_CONFIG.model_copy(
-        update={"episodes": episodes.model_copy(update={"rrf_k": rrf_k, "method_weights": {Method.BM25: bm25_weight}})}
+        update={
+            "episodes": episodes.model_copy(update={"rrf_k": rrf_k, "method_weights": {Method.BM25: bm25_weight}}),
+            "time_boost": time_boost,
+            "conversation_boost": conversation_boost,
+        }
     )
 
 
@@ -43,5 +50,6 @@ def candidate(rrf_k: float, bm25_weight: float) -> SearchConfig:
 LME_CONFIG = candidate(10.0, 0.5)
 
 CANDIDATES: dict[str, SearchConfig] = {
-    f"rrf_k={k:g},bm25={w:g}": candidate(k, w) for k in (10.0, 20.0, 60.0) for w in (0.5, 1.0)
+    f"rrf_k={k:g},bm25={w:g},time={t:g},conversation={c:g}": candidate(k, w, t, c)
+    for k in (10.0, 20.0, 60.0) for w in (0.5, 1.0) for t in (1.0, 2.0) for c in (1.0, 1.5)
 }
