@@ -20,6 +20,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from chronomem.memory import Chronomem
+from chronomem.service.compat import mount_compat
 from chronomem.service.controlplane import ControlPlane
 from chronomem.service.deps import ServiceState
 from chronomem.service.errors import install_error_handlers
@@ -81,6 +82,7 @@ def create_app(
     app.include_router(probes.router)
     for module in (users, threads, graph, tasks):
         app.include_router(module.router, prefix=API_PREFIX)
+    mount_compat(app)  # /api/v2: Zep's SDK works unchanged
     return app
 
 

@@ -17,10 +17,13 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from chronomem.domain import Entity, Episode, EpisodeStatus, Fact
-from chronomem.errors import InvalidInputError, NotFoundError
+from chronomem.errors import ConflictError, InvalidInputError, NotFoundError
 from chronomem.memory import Chronomem, NewMessage
+from chronomem.search.config import ScopeConfig, SearchConfig
+from chronomem.search.templates import parse_template, render_template
 from chronomem.service.controlplane import (
     ControlPlane,
+    DocumentRecord,
     GraphRecord,
     Project,
     TaskRecord,
@@ -32,8 +35,13 @@ from chronomem.store.base import GraphWrite
 if TYPE_CHECKING:
     from chronomem.search.searcher import SearchResults
 
-__all__ = ["GraphRef", "Page", "ProjectSpace", "TaskView", "decode_cursor", "encode_cursor", "task_status"]
+__all__ = [
+    "CONTEXT_TEMPLATE", "GraphRef", "Page", "ProjectSpace", "TaskView", "decode_cursor", "encode_cursor", "task_status",
+]
 
+CONTEXT_TEMPLATE = "context_template"  # project document kind
+_SUMMARY_MESSAGES = 50  # a thread summary without a model covers the facts of its latest messages
+_SUMMARY_FACTS = 20
 _THREAD_CONTEXT_MESSAGES = 2  # a thread's context is about its latest exchange when no query is given
 
 
@@ -97,6 +105,16 @@ class TaskView:
         return next((e.last_error for e in self.episodes if e.status is EpisodeStatus.FAILED), None)
 
 
+def _graph_summary(subject: str, sentences: Sequence[str]) -> str:
+    """A summary without a model: the graph's own sentences, deduplicated, capped, and labelled."""
+    kept = list(dict.fromkeys(" ".join(t.split()) for t in sentences if t.strip()))[:_SUMMARY_FACTS]
+    if not kept:
+        return f"[no model summary] The graph holds no facts about {subject} yet."
+    return f"[no model summary; facts the graph holds about {subject}] " + " ".join(
+        t if t.endswith((".", "!", "?")) else t + "." for t in kept
+    )
+
+
 def _page(found: list[T], limit: int, offset: int) -> Page[T]:
     more = len(found) > limit
     return Page(found[:limit], encode_cursor(offset + limit) if more else None)
@@ -157,6 +175,9 @@ class ProjectSpace:
 
     def list_graphs(self, *, limit: int, offset: int) -> list[GraphRecord]:
         return self._control.list_graphs(self._pid, limit=limit, offset=offset)
+
+    def update_graph(self, graph_id: str, *, name: str | None = None, description: str | None = None) -> GraphRecord:
+        return self._control.update_graph(self._pid, graph_id, name=name, description=description)
 
     async def delete_graph(self, graph_id: str) -> GraphRecord:
         graph = self._control.delete_graph(self._pid, graph_id)
@@ -222,6 +243,74 @@ class ProjectSpace:
         group_id = self._control.get_user(self._pid, user_id).group_id
         return await self._memory.context([group_id], query, **options)
 
+    # -- context templates and summaries -----------------------------------------------------------
+
+    def save_template(self, template_id: str, text: str, *, create: bool) -> DocumentRecord:
+        """Store a named context template (parsed first, so a stored template always renders).
+        ``create``: refuse an id in use (409); otherwise the template must exist (404)."""
+        parse_template(text)
+        exists = any(d.name == template_id for d in self.list_templates())
+        if create and exists:
+            raise ConflictError(f"context template {template_id!r} already exists")
+        if not create and not exists:
+            raise NotFoundError(f"context template {template_id!r} not found")
+        return self._control.put_document(self._pid, CONTEXT_TEMPLATE, "", template_id, text)
+
+    def get_template(self, template_id: str) -> DocumentRecord:
+        return self._control.get_document(self._pid, CONTEXT_TEMPLATE, "", template_id)
+
+    def list_templates(self) -> list[DocumentRecord]:
+        return self._control.list_documents(self._pid, CONTEXT_TEMPLATE, scope="")
+
+    def delete_template(self, template_id: str) -> None:
+        if not self._control.delete_document(self._pid, CONTEXT_TEMPLATE, "", template_id):
+            raise NotFoundError(f"context template {template_id!r} not found")
+
+    async def templated_context(self, user_id: str, query: str, template_id: str,
+                                thread_id: str | None = None) -> str:
+        """The user's context for ``query`` in the form of a stored template: one search sized to
+        the template's sections, then each section filled in rank order."""
+        template = parse_template(self.get_template(template_id).body)
+        group_id = self._control.get_user(self._pid, user_id).group_id
+
+        def scope(kind: str) -> ScopeConfig | None:
+            limit = template.limit(kind)
+            return ScopeConfig(limit=min(100, limit * 3), candidates=max(50, limit * 3)) if limit else None
+
+        config = SearchConfig(facts=scope("facts"), entities=scope("entities"), episodes=scope("episodes"),
+                              communities=None)
+        found = await self._memory.search([group_id], query, config=config)
+        summaries: dict[str, list[str]] = {}
+        if template.limit("user_summary"):
+            summaries["user_summary"] = [await self.user_summary(user_id)]
+        if template.limit("thread_summaries") and thread_id is not None:
+            summaries["thread_summaries"] = [await self.thread_summary(thread_id)]
+        return render_template(
+            template, facts=[f for f, _ in found.facts], entities=[e for e, _ in found.entities],
+            episodes=[e for e, _ in found.episodes], summaries=summaries,
+        )
+
+    async def user_summary(self, user_id: str) -> str:
+        """The user's summary. Until a model has written one, what the graph says about the user
+        (their entity's current facts), marked as such."""
+        user = self._control.get_user(self._pid, user_id)
+        names = [n for n in (" ".join(p for p in (user.first_name, user.last_name) if p), user.first_name,
+                             user.user_id) if n]
+        entities = await self._memory.store.find_entities_by_names(user.group_id, names)
+        facts = await self._memory.store.facts_of_entities(user.group_id, [e.id for e in entities])
+        return _graph_summary(f"user {user_id}", [f.fact for f in facts])
+
+    async def thread_summary(self, thread_id: str) -> str:
+        """The thread's summary. Until a model has written one, the facts its messages gave the
+        graph, in the order they were said, marked as such."""
+        thread = self._control.get_thread(self._pid, thread_id)
+        group_id = self._control.get_user(self._pid, thread.user_id).group_id
+        ids = self._control.message_ids(self._pid, thread_id, last=_SUMMARY_MESSAGES)
+        texts: list[str] = []
+        for episode_id in ids:
+            texts += [f.fact for f in await self._memory.store.facts_of_episode(group_id, episode_id)]
+        return _graph_summary(f"thread {thread_id}", texts)
+
     # -- graph writes ------------------------------------------------------------------------------
 
     async def add_episode(self, ref: GraphRef, content: str, **fields: Any) -> tuple[Episode, TaskRecord]:
@@ -230,6 +319,18 @@ class ProjectSpace:
         episode = Chronomem.new_episode(group_id, content, **fields)
         [stored] = await self._memory.enqueue([episode])
         task = self._control.create_task(self._pid, group_id, [stored.id])
+        self._notify()
+        return stored, task
+
+    async def add_episodes(
+        self, ref: GraphRef, items: Sequence[tuple[str, dict[str, Any]]]
+    ) -> tuple[list[Episode], TaskRecord]:
+        """Store several episodes ``(content, fields)`` durably, in order, under one task."""
+        group_id = self.group_of(ref)
+        episodes = [Chronomem.new_episode(group_id, content, **fields) for content, fields in items]
+        self._refuse_duplicate_ids(episodes)
+        stored = await self._memory.enqueue(episodes)
+        task = self._control.create_task(self._pid, group_id, [e.id for e in stored])
         self._notify()
         return stored, task
 
