@@ -4,6 +4,7 @@ appended to ``<data-dir>/processed.log`` (after the store's atomic write), so a 
 any episode was processed twice across a SIGKILL and a restart.
 
     python tests/service/live_server.py --data-dir DIR --port PORT [--latency 0.2] [--role all|api|worker]
+        [--model speakers|heuristic]
 
 ``--role api`` serves without ingestion workers and ``--role worker`` runs only the worker pool (no
 port), as ``chronomem serve --no-workers`` and ``chronomem worker`` do, on the same database file.
@@ -17,6 +18,7 @@ import os
 from pathlib import Path
 
 from chronomem.embed.testing import HashingEmbedder
+from chronomem.ingest.heuristic import heuristic_answer
 from chronomem.ingest.prompts import ExtractedEntities, ExtractedEntity
 from chronomem.llm.testing import FunctionModel
 from chronomem.memory import Chronomem
@@ -38,15 +40,20 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--latency", type=float, default=0.2)
     parser.add_argument("--role", choices=["all", "api", "worker"], default="all")
+    parser.add_argument("--model", choices=["speakers", "heuristic"], default="speakers",
+                        help="speakers: extract only each message's speaker; heuristic: the rule-based stand-in")
     args = parser.parse_args()
     settings = Settings(data_dir=args.data_dir, workers=WorkerSettings(concurrency=4, poll_interval_s=0.1))
 
-    asyncio.run(serve(args.data_dir, args.port, args.latency, settings, args.role))
+    asyncio.run(serve(args.data_dir, args.port, args.latency, settings, args.role, args.model))
 
 
-async def serve(data_dir: Path, port: int, latency: float, settings: Settings, role: str) -> None:
+async def serve(data_dir: Path, port: int, latency: float, settings: Settings, role: str, model_name: str) -> None:
     store = await open_store(f"sqlite:///{data_dir / 'graph.db'}")
-    model = FunctionModel(speakers_only, latency_s=latency)
+    if model_name == "heuristic":
+        model = FunctionModel(heuristic_answer, model_name="heuristic", latency_s=latency)
+    else:
+        model = FunctionModel(speakers_only, latency_s=latency)
     memory = Chronomem(store=store, embedder=HashingEmbedder(), llm=model, settings=settings)
     extract = memory.process
     log_path = data_dir / "processed.log"

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, TypeVar
 
-from fastapi import APIRouter, Query, Response
+from fastapi import APIRouter, Body, Query, Response
 
 from chronomem.errors import InvalidInputError
 from chronomem.service.compat import render
@@ -37,6 +37,7 @@ NEXT_CURSOR_HEADER = "Zep-Next-Cursor"
 _DEFAULT_PAGE = 100
 _SCAN_PAGE = 500
 LastN = Annotated[int | None, Query(ge=1, le=1_000)]
+OptionalList = Annotated[ListRequest | None, Body()]  # the SDK sends no body when no option is set
 T = TypeVar("T")
 
 
@@ -123,11 +124,11 @@ def _with_cursor(response: Response, page: Page[Any]) -> None:
         response.headers[NEXT_CURSOR_HEADER] = page.next_cursor
 
 
-async def _edges_page(zep: ZepSpace, ref: GraphRef, body: ListRequest, response: Response, call: str) -> list[EdgeOut]:
+async def _edges_page(zep: ZepSpace, ref: GraphRef, body: ListRequest | None, response: Response, call: str) -> list[EdgeOut]:
     async def lister(limit: int, cursor: str | None) -> Page[Any]:
         return await zep.space.list_facts(ref, limit=limit, cursor=cursor)
 
-    page = await _page(body, call, lister, lambda f: f.id)
+    page = await _page(body or ListRequest(), call, lister, lambda f: f.id)
     _with_cursor(response, page)
     group_id = zep.space.group_of(ref)
     ids = sorted({i for f in page.items for i in (f.source_id, f.target_id)})
@@ -136,33 +137,33 @@ async def _edges_page(zep: ZepSpace, ref: GraphRef, body: ListRequest, response:
     return [render.edge(f, names=names) for f in page.items]
 
 
-async def _nodes_page(zep: ZepSpace, ref: GraphRef, body: ListRequest, response: Response, call: str) -> list[NodeOut]:
+async def _nodes_page(zep: ZepSpace, ref: GraphRef, body: ListRequest | None, response: Response, call: str) -> list[NodeOut]:
     async def lister(limit: int, cursor: str | None) -> Page[Any]:
         return await zep.space.list_entities(ref, limit=limit, cursor=cursor)
 
-    page = await _page(body, call, lister, lambda e: e.id)
+    page = await _page(body or ListRequest(), call, lister, lambda e: e.id)
     _with_cursor(response, page)
     zep.locate.remember(ref, zep.space.group_of(ref), [e.id for e in page.items])
     return [render.node(e) for e in page.items]
 
 
 @router.post("/graph/edge/user/{user_id}", response_model=list[EdgeOut])
-async def edges_by_user(user_id: str, body: ListRequest, response: Response, zep: Zep) -> list[EdgeOut]:
+async def edges_by_user(user_id: str, response: Response, zep: Zep, body: OptionalList = None) -> list[EdgeOut]:
     return await _edges_page(zep, GraphRef(user_id=user_id), body, response, "graph.edge.get_by_user_id")
 
 
 @router.post("/graph/edge/graph/{graph_id}", response_model=list[EdgeOut])
-async def edges_by_graph(graph_id: str, body: ListRequest, response: Response, zep: Zep) -> list[EdgeOut]:
+async def edges_by_graph(graph_id: str, response: Response, zep: Zep, body: OptionalList = None) -> list[EdgeOut]:
     return await _edges_page(zep, GraphRef(graph_id=graph_id), body, response, "graph.edge.get_by_graph_id")
 
 
 @router.post("/graph/node/user/{user_id}", response_model=list[NodeOut])
-async def nodes_by_user(user_id: str, body: ListRequest, response: Response, zep: Zep) -> list[NodeOut]:
+async def nodes_by_user(user_id: str, response: Response, zep: Zep, body: OptionalList = None) -> list[NodeOut]:
     return await _nodes_page(zep, GraphRef(user_id=user_id), body, response, "graph.node.get_by_user_id")
 
 
 @router.post("/graph/node/graph/{graph_id}", response_model=list[NodeOut])
-async def nodes_by_graph(graph_id: str, body: ListRequest, response: Response, zep: Zep) -> list[NodeOut]:
+async def nodes_by_graph(graph_id: str, response: Response, zep: Zep, body: OptionalList = None) -> list[NodeOut]:
     return await _nodes_page(zep, GraphRef(graph_id=graph_id), body, response, "graph.node.get_by_graph_id")
 
 
