@@ -17,6 +17,7 @@ import asyncio
 import os
 from pathlib import Path
 
+from chronomem.crossencoder.testing import TokenOverlapCrossEncoder
 from chronomem.embed.testing import HashingEmbedder
 from chronomem.ingest.heuristic import heuristic_answer
 from chronomem.ingest.prompts import ExtractedEntities, ExtractedEntity
@@ -54,7 +55,8 @@ async def serve(data_dir: Path, port: int, latency: float, settings: Settings, r
         model = FunctionModel(heuristic_answer, model_name="heuristic", latency_s=latency)
     else:
         model = FunctionModel(speakers_only, latency_s=latency)
-    memory = Chronomem(store=store, embedder=HashingEmbedder(), llm=model, settings=settings)
+    memory = Chronomem(store=store, embedder=HashingEmbedder(), llm=model, settings=settings,
+                       cross_encoder=TokenOverlapCrossEncoder())
     extract = memory.process
     log_path = data_dir / "processed.log"
 

@@ -226,9 +226,9 @@ async def delete_node(uuid: str, zep: Zep) -> SuccessOut:
 
 @router.get("/graph/node/{uuid}/entity-edges", response_model=list[EdgeOut])
 async def node_edges(uuid: str, zep: Zep) -> list[EdgeOut]:
-    """The node's current facts."""
+    """Every fact the node takes part in, ended and superseded ones too (as Zep lists them)."""
     ref, group_id, _ = await zep.locate.entity(uuid)
-    facts = await zep.memory.store.facts_of_entities(group_id, [uuid])
+    facts = await zep.memory.store.facts_of_entities(group_id, [uuid], include_superseded=True)
     names = await _names_of(zep, group_id, [i for f in facts for i in (f.source_id, f.target_id)])
     zep.locate.remember(ref, group_id, [f.id for f in facts])
     return [render.edge(f, names=names) for f in facts]
