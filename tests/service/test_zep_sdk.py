@@ -13,13 +13,13 @@ from typing import Any
 
 import httpx
 import pytest
+from pydantic import Field
 from zep_cloud import EntityEdgeSourceTarget, SearchFilters
 from zep_cloud.client import AsyncZep, Zep
 from zep_cloud.core.api_error import ApiError
 from zep_cloud.errors import BadRequestError, NotFoundError
 from zep_cloud.external_clients.ontology import EdgeModel, EntityModel, EntityText
 from zep_cloud.types import DateFilter, EdgeType, EntityProperty, EntityType, EpisodeData, Message, UserInstruction
-from pydantic import Field
 
 from service_support import create_key, free_port, start_live_server
 

@@ -124,7 +124,9 @@ def _with_cursor(response: Response, page: Page[Any]) -> None:
         response.headers[NEXT_CURSOR_HEADER] = page.next_cursor
 
 
-async def _edges_page(zep: ZepSpace, ref: GraphRef, body: ListRequest | None, response: Response, call: str) -> list[EdgeOut]:
+async def _edges_page(
+    zep: ZepSpace, ref: GraphRef, body: ListRequest | None, response: Response, call: str
+) -> list[EdgeOut]:
     async def lister(limit: int, cursor: str | None) -> Page[Any]:
         return await zep.space.list_facts(ref, limit=limit, cursor=cursor)
 
@@ -137,7 +139,9 @@ async def _edges_page(zep: ZepSpace, ref: GraphRef, body: ListRequest | None, re
     return [render.edge(f, names=names) for f in page.items]
 
 
-async def _nodes_page(zep: ZepSpace, ref: GraphRef, body: ListRequest | None, response: Response, call: str) -> list[NodeOut]:
+async def _nodes_page(
+    zep: ZepSpace, ref: GraphRef, body: ListRequest | None, response: Response, call: str
+) -> list[NodeOut]:
     async def lister(limit: int, cursor: str | None) -> Page[Any]:
         return await zep.space.list_entities(ref, limit=limit, cursor=cursor)
 
