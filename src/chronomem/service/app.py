@@ -26,7 +26,7 @@ from chronomem.service.deps import ServiceState
 from chronomem.service.errors import install_error_handlers
 from chronomem.service.limits import BodySizeLimit
 from chronomem.service.process import tune_gc
-from chronomem.service.routers import graph, probes, tasks, threads, users
+from chronomem.service.routers import graph, probes, tasks, templates, threads, users
 from chronomem.service.workers import WorkerPool
 from chronomem.settings import Settings
 
@@ -80,7 +80,7 @@ def create_app(
     install_error_handlers(app)
     app.add_middleware(BodySizeLimit, max_bytes=settings.api.max_request_bytes)
     app.include_router(probes.router)
-    for module in (users, threads, graph, tasks):
+    for module in (users, threads, graph, tasks, templates):
         app.include_router(module.router, prefix=API_PREFIX)
     mount_compat(app)  # /api/v2: Zep's SDK works unchanged
     return app

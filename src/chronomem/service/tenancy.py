@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from chronomem.domain import Entity, Episode, EpisodeStatus, Fact
+from chronomem.domain import Entity, Episode, EpisodeStatus, Fact, to_relation_type
 from chronomem.errors import ConflictError, InvalidInputError, NotFoundError
 from chronomem.memory import Chronomem, NewMessage
 from chronomem.search.config import ScopeConfig, SearchConfig
@@ -229,17 +229,26 @@ class ProjectSpace:
         ids = self._control.message_ids(self._pid, thread_id, last=last)
         return await self._memory.get_episodes(group_id, ids)
 
-    async def thread_context(self, thread_id: str, query: str | None, **options: Any) -> str:
-        """The user's context block for ``query``, or for the thread's latest messages."""
+    async def thread_context(self, thread_id: str, query: str | None, *, template_id: str | None = None,
+                             **options: Any) -> str:
+        """The user's context block for ``query``, or for the thread's latest messages; in the
+        form of a stored template when ``template_id`` names one."""
         thread = self._control.get_thread(self._pid, thread_id)
+        if template_id is not None:
+            self.get_template(template_id)  # 404 before any search
         if not query:
             latest = await self.thread_messages(thread_id, last=_THREAD_CONTEXT_MESSAGES)
             query = "\n".join(e.text for e in latest)
         if not query:
             return ""
+        if template_id is not None:
+            return await self.templated_context(thread.user_id, query, template_id, thread_id=thread_id)
         return await self.user_context(thread.user_id, query, **options)
 
-    async def user_context(self, user_id: str, query: str, **options: Any) -> str:
+    async def user_context(self, user_id: str, query: str, *, template_id: str | None = None, **options: Any) -> str:
+        """The user's context block for ``query`` (in a stored template's form if named)."""
+        if template_id is not None:
+            return await self.templated_context(user_id, query, template_id)
         group_id = self._control.get_user(self._pid, user_id).group_id
         return await self._memory.context([group_id], query, **options)
 
@@ -401,6 +410,7 @@ class ProjectSpace:
 
         group_id = self.group_of(ref)
         stored = await self._memory.get_fact(group_id, fact_id)
+        relation_type = to_relation_type(relation_type) if relation_type is not None else None
         wanted = {k: v for k, v in {"fact": fact, "relation_type": relation_type, "valid_at": valid_at,
                                      "invalid_at": invalid_at, "attributes": attributes}.items() if v is not None}
         changes = changed_fields(stored.model_dump(include=set(wanted)), wanted)

@@ -7,22 +7,11 @@ from chronomem.service.compat.models import ThreadSummaryOut
 
 __all__ = ["thread_context", "thread_summary"]
 
-_LATEST = 2  # Zep's context is about the thread's latest exchange
-
 
 async def thread_context(zep: ZepSpace, thread_id: str, template_id: str | None, *, query: str | None = None) -> str:
     """The user's context block for ``query`` (default: the thread's latest messages), in a stored
     template's form when ``template_id`` names one."""
-    if template_id is None:
-        return await zep.space.thread_context(thread_id, query)
-    thread = zep.space.get_thread(thread_id)
-    zep.space.get_template(template_id)  # 404 before any search
-    if not query:
-        latest = await zep.space.thread_messages(thread_id, last=_LATEST)
-        query = "\n".join(e.text for e in latest)
-    if not query:
-        return ""
-    return await zep.space.templated_context(thread.user_id, query, template_id, thread_id=thread_id)
+    return await zep.space.thread_context(thread_id, query, template_id=template_id)
 
 
 async def thread_summary(zep: ZepSpace, thread_id: str) -> ThreadSummaryOut:
