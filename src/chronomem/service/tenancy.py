@@ -16,10 +16,21 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+from chronomem.context_summaries import (
+    THREAD_SUMMARY,
+    USER_SUMMARY,
+    SummaryUpdate,
+    WrittenSummary,
+    folded,
+    graph_summary,
+    write_summary,
+)
 from chronomem.domain import Entity, Episode, EpisodeStatus, Fact, to_relation_type
 from chronomem.errors import ConflictError, InvalidInputError, NotFoundError
+from chronomem.llm.base import Prompt
 from chronomem.memory import Chronomem, NewMessage
 from chronomem.search.config import ScopeConfig, SearchConfig
+from chronomem.search.context import fact_line
 from chronomem.search.templates import parse_template, render_template
 from chronomem.service.controlplane import (
     ControlPlane,
@@ -36,12 +47,22 @@ if TYPE_CHECKING:
     from chronomem.search.searcher import SearchResults
 
 __all__ = [
-    "CONTEXT_TEMPLATE", "GraphRef", "Page", "ProjectSpace", "TaskView", "decode_cursor", "encode_cursor", "task_status",
+    "CONTEXT_TEMPLATE",
+    "SUMMARY_INSTRUCTION",
+    "GraphRef",
+    "Page",
+    "ProjectSpace",
+    "TaskView",
+    "decode_cursor",
+    "encode_cursor",
+    "task_status",
 ]
 
 CONTEXT_TEMPLATE = "context_template"  # project document kind
 _SUMMARY_MESSAGES = 50  # a thread summary without a model covers the facts of its latest messages
-_SUMMARY_FACTS = 20
+SUMMARY_INSTRUCTION = "user_summary_instruction"  # project document kinds; scope "" = project default
+USER_SUMMARY_DOC = "user_summary"
+THREAD_SUMMARY_DOC = "thread_summary"
 _THREAD_CONTEXT_MESSAGES = 2  # a thread's context is about its latest exchange when no query is given
 
 
@@ -105,14 +126,8 @@ class TaskView:
         return next((e.last_error for e in self.episodes if e.status is EpisodeStatus.FAILED), None)
 
 
-def _graph_summary(subject: str, sentences: Sequence[str]) -> str:
-    """A summary without a model: the graph's own sentences, deduplicated, capped, and labelled."""
-    kept = list(dict.fromkeys(" ".join(t.split()) for t in sentences if t.strip()))[:_SUMMARY_FACTS]
-    if not kept:
-        return f"[no model summary] The graph holds no facts about {subject} yet."
-    return f"[no model summary; facts the graph holds about {subject}] " + " ".join(
-        t if t.endswith((".", "!", "?")) else t + "." for t in kept
-    )
+def _display_name(user: UserRecord) -> str:
+    return " ".join(p for p in (user.first_name, user.last_name) if p) or user.user_id
 
 
 def _page(found: list[T], limit: int, offset: int) -> Page[T]:
@@ -300,25 +315,55 @@ class ProjectSpace:
         )
 
     async def user_summary(self, user_id: str) -> str:
-        """The user's summary. Until a model has written one, what the graph says about the user
-        (their entity's current facts), marked as such."""
+        """The user's persistent summary, brought up to date with one model call when the graph
+        holds facts about them the summary has not folded in yet (none otherwise), and steered by
+        the project's and the user's summary instructions. Without a model: what the graph says."""
         user = self._control.get_user(self._pid, user_id)
-        names = [n for n in (" ".join(p for p in (user.first_name, user.last_name) if p), user.first_name,
-                             user.user_id) if n]
-        entities = await self._memory.store.find_entities_by_names(user.group_id, names)
-        facts = await self._memory.store.facts_of_entities(user.group_id, [e.id for e in entities])
-        return _graph_summary(f"user {user_id}", [f.fact for f in facts])
+        facts = await self._user_facts(user)
+        lines = [fact_line(f) for f in facts]
+        instructions = [d.body for scope in ("", user.group_id)
+                        for d in self._control.list_documents(self._pid, SUMMARY_INSTRUCTION, scope=scope)]
+        subject = f"the user {_display_name(user)}"
+        return await self._summary(USER_SUMMARY_DOC, user.group_id, USER_SUMMARY, subject, lines, instructions,
+                                   fallback=graph_summary(f"user {user_id}", [f.fact for f in facts]))
 
     async def thread_summary(self, thread_id: str) -> str:
-        """The thread's summary. Until a model has written one, the facts its messages gave the
-        graph, in the order they were said, marked as such."""
+        """The thread's summary, brought up to date with one model call when it has messages the
+        summary has not folded in yet. Without a model: the facts its latest messages gave."""
         thread = self._control.get_thread(self._pid, thread_id)
         group_id = self._control.get_user(self._pid, thread.user_id).group_id
-        ids = self._control.message_ids(self._pid, thread_id, last=_SUMMARY_MESSAGES)
+        messages = await self.thread_messages(thread_id)
         texts: list[str] = []
-        for episode_id in ids:
-            texts += [f.fact for f in await self._memory.store.facts_of_episode(group_id, episode_id)]
-        return _graph_summary(f"thread {thread_id}", texts)
+        for episode in messages[-_SUMMARY_MESSAGES:]:
+            texts += [f.fact for f in await self._memory.store.facts_of_episode(group_id, episode.id)]
+        lines = [f"({e.reference_time:%Y-%m-%d}) {e.text}" for e in messages]
+        return await self._summary(THREAD_SUMMARY_DOC, f"{group_id}:{thread_id}", THREAD_SUMMARY,
+                                   f"the thread {thread_id}", lines, [],
+                                   fallback=graph_summary(f"thread {thread_id}", texts))
+
+    async def _summary(self, kind: str, name: str, prompt: Prompt[SummaryUpdate, WrittenSummary], subject: str,
+                       lines: Sequence[str], instructions: Sequence[str], *, fallback: str) -> str:
+        """The stored summary, refreshed first (one call) if ``lines`` grew past its watermark."""
+        try:
+            stored = self._control.get_document(self._pid, kind, "", name).body
+        except NotFoundError:
+            stored = None
+        text, covered = (stored["text"], int(stored["covered"])) if stored else ("", 0)
+        if self._memory.llm is not None and len(lines) > covered:
+            update = SummaryUpdate(subject, text, tuple(lines[covered:]), tuple(instructions))
+            written = await write_summary(self._memory.llm, prompt, update)
+            if written is not None:
+                text, covered = written, covered + folded(update)
+                self._control.put_document(self._pid, kind, "", name, {"text": text, "covered": covered})
+        return text or fallback
+
+    async def _user_facts(self, user: UserRecord) -> list[Fact]:
+        """Facts about the user's own entity (by their name or id), oldest first, ended ones too."""
+        names = [n for n in (_display_name(user), user.first_name, user.user_id) if n]
+        entities = await self._memory.store.find_entities_by_names(user.group_id, names)
+        facts = await self._memory.store.facts_of_entities(user.group_id, [e.id for e in entities],
+                                                          include_superseded=True)
+        return sorted(facts, key=lambda f: (f.created_at, f.id))
 
     # -- graph writes ------------------------------------------------------------------------------
 

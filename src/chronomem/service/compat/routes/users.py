@@ -23,12 +23,12 @@ from chronomem.service.compat.models import (
     UserUpdateIn,
 )
 from chronomem.service.controlplane import UserRecord
+from chronomem.service.tenancy import SUMMARY_INSTRUCTION
 
-__all__ = ["SUMMARY_INSTRUCTION", "router"]
+__all__ = ["router"]
 
 router = APIRouter(tags=["user"])
 
-SUMMARY_INSTRUCTION = "user_summary_instruction"  # project document kind; scope "" = project default
 
 
 def _refuse_options(call: str, body: UserCreateIn | UserUpdateIn) -> None:
