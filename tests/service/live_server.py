@@ -19,8 +19,8 @@ from pathlib import Path
 
 from chronomem.crossencoder.testing import TokenOverlapCrossEncoder
 from chronomem.embed.testing import HashingEmbedder
-from chronomem.ingest.heuristic import heuristic_answer
 from chronomem.ingest.prompts import ExtractedEntities, ExtractedEntity
+from chronomem.llm.heuristic import heuristic_answer
 from chronomem.llm.testing import FunctionModel
 from chronomem.memory import Chronomem
 from chronomem.service.app import create_app, serve_app
