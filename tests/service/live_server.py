@@ -23,7 +23,6 @@ from chronomem.ingest.prompts import ExtractedEntities, ExtractedEntity
 from chronomem.llm.heuristic import heuristic_answer
 from chronomem.llm.testing import FunctionModel
 from chronomem.memory import Chronomem
-from chronomem.service.app import create_app, serve_app
 from chronomem.service.workers import run_until_stopped
 from chronomem.settings import Settings, WorkerSettings
 from chronomem.store.factory import open_store
@@ -71,6 +70,8 @@ async def serve(data_dir: Path, port: int, latency: float, settings: Settings, r
 
     memory.process = logged  # type: ignore[method-assign]
     if role != "worker":
+        from chronomem.service.app import create_app, serve_app  # a worker does not pay for the HTTP app
+
         await serve_app(create_app(memory, workers=role == "all"), port=port, log_level="warning")
         return
     await run_until_stopped(memory.store, memory.process, settings.workers,
