@@ -14,7 +14,7 @@ from chronomem.errors import ModelUnavailableError
 from chronomem.llm.testing import FunctionModel
 from chronomem.memory import Chronomem, NewMessage
 from chronomem.service.controlplane import ControlPlane
-from chronomem.service.tenancy import SUMMARY_INSTRUCTION, GraphRef, ProjectSpace
+from chronomem.service.tenancy import SUMMARY_INSTRUCTION, SUMMARY_REFRESH_LINES, GraphRef, ProjectSpace
 from chronomem.store.factory import open_store
 
 
@@ -63,10 +63,13 @@ async def test_the_user_summary_folds_in_only_what_is_new_in_one_call(setup: Set
     assert await space.user_summary("ada") == "+2"  # nothing new: no call
     assert len(setup.seen) == 1
 
+    for n in range(SUMMARY_REFRESH_LINES - 1):  # fewer new facts than a refresh is worth: no call
+        await add_fact(space, f"topic {n}", f"Ada likes topic {n}")
+    assert await space.user_summary("ada") == "+2" and len(setup.seen) == 1
     await add_fact(space, "jazz", "Ada likes jazz")
-    assert await space.user_summary("ada") == "+2 +1"
+    assert await space.user_summary("ada") == f"+2 +{SUMMARY_REFRESH_LINES}"
     _, lines, _, previous = setup.seen[-1]
-    assert previous == "+2" and len(lines) == 1 and "Ada likes jazz" in lines[0]
+    assert previous == "+2" and len(lines) == SUMMARY_REFRESH_LINES and "Ada likes jazz" in lines[-1]
 
 
 async def test_summary_instructions_of_the_project_and_the_user_steer_the_call(setup: Setup):
@@ -97,6 +100,9 @@ async def test_the_thread_summary_grows_with_its_messages(setup: Setup):
     await space.add_messages("t1", [NewMessage("I moved to Lisbon.", name="Ada"), NewMessage("Nice!", "assistant")])
     assert await space.thread_summary("t1") == "+2"
     assert setup.seen[-1][0] == "thread_summary" and setup.seen[-1][1][0].endswith("Ada: I moved to Lisbon.")
-    await space.add_messages("t1", [NewMessage("It is sunny.", name="Ada")])
-    assert await space.thread_summary("t1") == "+2 +1"
+    later = [NewMessage(f"Message {n}.", name="Ada") for n in range(SUMMARY_REFRESH_LINES)]
+    await space.add_messages("t1", later[:-1])
+    assert await space.thread_summary("t1") == "+2" and len(setup.seen) == 1
+    await space.add_messages("t1", later[-1:])
+    assert await space.thread_summary("t1") == f"+2 +{SUMMARY_REFRESH_LINES}"
     assert len(setup.seen) == 2

@@ -49,6 +49,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CONTEXT_TEMPLATE",
     "SUMMARY_INSTRUCTION",
+    "SUMMARY_REFRESH_LINES",
     "GraphRef",
     "Page",
     "ProjectSpace",
@@ -61,6 +62,7 @@ __all__ = [
 CONTEXT_TEMPLATE = "context_template"  # project document kind
 _SUMMARY_MESSAGES = 50  # a thread summary without a model covers the facts of its latest messages
 SUMMARY_INSTRUCTION = "user_summary_instruction"  # project document kinds; scope "" = project default
+SUMMARY_REFRESH_LINES = 8  # new facts (user) or messages (thread) that make a summary worth one call
 USER_SUMMARY_DOC = "user_summary"
 THREAD_SUMMARY_DOC = "thread_summary"
 _THREAD_CONTEXT_MESSAGES = 2  # a thread's context is about its latest exchange when no query is given
@@ -343,13 +345,16 @@ class ProjectSpace:
 
     async def _summary(self, kind: str, name: str, prompt: Prompt[SummaryUpdate, WrittenSummary], subject: str,
                        lines: Sequence[str], instructions: Sequence[str], *, fallback: str) -> str:
-        """The stored summary, refreshed first (one call) if ``lines`` grew past its watermark."""
+        """The stored summary, refreshed first (one call) once ``lines`` grew ``SUMMARY_REFRESH_LINES``
+        past its watermark (at once when there is none yet): so a summary costs about one call per
+        that many new facts or messages, however often it is read, and lags by fewer than that."""
         try:
             stored = self._control.get_document(self._pid, kind, "", name).body
         except NotFoundError:
             stored = None
         text, covered = (stored["text"], int(stored["covered"])) if stored else ("", 0)
-        if self._memory.llm is not None and len(lines) > covered:
+        due = len(lines) - covered >= (SUMMARY_REFRESH_LINES if text else 1)
+        if self._memory.llm is not None and due:
             update = SummaryUpdate(subject, text, tuple(lines[covered:]), tuple(instructions))
             written = await write_summary(self._memory.llm, prompt, update)
             if written is not None:
