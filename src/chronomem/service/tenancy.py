@@ -62,7 +62,7 @@ __all__ = [
 CONTEXT_TEMPLATE = "context_template"  # project document kind
 _SUMMARY_MESSAGES = 50  # a thread summary without a model covers the facts of its latest messages
 SUMMARY_INSTRUCTION = "user_summary_instruction"  # project document kinds; scope "" = project default
-SUMMARY_REFRESH_LINES = 8  # new facts (user) or messages (thread) that make a summary worth one call
+SUMMARY_REFRESH_LINES = 24  # new facts (user) or messages (thread) that make a summary worth one call
 USER_SUMMARY_DOC = "user_summary"
 THREAD_SUMMARY_DOC = "thread_summary"
 _THREAD_CONTEXT_MESSAGES = 2  # a thread's context is about its latest exchange when no query is given
