@@ -412,6 +412,14 @@ async def test_tasks_auth_and_isolation(zep: Client, served: Served) -> None:
         await call(other.user.get(user_id))
     with pytest.raises(NotFoundError):
         await call(other.thread.get(thread_id))
+    triple = await call(zep.sdk.graph.add_fact_triple(user_id=user_id, source_node_name="Ada", fact_name="OWNS",
+                                                      target_node_name="Rex", fact="Ada owns Rex"))
+    for attempt in (lambda: other.graph.edge.get(triple.edge.uuid_),
+                    lambda: other.graph.node.get(triple.target_node.uuid_),
+                    lambda: other.graph.node.update(triple.target_node.uuid_, name="Stolen")):
+        with pytest.raises(NotFoundError):  # uuids of another project are not found, even by uuid alone
+            await call(attempt())
+    assert (await call(zep.sdk.graph.node.get(triple.target_node.uuid_))).name == "Rex"
 
 
 async def test_calls_outside_the_subset_answer_501_naming_the_call(zep: Client) -> None:
