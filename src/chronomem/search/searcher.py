@@ -41,7 +41,7 @@ from chronomem.search.rerank import (
     rrf,
 )
 from chronomem.search.timeparse import ParsedTime, TimeWindow, parse_time
-from chronomem.store.base import Scope, ScoredId, Store
+from chronomem.store.base import Scope, ScoredId
 from chronomem.timeutil import ensure_utc
 
 __all__ = ["SearchResults", "Searcher"]
@@ -142,7 +142,9 @@ def _passage(obj: Any) -> str:
 class Searcher:
     """Search and context over a store. ``cross_encoder`` is needed only by the cross-encoder reranker."""
 
-    def __init__(self, store: Store, embedder: Embedder, cross_encoder: CrossEncoder | None = None) -> None:
+    def __init__(
+        self, store: methods.SearchStore, embedder: Embedder, cross_encoder: CrossEncoder | None = None
+    ) -> None:
         self.store = store
         self.embedder = embedder
         self.cross_encoder = cross_encoder
@@ -255,7 +257,9 @@ class Searcher:
         )
 
     async def _embed(self, query: str) -> np.ndarray | None:
-        return (await self.embedder.embed([query]))[0]
+        vectors: np.ndarray = await self.embedder.embed([query])
+        first: np.ndarray = vectors[0]
+        return first
 
     async def _cosine(self, group_id: str, scope: Scope, sc: ScopeConfig, request: _Request) -> list[ScoredId]:
         vector = await request.vector
