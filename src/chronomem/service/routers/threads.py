@@ -79,9 +79,13 @@ async def thread_context(
     thread_id: str,
     space: Space,
     query: Annotated[str | None, Query(max_length=4_000)] = None,
+    evidence: bool = False,
     template_id: Annotated[str | None, Query(min_length=1, max_length=100)] = None,
 ) -> ContextResponse:
-    return ContextResponse(context=await space.thread_context(thread_id, query, template_id=template_id))
+    """With ``evidence=true``, each fact is followed by the words of the episode that state it; with
+    ``template_id``, the block takes the form of that stored template."""
+    return ContextResponse(context=await space.thread_context(thread_id, query, template_id=template_id,
+                                                              include_evidence=evidence))
 
 
 @router.get("/{thread_id}/summary", response_model=SummaryResponse,

@@ -64,8 +64,12 @@ async def user_threads(user_id: str, space: Space, limit: PageSize = 50, offset:
 
 @router.get("/{user_id}/context", response_model=ContextResponse,
             summary="The context block of a user's graph for a query (the paper's template)")
-async def user_context(user_id: str, query: QueryText, space: Space, template_id: TemplateId = None) -> ContextResponse:
-    return ContextResponse(context=await space.user_context(user_id, query, template_id=template_id))
+async def user_context(user_id: str, query: QueryText, space: Space, evidence: bool = False,
+                       template_id: TemplateId = None) -> ContextResponse:
+    """With ``evidence=true``, each fact is followed by the words of the episode that state it; with
+    ``template_id``, the block takes the form of that stored template."""
+    return ContextResponse(context=await space.user_context(user_id, query, template_id=template_id,
+                                                            include_evidence=evidence))
 
 
 @router.get("/{user_id}/summary", response_model=SummaryResponse,
