@@ -7,11 +7,13 @@ STAMP  := $(VENV)/.installed
 # machine and cached under ~/.cache/chronomem, see scripts/llamacpp-env)
 LLAMACPP_VENV  ?= .venv-llamacpp
 LLAMACPP_STAMP := $(LLAMACPP_VENV)/.ready
+# The explorer's browser code, vendored from npm (git-ignored; scripts/vendor-js).
+VENDOR := src/chronomem/ui/static/vendor/VERSIONS
 
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: help install llamacpp demo test test-unit lint bench clean
+.PHONY: help install llamacpp browser demo test test-unit lint bench clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*## "}{printf "  %-10s %s\n", $$1, $$2}'
@@ -22,7 +24,13 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q -e '.[all]'
 	touch $(STAMP)
 
-install: $(STAMP)  ## create .venv and install chronomem with every extra
+$(VENDOR): scripts/vendor-js
+	scripts/vendor-js
+
+install: $(STAMP) $(VENDOR)  ## create .venv and install chronomem with every extra
+
+browser:  ## install Debian's headless chromium for the explorer's browser tests (if missing)
+	scripts/install-browser
 
 $(LLAMACPP_STAMP): scripts/llamacpp-env
 	PYTHON=$(PYTHON) scripts/llamacpp-env $(LLAMACPP_VENV)
@@ -33,7 +41,7 @@ llamacpp: $(LLAMACPP_STAMP)  ## the llama.cpp server the integration tests start
 demo: install  ## ingest the bundled sample into an embedded store and query it
 	$(VENV)/bin/chronomem demo
 
-test: install $(LLAMACPP_STAMP)  ## run every test (unit and integration: real model files, real servers)
+test: install browser $(LLAMACPP_STAMP)  ## run every test (unit and integration: real model files, real servers)
 	CHRONOMEM_LLAMACPP_VENV=$(abspath $(LLAMACPP_VENV)) $(PY) -m pytest -q -p no:cacheprovider
 
 test-unit: install  ## only the fast unit tests
