@@ -73,7 +73,8 @@ def free_port() -> int:
 
 
 def start_live_server(
-    data_dir: Path, port: int, *, latency: float = 0.0, workers: bool = True, store: str | None = None
+    data_dir: Path, port: int, *, latency: float = 0.0, workers: bool = True, model: str = "speakers",
+    store: str | None = None,
 ) -> subprocess.Popen[bytes]:
     """Start ``live_server.py`` (with or without its in-process workers; by default on the SQLite
     file in ``data_dir``) and wait until it is ready."""
@@ -82,7 +83,7 @@ def start_live_server(
     with open(log, "ab") as sink:
         process = subprocess.Popen(
             [sys.executable, str(LIVE_SERVER), "--data-dir", str(data_dir), "--port", str(port),
-             "--latency", str(latency), *store_args, "--role", "all" if workers else "api"],
+             "--latency", str(latency), *store_args, "--role", "all" if workers else "api", "--model", model],
             cwd=ROOT, stdout=subprocess.DEVNULL, stderr=sink,
         )
     deadline = time.monotonic() + 30

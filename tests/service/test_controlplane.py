@@ -190,3 +190,37 @@ def test_lists_page_in_creation_order_and_deletes_take_what_belongs(control):
     with pytest.raises(NotFoundError):
         control.get_task(p.id, task.task_id)
     assert control.list_graphs(p.id) == []
+
+
+def test_documents_are_replaced_listed_by_scope_and_die_with_their_user_or_graph(control):
+    p = control.ensure_project("p")
+    user = control.create_user(p.id, "u")
+    graph = control.create_graph(p.id, "kb")
+    control.put_document(p.id, "template", "", "short", {"v": 1})
+    control.put_document(p.id, "template", "", "short", {"v": 2})
+    control.put_document(p.id, "template", user.group_id, "mine", [1])
+    control.put_document(p.id, "ontology", graph.group_id, "kb", {"types": []})
+    assert control.get_document(p.id, "template", "", "short").body == {"v": 2}
+    assert [(d.scope, d.name) for d in control.list_documents(p.id, "template")] == [("", "short"),
+                                                                                      (user.group_id, "mine")]
+    assert [d.name for d in control.list_documents(p.id, "template", scope="")] == ["short"]
+    control.delete_user(p.id, "u")
+    control.delete_graph(p.id, "kb")
+    assert [d.name for d in control.list_documents(p.id, "template")] == ["short"]
+    assert control.list_documents(p.id, "ontology") == []
+    assert control.delete_document(p.id, "template", "", "short") and not control.delete_document(
+        p.id, "template", "", "short")
+    with pytest.raises(NotFoundError):
+        control.get_document(p.id, "template", "", "short")
+
+
+def test_graph_updates_counts_and_owned_groups(control):
+    p = control.ensure_project("p")
+    user = control.create_user(p.id, "u")
+    graph = control.create_graph(p.id, "kb", name="KB", description="old")
+    control.create_thread(p.id, "t", "u")
+    assert control.update_graph(p.id, "kb", description="new").description == "new"
+    assert control.get_graph(p.id, "kb").name == "KB"
+    assert (control.count_graphs(p.id), control.count_threads(p.id), control.count_threads(p.id, user_id="x")) == (
+        1, 1, 0)
+    assert control.owned_groups(p.id) == [("user", "u", user.group_id), ("graph", "kb", graph.group_id)]

@@ -63,6 +63,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ApiKeyInfo",
     "ControlPlane",
+    "DocumentRecord",
     "GraphRecord",
     "Project",
     "SQLiteControlPlane",
@@ -100,6 +101,9 @@ CREATE TABLE IF NOT EXISTS thread_messages (
 CREATE TABLE IF NOT EXISTS tasks (
     project_id TEXT NOT NULL, task_id TEXT NOT NULL, group_id TEXT NOT NULL, episode_ids TEXT NOT NULL,
     created_at INTEGER NOT NULL, PRIMARY KEY (project_id, task_id));
+CREATE TABLE IF NOT EXISTS project_documents (
+    project_id TEXT NOT NULL, kind TEXT NOT NULL, scope TEXT NOT NULL, name TEXT NOT NULL, body TEXT NOT NULL,
+    updated_at INTEGER NOT NULL, PRIMARY KEY (project_id, kind, scope, name));
 CREATE INDEX IF NOT EXISTS threads_by_user ON threads (project_id, user_id, created_at);
 CREATE UNIQUE INDEX IF NOT EXISTS thread_message_once ON thread_messages (project_id, thread_id, episode_id);
 """
@@ -124,6 +128,20 @@ def split_key(presented: str) -> tuple[str, str] | None:
         return None
     key_id, sep, secret = presented[len(_KEY_PREFIX) :].partition("_")
     return (key_id, secret) if sep and secret and key_id else None
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentRecord:
+    """A named JSON document a project keeps: a context template, a summary instruction, an
+    ontology. ``scope`` says what it applies to ("" = the whole project, else a user's or graph's
+    group id); ``kind`` keeps the families apart."""
+
+    project_id: str
+    kind: str
+    scope: str
+    name: str
+    body: Any
+    updated_at: datetime
 
 
 def new_group_id(kind: str) -> str:
@@ -234,14 +252,20 @@ class ControlPlane(Protocol):
     def update_user(self, project_id: str, user_id: str, **changes: Any) -> UserRecord:
         """Change ``email``, ``first_name``, ``last_name`` or ``metadata`` (replaced whole)."""
     def delete_user(self, project_id: str, user_id: str) -> UserRecord:
-        """Forget the user, their threads and their tasks; the caller deletes their graph."""
+        """Forget the user, their threads, tasks and documents; the caller deletes their graph."""
     def list_users(self, project_id: str, *, limit: int = 50, offset: int = 0) -> list[UserRecord]: ...
     def count_users(self, project_id: str) -> int: ...
     def create_graph(self, project_id: str, graph_id: str, *, name: str = "", description: str = "") -> GraphRecord: ...
     def get_graph(self, project_id: str, graph_id: str) -> GraphRecord: ...
     def list_graphs(self, project_id: str, *, limit: int = 50, offset: int = 0) -> list[GraphRecord]: ...
     def delete_graph(self, project_id: str, graph_id: str) -> GraphRecord:
-        """Forget the graph and its tasks; the caller deletes the group."""
+        """Forget the graph, its tasks and its documents; the caller deletes the group."""
+    def update_graph(self, project_id: str, graph_id: str, *, name: str | None = None,
+                     description: str | None = None) -> GraphRecord: ...
+    def count_graphs(self, project_id: str) -> int: ...
+    def owned_groups(self, project_id: str) -> list[tuple[str, str, str]]:
+        """Every store group of the project as ``(kind, name, group_id)``: its users' graphs
+        (``"user"``), then its named graphs (``"graph"``)."""
 
     # threads and tasks
     def create_thread(self, project_id: str, thread_id: str, user_id: str) -> ThreadRecord: ...
@@ -258,6 +282,16 @@ class ControlPlane(Protocol):
         """The thread's message ids, oldest first; ``last`` keeps the newest n."""
     def create_task(self, project_id: str, group_id: str, episode_ids: Sequence[str]) -> TaskRecord: ...
     def get_task(self, project_id: str, task_id: str) -> TaskRecord: ...
+    def count_threads(self, project_id: str, *, user_id: str | None = None) -> int: ...
+
+    # project documents (context templates, instructions, ontologies; see DocumentRecord)
+    def put_document(self, project_id: str, kind: str, scope: str, name: str, body: Any) -> DocumentRecord:
+        """Create or replace a named document."""
+    def get_document(self, project_id: str, kind: str, scope: str, name: str) -> DocumentRecord: ...
+    def list_documents(self, project_id: str, kind: str, *, scope: str | None = None) -> list[DocumentRecord]:
+        """A kind's documents ordered by (scope, name); ``scope`` narrows to one scope."""
+    def delete_document(self, project_id: str, kind: str, scope: str, name: str) -> bool:
+        """Forget a document; ``False`` when there was none."""
 
 
 def open_control_plane(settings: Settings) -> ControlPlane:
@@ -490,6 +524,7 @@ class SQLiteControlPlane:
             )
             db.execute("DELETE FROM threads WHERE project_id = ? AND user_id = ?", (project_id, user_id))
             db.execute("DELETE FROM tasks WHERE project_id = ? AND group_id = ?", (project_id, user.group_id))
+            db.execute("DELETE FROM project_documents WHERE project_id = ? AND scope = ?", (project_id, user.group_id))
             db.execute("DELETE FROM users WHERE project_id = ? AND user_id = ?", (project_id, user_id))
         return user
 
@@ -535,8 +570,34 @@ class SQLiteControlPlane:
         graph = self.get_graph(project_id, graph_id)
         with self._tx() as db:
             db.execute("DELETE FROM tasks WHERE project_id = ? AND group_id = ?", (project_id, graph.group_id))
+            db.execute("DELETE FROM project_documents WHERE project_id = ? AND scope = ?", (project_id, graph.group_id))
             db.execute("DELETE FROM graphs WHERE project_id = ? AND graph_id = ?", (project_id, graph_id))
         return graph
+
+    def update_graph(self, project_id: str, graph_id: str, *, name: str | None = None,
+                     description: str | None = None) -> GraphRecord:
+        current = self.get_graph(project_id, graph_id)
+        with self._tx() as db:
+            db.execute(
+                "UPDATE graphs SET name = ?, description = ? WHERE project_id = ? AND graph_id = ?",
+                (current.name if name is None else name, current.description if description is None else description,
+                 project_id, graph_id),
+            )
+        return self.get_graph(project_id, graph_id)
+
+    def count_graphs(self, project_id: str) -> int:
+        row = self._one("SELECT COUNT(*) AS n FROM graphs WHERE project_id = ?", (project_id,))
+        return int(row["n"]) if row else 0
+
+    def owned_groups(self, project_id: str) -> list[tuple[str, str, str]]:
+        """Every store group of the project as ``(kind, name, group_id)``: ``("user", user_id, …)``
+        for its users' graphs, then ``("graph", graph_id, …)`` for its named graphs."""
+        rows = self._all(
+            "SELECT 'user' AS kind, user_id AS name, group_id FROM users WHERE project_id = ? "
+            "UNION ALL SELECT 'graph', graph_id, group_id FROM graphs WHERE project_id = ?",
+            (project_id, project_id),
+        )
+        return [(r["kind"], r["name"], r["group_id"]) for r in rows]
 
     @staticmethod
     def _graph(row: sqlite3.Row) -> GraphRecord:
@@ -634,3 +695,58 @@ class SQLiteControlPlane:
             row["project_id"], row["task_id"], row["group_id"], tuple(json.loads(row["episode_ids"])),
             _dt(row["created_at"]) or utc_now(),
         )
+
+    def count_threads(self, project_id: str, *, user_id: str | None = None) -> int:
+        if user_id is None:
+            row = self._one("SELECT COUNT(*) AS n FROM threads WHERE project_id = ?", (project_id,))
+        else:
+            row = self._one("SELECT COUNT(*) AS n FROM threads WHERE project_id = ? AND user_id = ?",
+                            (project_id, user_id))
+        return int(row["n"]) if row else 0
+
+    # -- project documents -------------------------------------------------------------------------
+
+    def put_document(self, project_id: str, kind: str, scope: str, name: str, body: Any) -> DocumentRecord:
+        """Create or replace a named document (see :class:`DocumentRecord`)."""
+        with self._tx() as db:
+            db.execute(
+                "INSERT INTO project_documents VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (project_id, kind, scope, name) "
+                "DO UPDATE SET body = excluded.body, updated_at = excluded.updated_at",
+                (project_id, kind, scope, name, json.dumps(body), _ms()),
+            )
+        return self.get_document(project_id, kind, scope, name)
+
+    def get_document(self, project_id: str, kind: str, scope: str, name: str) -> DocumentRecord:
+        row = self._one(
+            "SELECT * FROM project_documents WHERE project_id = ? AND kind = ? AND scope = ? AND name = ?",
+            (project_id, kind, scope, name),
+        )
+        if row is None:
+            raise NotFoundError(f"{kind.replace('_', ' ')} {name!r} not found")
+        return self._document(row)
+
+    def list_documents(self, project_id: str, kind: str, *, scope: str | None = None) -> list[DocumentRecord]:
+        """A kind's documents, oldest name first; ``scope`` narrows to one scope."""
+        if scope is None:
+            rows = self._all("SELECT * FROM project_documents WHERE project_id = ? AND kind = ? ORDER BY scope, name",
+                             (project_id, kind))
+        else:
+            rows = self._all(
+                "SELECT * FROM project_documents WHERE project_id = ? AND kind = ? AND scope = ? ORDER BY name",
+                (project_id, kind, scope),
+            )
+        return [self._document(r) for r in rows]
+
+    def delete_document(self, project_id: str, kind: str, scope: str, name: str) -> bool:
+        """Forget a document; ``False`` when there was none."""
+        with self._tx() as db:
+            deleted = db.execute(
+                "DELETE FROM project_documents WHERE project_id = ? AND kind = ? AND scope = ? AND name = ?",
+                (project_id, kind, scope, name),
+            ).rowcount
+        return bool(deleted)
+
+    @staticmethod
+    def _document(row: sqlite3.Row) -> DocumentRecord:
+        return DocumentRecord(row["project_id"], row["kind"], row["scope"], row["name"], json.loads(row["body"]),
+                              _dt(row["updated_at"]) or utc_now())

@@ -18,6 +18,7 @@ know about, a counter cannot be missed.
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from collections.abc import Callable, Sequence
@@ -35,6 +36,7 @@ from chronomem.errors import (
 )
 from chronomem.service.controlplane import (
     ApiKeyInfo,
+    DocumentRecord,
     GraphRecord,
     Project,
     TaskRecord,
@@ -86,6 +88,8 @@ redis.call('DEL', p .. 'user-threads:' .. pid .. ':' .. uid)
 local tasks = redis.call('SMEMBERS', p .. 'group-tasks:' .. pid .. ':' .. gid)
 for _, id in ipairs(tasks) do redis.call('HDEL', p .. 'tasks:' .. pid, id) end
 redis.call('DEL', p .. 'group-tasks:' .. pid .. ':' .. gid)
+redis.call('DEL', p .. 'documents:' .. pid .. ':' .. gid)
+redis.call('SREM', p .. 'document-scopes:' .. pid, gid)
 redis.call('HDEL', p .. 'users:' .. pid, uid)
 redis.call('ZREM', p .. 'user-order:' .. pid, uid)
 redis.call('INCR', p .. 'version')
@@ -351,10 +355,30 @@ class RedisControlPlane:
         self._call(lambda: self._drop_tasks(keys=[self._k("tasks", project_id),
                                                   self._k("group-tasks", project_id, graph.group_id)]))
         pipe = self._r.pipeline(transaction=False)
+        pipe.delete(self._k("documents", project_id, graph.group_id))
+        pipe.srem(self._k("document-scopes", project_id), graph.group_id)
         pipe.hdel(self._k("graphs", project_id), graph_id)
         pipe.zrem(self._k("graph-order", project_id), graph_id)
         self._call(pipe.execute)
         return graph
+
+    def update_graph(self, project_id: str, graph_id: str, *, name: str | None = None,
+                     description: str | None = None) -> GraphRecord:
+        record = self._get(self._k("graphs", project_id), graph_id)
+        if record is None:
+            raise NotFoundError(f"graph {graph_id!r} not found")
+        record.update({k: v for k, v in (("name", name), ("description", description)) if v is not None})
+        self._call(lambda: self._r.hset(self._k("graphs", project_id), graph_id, json.dumps(record)))
+        return self._graph(project_id, record)
+
+    def count_graphs(self, project_id: str) -> int:
+        return int(self._call(lambda: self._r.hlen(self._k("graphs", project_id))))
+
+    def owned_groups(self, project_id: str) -> list[tuple[str, str, str]]:
+        users = self._page(self._k("users", project_id), self._k("user-order", project_id), 1 << 30, 0)
+        graphs = self._page(self._k("graphs", project_id), self._k("graph-order", project_id), 1 << 30, 0)
+        return [("user", u["user_id"], u["group_id"]) for u in users] + [
+            ("graph", g["graph_id"], g["group_id"]) for g in graphs]
 
     @staticmethod
     def _graph(project_id: str, r: dict[str, Any]) -> GraphRecord:
@@ -430,3 +454,41 @@ class RedisControlPlane:
             raise NotFoundError(f"task {task_id!r} not found")
         return TaskRecord(project_id, task_id, record["group_id"], tuple(record["episode_ids"]),
                           _dt(record["created_at"]))
+
+    def count_threads(self, project_id: str, *, user_id: str | None = None) -> int:
+        order = self._k("thread-order", project_id) if user_id is None else self._k("user-threads", project_id, user_id)
+        return int(self._call(lambda: self._r.zcard(order)))
+
+    # -- project documents: one hash per scope, fields ``[kind, name]``; a set of the scopes in use ----
+
+    def put_document(self, project_id: str, kind: str, scope: str, name: str, body: Any) -> DocumentRecord:
+        record = {"body": body, "updated_at": _ms()}
+        pipe = self._r.pipeline(transaction=False)
+        pipe.hset(self._k("documents", project_id, scope), json.dumps([kind, name]), json.dumps(record))
+        pipe.sadd(self._k("document-scopes", project_id), scope)
+        self._call(pipe.execute)
+        return DocumentRecord(project_id, kind, scope, name, body, _dt(record["updated_at"]))
+
+    def get_document(self, project_id: str, kind: str, scope: str, name: str) -> DocumentRecord:
+        record = self._get(self._k("documents", project_id, scope), json.dumps([kind, name]))
+        if record is None:
+            raise NotFoundError(f"{kind.replace('_', ' ')} {name!r} not found")
+        return DocumentRecord(project_id, kind, scope, name, record["body"], _dt(record["updated_at"]))
+
+    def list_documents(self, project_id: str, kind: str, *, scope: str | None = None) -> list[DocumentRecord]:
+        scopes = [scope] if scope is not None else self._call(lambda: self._r.smembers(self._k("document-scopes",
+                                                                                                 project_id)))
+        found: list[DocumentRecord] = []
+        for each in sorted(scopes):
+            fields = self._call(functools.partial(self._r.hgetall, self._k("documents", project_id, each)))
+            for field, raw in fields.items():
+                field_kind, name = json.loads(field)
+                if field_kind == kind:
+                    record = json.loads(raw)
+                    found.append(DocumentRecord(project_id, kind, each, name, record["body"],
+                                                _dt(record["updated_at"])))
+        return sorted(found, key=lambda d: (d.scope, d.name))
+
+    def delete_document(self, project_id: str, kind: str, scope: str, name: str) -> bool:
+        field = json.dumps([kind, name])
+        return bool(self._call(lambda: self._r.hdel(self._k("documents", project_id, scope), field)))
