@@ -401,8 +401,9 @@ class ProjectSpace:
         group_id = self.group_of(ref)
         episodes = [Chronomem.new_episode(group_id, content, **fields) for content, fields in items]
         self._refuse_duplicate_ids(episodes)
+        await self._memory.refuse_reused_ids(episodes)
+        task = self._control.create_task(self._pid, group_id, [e.id for e in episodes])  # first: see add_messages
         stored = await self._memory.enqueue(episodes)
-        task = self._control.create_task(self._pid, group_id, [e.id for e in stored])
         self._notify()
         return stored, task
 
