@@ -37,7 +37,7 @@ import httpx
 import numpy as np
 
 from chronomem.domain import Community, Entity, Episode, EpisodeStatus, Fact, Mention
-from chronomem.service.controlplane import ControlPlane
+from chronomem.service.controlplane import SQLiteControlPlane
 from chronomem.settings import Settings
 from chronomem.store import GraphWrite, open_store
 
@@ -88,7 +88,7 @@ def synthetic_graph(group_id: str, entities: int, seed: int = 7) -> GraphWrite:
 
 async def seed(data_dir: Path, entities: int) -> None:
     settings = Settings(data_dir=data_dir)
-    control = ControlPlane.open(settings.resolved_control_db)
+    control = SQLiteControlPlane.open(settings.resolved_control_db)
     group_id = control.create_user(control.ensure_project("default").id, "bench").group_id
     control.close()
     store = await open_store(settings.resolved_store_url)

@@ -86,7 +86,7 @@ class SummaryReader:
         from chronomem.service.controlplane import ControlPlane
         from chronomem.service.tenancy import ProjectSpace
 
-        self.control = ControlPlane.open(":memory:")
+        self.control = SQLiteControlPlane.open(":memory:")
         self.space = ProjectSpace(self.control.ensure_project("bench"), self.control, memory)
         self.user = self.space.create_user("user", first_name=first_speaker)
         self.space.create_thread("thread", "user")

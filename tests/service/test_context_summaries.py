@@ -13,7 +13,7 @@ from chronomem.embed.testing import HashingEmbedder
 from chronomem.errors import ModelUnavailableError
 from chronomem.llm.testing import FunctionModel
 from chronomem.memory import Chronomem, NewMessage
-from chronomem.service.controlplane import ControlPlane
+from chronomem.service.controlplane import ControlPlane, SQLiteControlPlane
 from chronomem.service.tenancy import SUMMARY_INSTRUCTION, SUMMARY_REFRESH_LINES, GraphRef, ProjectSpace
 from chronomem.store.factory import open_store
 
@@ -41,7 +41,7 @@ async def setup(tmp_path) -> AsyncIterator[Setup]:
 
     store = await open_store(f"sqlite:///{tmp_path / 'graph.db'}")
     memory = Chronomem(store=store, embedder=HashingEmbedder(), llm=FunctionModel(answer))
-    control = ControlPlane.open(":memory:")
+    control = SQLiteControlPlane.open(":memory:")
     project = control.ensure_project("p")
     yield Setup(ProjectSpace(project, control, memory), control, seen, failing)
     control.close()
