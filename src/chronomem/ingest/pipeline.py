@@ -318,7 +318,7 @@ class Ingestor:
                 episode_id, episode_facts, neighbourhood,
                 await self.store.get_entities(group_id, entity_ids),
                 await self.store.episodes_of_entities(group_id, entity_ids),
-                summary_max_chars=self.config.summary_max_chars,
+                summary_max_chars=self.config.summary_max_chars, now=utc_now(),
             )
             await self.store.write(GraphWrite(
                 group_id, entities=list(plan.updated_entities), facts=list(plan.updated_facts),

@@ -73,7 +73,9 @@ def fact_time_mask(filters: SearchFilters | None) -> TimeMask:
         if filters.known_at is not None:
             t = to_us(filters.known_at)
             assert t is not None
-            keep &= _starts_by(times[:, CREATED], t) & _ends_after(times[:, EXPIRED], t)
+            keep &= _starts_by(times[:, CREATED], t)
+            if filters.as_of is None:  # alone, known_at keeps what was current then (see filters)
+                keep &= _ends_after(times[:, EXPIRED], t)
         if filters.current_only:
             now = to_us(filters.effective_now())
             assert now is not None
