@@ -15,6 +15,7 @@ For each group (the store is per group; several groups fan out and merge), one s
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -342,7 +343,7 @@ class Searcher:
     async def _time_of(self, group_id: str, text: str, filters: SearchFilters) -> datetime | None:
         facts = await methods.bm25_search(self.store, group_id, Scope.FACTS, text, limit=1, filters=filters)
         if facts:
-            found_facts = await self.store.get_facts(group_id, [facts[0].id])
+            found_facts = await self.store.get_facts(group_id, [facts[0].id], known_at=filters.known_at)
             if found_facts and found_facts[0].valid_at is not None:
                 return found_facts[0].valid_at
         episodes = await methods.bm25_search(self.store, group_id, Scope.EPISODES, text, limit=1, filters=filters)
@@ -387,8 +388,9 @@ class Searcher:
     async def _load(self, group_id: str, scope: Scope, ids: list[str], request: _Request) -> dict[str, Any]:
         if not ids:
             return {}
+        known_at = request.filters.known_at  # facts as our records held them then (their versions)
         getters: dict[Scope, Callable[[str, Sequence[str]], Awaitable[Sequence[Any]]]] = {
-            Scope.FACTS: self.store.get_facts,
+            Scope.FACTS: functools.partial(self.store.get_facts, known_at=known_at),
             Scope.ENTITIES: self.store.get_entities,
             Scope.EPISODES: self.store.get_episodes,
             Scope.COMMUNITIES: self.store.get_communities,

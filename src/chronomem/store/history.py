@@ -44,7 +44,8 @@ def revise(stored: Fact | None, incoming: Fact, *, now: datetime | None = None) 
     if stored is None:
         return Revision(incoming, None)
     if says_the_same(stored, incoming):
-        return Revision(incoming.model_copy(update={"version": stored.version, "recorded_at": stored.recorded_at}), None)
+        in_place = incoming.model_copy(update={"version": stored.version, "recorded_at": stored.recorded_at})
+        return Revision(in_place, None)
     recorded = incoming.recorded_at
     if recorded <= stored.recorded_at:
         recorded = max(now or utc_now(), stored.recorded_at + _ONE_US)

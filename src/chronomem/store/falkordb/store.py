@@ -50,9 +50,9 @@ from chronomem.store.falkordb.records import (
     to_micros,
 )
 from chronomem.store.falkordb.schema import SchemaManager
+from chronomem.store.falkordb.writes import batch_vectors, compose_write, vector_dimensions
 from chronomem.store.history import revise, versions_of
 from chronomem.timeutil import ensure_utc
-from chronomem.store.falkordb.writes import batch_vectors, compose_write, vector_dimensions
 
 __all__ = ["FalkorDBStore"]
 

@@ -13,9 +13,9 @@ from typing import Any
 
 import numpy as np
 
+from chronomem.domain import FactVersion
 from chronomem.errors import InvalidInputError
 from chronomem.store.base import GraphWrite
-from chronomem.domain import FactVersion
 from chronomem.store.falkordb.cypher import VECTOR_LINK, VERSION_LINK
 from chronomem.store.falkordb.records import community_props, entity_props, episode_props, fact_props, version_props
 

@@ -14,6 +14,7 @@ import numpy as np
 from chronomem.domain import Community, Entity, Episode, EpisodeStatus, Fact, FactVersion, normalize_name
 from chronomem.filters import SearchFilters
 from chronomem.store.base import GroupStats, Scope, WeightedEdge
+from chronomem.store.history import versions_of
 from chronomem.store.sqlite.codec import (
     COMMUNITY_COLUMNS,
     ENTITY_COLUMNS,
@@ -27,14 +28,12 @@ from chronomem.store.sqlite.codec import (
     from_us,
     to_us,
 )
-from chronomem.store.history import versions_of
 from chronomem.store.sqlite.where import entity_conditions, fact_conditions
 from chronomem.timeutil import ensure_utc, utc_now
 
 __all__ = [
     "accepted_ids",
     "as_known_at",
-    "fact_history",
     "communities_by_ids",
     "entities_by_ids",
     "entities_by_names",
@@ -43,6 +42,7 @@ __all__ = [
     "entity_edges",
     "episodes_by_ids",
     "episodes_of_entities",
+    "fact_history",
     "facts_between",
     "facts_by_ids",
     "facts_of_entities",
@@ -109,7 +109,7 @@ def as_known_at(conn: sqlite3.Connection, gid: int, group_id: str, facts: list[F
         (gid, _ids_param(later), t_us, t_us),
     )
     earlier = {fact.id: fact for fact in (fact_from_row(group_id, r) for r in rows)}
-    return [earlier[f.id] if f.id in earlier else f for f in facts if f.recorded_at <= t or f.id in earlier]
+    return [earlier.get(f.id, f) for f in facts if f.recorded_at <= t or f.id in earlier]
 
 
 def versions_in_force(conn: sqlite3.Connection, gid: int, t: datetime) -> dict[str, tuple[int | None, ...]]:
