@@ -205,14 +205,25 @@ class Searcher:
             query, config, filters, center_entity_id, seed_entity_ids, seed_episode_ids
         )
         results = await self._fan_out(groups, request)
+        facts = [f for f, _ in results.facts]
         return build_context(
-            [f for f, _ in results.facts],
+            facts,
             [e for e, _ in results.entities],
             [c for c, _ in results.communities],
             [e for e, _ in results.episodes],
             token_budget=token_budget,
             now=filters.known_at or filters.effective_now(),
+            names=await self._participant_names(facts),
         )
+
+    async def _participant_names(self, facts: Sequence[Fact]) -> dict[str, str]:
+        """Names of every participant of the hyperedges among ``facts`` (the context names them all)."""
+        wanted: dict[str, set[str]] = {}
+        for fact in facts:
+            if fact.other_entity_ids:
+                wanted.setdefault(fact.group_id, set()).update(fact.entity_ids)
+        found = await asyncio.gather(*(self.store.get_entities(g, sorted(ids)) for g, ids in wanted.items()))
+        return {e.id: e.name for entities in found for e in entities}
 
     # -- one search -------------------------------------------------------------------------------
 
