@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from chronomem.domain import Entity, Episode, EpisodeStatus, Fact
+from chronomem.domain import Entity, Episode, EpisodeStatus, Fact, FactVersion
 from chronomem.errors import InvalidInputError, NotFoundError
 from chronomem.memory import Chronomem, NewMessage
 from chronomem.service.controlplane import (
@@ -194,8 +194,14 @@ class ProjectSpace:
         return stored, task
 
     async def add_fact(self, ref: GraphRef, source: str, relation_type: str, target: str, fact: str,
-                       **times: Any) -> Fact:
-        return await self._memory.add_fact(self.group_of(ref), source, relation_type, target, fact, **times)
+                       **options: Any) -> Fact:
+        return await self._memory.add_fact(self.group_of(ref), source, relation_type, target, fact, **options)
+
+    async def update_fact(self, ref: GraphRef, fact_id: str, **correction: Any) -> Fact:
+        return await self._memory.update_fact(self.group_of(ref), fact_id, **correction)
+
+    async def fact_history(self, ref: GraphRef, fact_id: str) -> list[FactVersion]:
+        return await self._memory.fact_history(self.group_of(ref), fact_id)
 
     # -- graph reads and deletes -------------------------------------------------------------------
 

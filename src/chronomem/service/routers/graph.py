@@ -18,12 +18,14 @@ from chronomem.service.schemas import (
     EntityOut,
     EpisodeList,
     EpisodeOut,
+    FactHistory,
     FactOut,
     GraphCreate,
     GraphList,
     GraphOut,
     SearchRequest,
     SearchResponse,
+    UpdateFactRequest,
 )
 from chronomem.service.search_mapping import render_results, search_options
 from chronomem.service.tenancy import GraphRef
@@ -116,7 +118,8 @@ async def delete_episode(uuid: str, target: Target, space: Space) -> Response:
 async def add_fact(body: AddFactRequest, space: Space) -> FactOut:
     fact = await space.add_fact(
         _ref(body), body.source_node_name, body.fact_name, body.target_node_name, body.fact,
-        valid_at=body.valid_at, invalid_at=body.invalid_at,
+        valid_at=body.valid_at, invalid_at=body.invalid_at, participants=body.other_node_names,
+        provenance=body.provenance(),
     )
     return FactOut.from_domain(fact)
 
@@ -124,6 +127,19 @@ async def add_fact(body: AddFactRequest, space: Space) -> FactOut:
 @router.get("/graph/facts/{uuid}", response_model=FactOut, summary="Get a fact (an edge)")
 async def get_fact(uuid: str, target: Target, space: Space) -> FactOut:
     return FactOut.from_domain(await space.get_fact(target, uuid))
+
+
+@router.patch("/graph/facts/{uuid}", response_model=FactOut,
+              summary="Correct a fact: a new version (the one it replaces stays in its history)")
+async def update_fact(uuid: str, body: UpdateFactRequest, target: Target, space: Space) -> FactOut:
+    fact = await space.update_fact(target, uuid, fact=body.fact, source=body.provenance(), **body.dates())
+    return FactOut.from_domain(fact)
+
+
+@router.get("/graph/facts/{uuid}/history", response_model=FactHistory,
+            summary="Every version of a fact, oldest first, with when our records held each")
+async def fact_history(uuid: str, target: Target, space: Space) -> FactHistory:
+    return FactHistory.from_domain(await space.fact_history(target, uuid))
 
 
 @router.delete("/graph/facts/{uuid}", status_code=204, summary="Delete a fact")
