@@ -139,13 +139,6 @@ def build_mcp_server(
 
     @server.tool()
     @_tool_errors
-    async def fact_history(fact_id: str, group_id: str | None = None) -> list[dict[str, Any]]:
-        """Every version of a fact, oldest first: what we believed, and from when to when
-        (recorded_from, recorded_to; the last is what we believe now)."""
-        return [_version(v) for v in await memory.fact_history(group(group_id), fact_id)]
-
-    @server.tool()
-    @_tool_errors
     async def search_entities(query: str, group_ids: list[str] | None = None, limit: int = 10) -> list[dict[str, Any]]:
         """Entities (people, places, things) relevant to the query, with their summaries."""
         results = await memory.search(
@@ -193,7 +186,17 @@ def build_mcp_server(
         (with the error; add it again or retry from the CLI/HTTP API)."""
         return _episode(await memory.get_episode(group(group_id), episode_id))
 
+    _history_tools(server, memory, group)
     return server
+
+
+def _history_tools(server: MCPServer[Any], memory: Chronomem, group: Callable[[str | None], str]) -> None:
+    @server.tool()
+    @_tool_errors
+    async def fact_history(fact_id: str, group_id: str | None = None) -> list[dict[str, Any]]:
+        """Every version of a fact, oldest first: what we believed, and from when to when
+        (recorded_from, recorded_to; the last is what we believe now)."""
+        return [_version(v) for v in await memory.fact_history(group(group_id), fact_id)]
 
 
 @asynccontextmanager

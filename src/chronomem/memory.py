@@ -316,8 +316,8 @@ class Chronomem:
         fact_id: str,
         *,
         fact: str | None = None,
-        valid_at: datetime | None | EllipsisType = ...,
-        invalid_at: datetime | None | EllipsisType = ...,
+        valid_at: datetime | EllipsisType | None = ...,
+        invalid_at: datetime | EllipsisType | None = ...,
         source: str | FactSource | None = None,
     ) -> Fact:
         """Correct a fact's text or time range: a new version recorded now, citing ``source`` (an

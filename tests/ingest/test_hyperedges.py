@@ -19,7 +19,8 @@ SALE = {"source": "Alice", "relation_type": "SOLD", "target": "Bob", "fact": "Al
 
 async def test_an_extracted_hyperedge_keeps_every_participant(store: Store, embedder, model, script: Script):
     script.episodes["sold my car"] = (["Alice", "Bob", "Carol"], [{**SALE, "others": ["Carol", "Zed", "Alice"]}])
-    result = await Ingestor(store, embedder, model).add_episode(message("I sold my car to Bob for Carol.", "2024-03-01"))
+    ingestor = Ingestor(store, embedder, model)
+    result = await ingestor.add_episode(message("I sold my car to Bob for Carol.", "2024-03-01"))
     (sale,) = result.facts_created
     names = {e.id: e.name for e in await store.list_entities("g")}
     assert [names[i] for i in sale.entity_ids] == ["Alice", "Bob", "Carol"]  # unknown Zed and the source left out

@@ -28,6 +28,7 @@ from chronomem.store.sqlite.codec import (
     from_us,
     to_us,
 )
+from chronomem.store.sqlite.timemask import NULL_TIME, TimeOverrides
 from chronomem.store.sqlite.where import entity_conditions, fact_conditions
 from chronomem.timeutil import ensure_utc, utc_now
 
@@ -112,15 +113,20 @@ def as_known_at(conn: sqlite3.Connection, gid: int, group_id: str, facts: list[F
     return [earlier.get(f.id, f) for f in facts if f.recorded_at <= t or f.id in earlier]
 
 
-def versions_in_force(conn: sqlite3.Connection, gid: int, t: datetime) -> dict[str, tuple[int | None, ...]]:
-    """Fact id → (valid_at, invalid_at, created_at, expired_at) of the earlier versions in force at ``t``."""
+def versions_in_force(conn: sqlite3.Connection, gid: int, t: datetime) -> TimeOverrides:
+    """The earlier versions in force at ``t``: their fact ids and (valid_at, invalid_at, created_at,
+    expired_at) rows, as the in-memory vector index keeps times (a covering index answers it)."""
     t_us = to_us(t)
     rows = conn.execute(
         "SELECT fact_id, valid_at, invalid_at, created_at, expired_at FROM fact_versions "
         "WHERE gid = ? AND recorded_to > ? AND recorded_from <= ?",
         (gid, t_us, t_us),
-    )
-    return {r[0]: tuple(r[1:]) for r in rows}
+    ).fetchall()
+    if not rows:
+        return TimeOverrides([], np.empty((0, 4), dtype=np.int64))
+    stamps = np.array([r[1:] for r in rows], dtype=object)
+    times = np.where(stamps == None, NULL_TIME, stamps).astype(np.int64)  # noqa: E711 (elementwise)
+    return TimeOverrides([r[0] for r in rows], times)
 
 
 def fact_history(conn: sqlite3.Connection, gid: int, group_id: str, fact_id: str) -> list[FactVersion]:

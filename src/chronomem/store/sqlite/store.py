@@ -42,7 +42,7 @@ from chronomem.store.sqlite.graph import breadth_first
 from chronomem.store.sqlite.indexes import DEFAULT_MEMORY_BUDGET, IndexChange, IndexRegistry, Kind
 from chronomem.store.sqlite.queuelock import QueueLock
 from chronomem.store.sqlite.text import TextIndex, query_terms
-from chronomem.store.sqlite.timemask import NULL_TIME, fact_time_mask, time_row
+from chronomem.store.sqlite.timemask import NULL_TIME, fact_time_mask
 from chronomem.store.sqlite.vectors import VectorIndex
 from chronomem.store.sqlite.writes import TEXT_SQL, apply_write, check_batch, find_group, insert_episode_row
 
@@ -475,7 +475,7 @@ class SQLiteStore:
             checked = accept if probe is not None else None
             if isinstance(index, VectorIndex):
                 # known at t': facts changed since are judged by the version in force at t'
-                overrides = None if known is None else _time_rows(reads.versions_in_force(conn, gid, known))
+                overrides = None if known is None else reads.versions_in_force(conn, gid, known)
                 return index.search(query, limit, min_score=min_score, accept=checked, mask=mask, overrides=overrides)
             return index.search(query, limit, min_score=min_score, accept=checked)
 
@@ -529,10 +529,6 @@ class SQLiteStore:
             ),
             default=BfsResult(entities={}, facts={}),
         )
-
-
-def _time_rows(stamps: dict[str, tuple[int | None, ...]]) -> dict[str, np.ndarray]:
-    return {id_: time_row(*times) for id_, times in stamps.items()}
 
 
 def _episode(conn: sqlite3.Connection, group_id: str, episode_id: str) -> Episode:

@@ -30,5 +30,7 @@ CREATE TABLE fact_versions (
     expired_at       INTEGER,
     PRIMARY KEY (gid, fact_id, version)
 ) WITHOUT ROWID;
--- The versions in force at t' are those with recorded_from <= t' < recorded_to.
-CREATE INDEX fact_versions_in_force ON fact_versions (gid, recorded_to, recorded_from);
+-- The versions in force at t' are those with recorded_from <= t' < recorded_to; the index covers
+-- their four timestamps, which is all a vector search at t' needs of them.
+CREATE INDEX fact_versions_in_force ON fact_versions
+    (gid, recorded_to, recorded_from, valid_at, invalid_at, created_at, expired_at);
