@@ -43,7 +43,7 @@ import httpx
 
 from chronomem.domain import Episode, EpisodeKind
 from chronomem.embed.testing import HashingEmbedder
-from chronomem.ingest.heuristic import heuristic_model
+from chronomem.llm.heuristic import heuristic_model
 from chronomem.memory import Chronomem
 from chronomem.service.controlplane import ControlPlane
 from chronomem.settings import Settings, WorkerSettings

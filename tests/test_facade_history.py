@@ -14,7 +14,7 @@ import pytest
 from chronomem import Chronomem, FactSource, SearchFilters
 from chronomem.embed.testing import HashingEmbedder
 from chronomem.errors import InvalidInputError, NotFoundError
-from chronomem.ingest import Ingestor, Ontology
+from chronomem.ingest import Ontology
 from chronomem.ingest.provenance import CORRECTION, DIRECT
 from chronomem.store import Store
 
@@ -27,9 +27,8 @@ def year(n: int) -> datetime:
 
 @pytest.fixture
 async def memory(store: Store) -> AsyncIterator[Chronomem]:
-    embedder = HashingEmbedder()
-    ingestor = Ingestor(store, embedder, None, ontology=Ontology(single_valued=["WORKS_FOR"]))
-    async with Chronomem(store=store, embedder=embedder, ingestor=ingestor) as opened:
+    single_valued = Ontology(single_valued=["WORKS_FOR"])
+    async with Chronomem(store=store, embedder=HashingEmbedder(), ontology=single_valued) as opened:
         yield opened
 
 

@@ -27,8 +27,15 @@ from chronomem.errors import ChronomemError
 from chronomem.settings import Settings
 
 if TYPE_CHECKING:
+    from typer._click import Command, Parameter  # typer vendors click; its types live there
+
+    from chronomem.domain import Community, Entity, Episode, Fact
+    from chronomem.embed.base import Embedder
+    from chronomem.ingest import IngestResult
+    from chronomem.llm.base import LanguageModel
     from chronomem.memory import Chronomem
     from chronomem.service.controlplane import ControlPlane
+    from chronomem.store.base import GroupStats
 
 __all__ = ["app", "main", "reference_markdown"]
 
@@ -92,11 +99,34 @@ def _run(coro: Coroutine[Any, Any, T]) -> T:
         return asyncio.run(coro)
 
 
-async def _with_memory(settings: Settings, work: Callable[[Chronomem], Awaitable[T]]) -> T:
+async def _with_memory(
+    settings: Settings, work: Callable[[Chronomem], Awaitable[T]], *, llm: LanguageModel | None = None
+) -> T:
     from chronomem.memory import Chronomem
 
-    async with await Chronomem.open(settings) as memory:
+    async with await Chronomem.open(settings, llm=llm) as memory:
         return await work(memory)
+
+
+ModelOption = Annotated[
+    str | None,
+    typer.Option(
+        "--model",
+        help="'heuristic' runs the whole pipeline offline with the rule-based stand-in (not an LLM); "
+        "otherwise the model configured by CHRONOMEM_LLM_MODEL, if any.",
+    ),
+]
+
+
+def _stand_in_model(model: str | None) -> LanguageModel | None:
+    """The model ``--model`` names instead of the configured one (only the heuristic stand-in)."""
+    if model is None:
+        return None
+    if model != "heuristic":
+        raise typer.BadParameter("only 'heuristic' is accepted here; configure real models with CHRONOMEM_LLM_MODEL")
+    from chronomem.llm.heuristic import heuristic_model
+
+    return heuristic_model()
 
 
 @contextmanager
@@ -227,22 +257,40 @@ def add(
     speaker: Annotated[str | None, typer.Option(help="Who said it (messages).")] = None,
     at: Annotated[str | None, typer.Option(help="When it was said or happened (ISO 8601).")] = None,
     source: Annotated[str, typer.Option(help="Source description.")] = "",
+    model: ModelOption = None,
 ) -> None:
-    """Add one episode and extract it now."""
+    """Add one episode and extract it now; prints the entities and facts it added or changed."""
     reference_time = _when(at)
+    llm = _stand_in_model(model)
     result = _run(_with_memory(_settings(ctx), lambda m: m.add_episode(
-        group, content, kind=kind, speaker=speaker, reference_time=reference_time, source_description=source)))
+        group, content, kind=kind, speaker=speaker, reference_time=reference_time, source_description=source), llm=llm))
     _print_ingest(result)
 
 
-def _print_ingest(result: Any) -> None:
-    episode = getattr(result, "episode", None)
-    if episode is not None:
-        console.print(f"episode {episode.id}: {episode.status.value}")
-    for name in ("entities", "facts"):
-        objects = getattr(result, name, None)
-        if objects:
-            console.print(f"{len(objects)} {name}")
+def _print_ingest(result: IngestResult) -> None:
+    episode = result.episode
+    done = "already added, nothing changed" if result.skipped else f"{result.usage.calls} model calls"
+    _say(f"episode {episode.id}: {episode.status.value} ({done})")
+    if episode.status.value == "unextracted":
+        _say("no model configured: the episode is stored and searchable; set CHRONOMEM_LLM_MODEL and run "
+             "`chronomem reprocess` to extract it")
+    for title, entities in (("entities created", result.entities_created),
+                            ("entities updated", result.entities_updated)):
+        if entities:
+            _say(f"{title}: {', '.join(e.name for e in entities)}")
+    for title, facts in (("facts created", result.facts_created), ("facts restated", result.facts_updated),
+                         ("facts invalidated", result.facts_invalidated)):
+        if facts:
+            _say(f"{title}:")
+            for fact in facts:
+                _say(f"  {fact.relation_type}: {fact.fact} ({_day(fact.valid_at)} – {_day(fact.invalid_at)})")
+    for warning in result.warnings:
+        err_console.print(f"warning: {warning}", markup=False, highlight=False, soft_wrap=True)
+
+
+def _say(line: str) -> None:
+    """One line of plain output: no markup read from the data, no wrapping."""
+    console.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
 @app.command("add-fact")
@@ -275,7 +323,7 @@ def import_command(
 ) -> None:
     """Import conversations (JSONL messages, LoCoMo, LongMemEval) or a whole exported group."""
     if fmt == "export":
-        from chronomem.memory import GroupExport
+        from chronomem.export import GroupExport
 
         export = GroupExport.model_validate_json(path.read_bytes())
         stats = _run(_with_memory(_settings(ctx), lambda m: m.import_group(export, group_id=group, reembed=reembed)))
@@ -366,7 +414,7 @@ def search(
     with _clean_errors():
         config = named_recipe(recipe).with_limit(limit)
     results = _run(_with_memory(_settings(ctx), lambda m: m.search([group], query, config=config, filters=filters)))
-    scopes: dict[str, list[tuple[Any, float]]] = {
+    scopes: dict[str, list[tuple[Fact | Entity | Episode | Community, float]]] = {
         "facts": list(results.facts), "entities": list(results.entities), "episodes": list(results.episodes),
         "communities": list(results.communities),
     }
@@ -381,18 +429,23 @@ def search(
             console.print(_table(name, hits))
 
 
-def _table(name: str, hits: list[tuple[Any, float]]) -> Table:
+def _table(name: str, hits: list[tuple[Fact | Entity | Episode | Community, float]]) -> Table:
+    from chronomem.domain import Episode, Fact
+
     table = Table(title=name, title_justify="left")
     table.add_column("score", justify="right")
     table.add_column("id")
     table.add_column("text")
     table.add_column("valid", overflow="fold")
     for obj, score in hits:
-        text = getattr(obj, "fact", None) or getattr(obj, "name", None) or getattr(obj, "text", "")
         valid = ""
-        if hasattr(obj, "valid_at"):
-            valid = f"{_day(obj.valid_at)} – {_day(obj.invalid_at)}"
-        table.add_row(f"{score:.3f}", obj.id[:12], str(text), valid)
+        if isinstance(obj, Fact):
+            text, valid = obj.fact, f"{_day(obj.valid_at)} – {_day(obj.invalid_at)}"
+        elif isinstance(obj, Episode):
+            text = obj.text
+        else:  # an entity or a community
+            text = obj.name
+        table.add_row(f"{score:.3f}", obj.id[:12], text, valid)
     return table
 
 
@@ -415,7 +468,7 @@ def context(
 def groups(ctx: typer.Context) -> None:
     """List the groups that hold data, with their counts."""
 
-    async def work(memory: Chronomem) -> list[tuple[str, Any]]:
+    async def work(memory: Chronomem) -> list[tuple[str, GroupStats]]:
         return [(g, await memory.stats(g)) for g in await memory.list_groups()]
 
     table = Table("group", "episodes", "entities", "facts", "current facts", "communities")
@@ -446,29 +499,14 @@ def eval_command(
 
 
 @app.command()
-def demo(
-    ctx: typer.Context,
-    model: Annotated[
-        str | None,
-        typer.Option(
-            help="'heuristic' runs the whole pipeline offline with the rule-based stand-in (not an LLM); "
-            "otherwise the model configured by CHRONOMEM_LLM_MODEL, if any."
-        ),
-    ] = None,
-) -> None:
+def demo(ctx: typer.Context, model: ModelOption = None) -> None:
     """Ingest a small sample (a conversation and a CRM record stream) into a fresh store and query it."""
     from chronomem.demo import run_demo
     from chronomem.embed import build_embedder
 
     settings = _settings(ctx)
-    llm: Any = None
-    if model == "heuristic":
-        from chronomem.ingest.heuristic import heuristic_model
-
-        llm = heuristic_model()
-    elif model is not None:
-        raise typer.BadParameter("only 'heuristic' is accepted here; configure real models with CHRONOMEM_LLM_MODEL")
-    elif settings.llm is not None:
+    llm = _stand_in_model(model)
+    if llm is None and settings.llm is not None:
         from chronomem.llm.settings import build_language_model
 
         llm = build_language_model(settings.llm)
@@ -477,7 +515,7 @@ def demo(
     _run(run_demo(store_url=settings.store_url, llm=llm, console=console, embedder=embedder))
 
 
-def _chosen_embedder(ctx: typer.Context) -> Any:
+def _chosen_embedder(ctx: typer.Context) -> Embedder | None:
     """The embedder named by ``--embedder``, if given (else the command's own default)."""
     spec = (ctx.find_root().obj or {}).get("embedder")
     if spec is None:
@@ -544,11 +582,10 @@ def reference_markdown() -> str:
              "Environment variables (`CHRONOMEM_*`, see `chronomem.settings`) apply first.", ""]
     lines += _options_markdown(root.params)
 
-    def walk(command: Any, path: list[str]) -> None:
-        subcommands = getattr(command, "commands", None)
-        if subcommands is not None:  # a group
-            for name in sorted(subcommands):
-                walk(subcommands[name], [*path, name])
+    def walk(command: Command, path: list[str]) -> None:
+        if isinstance(command, typer.core.TyperGroup):
+            for name in sorted(command.commands):
+                walk(command.commands[name], [*path, name])
             return
         usage = " ".join(["chronomem", *path, "[OPTIONS]", *(p.name.upper() for p in command.params
                                                                if p.param_type_name == "argument")])
@@ -560,7 +597,7 @@ def reference_markdown() -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-def _options_markdown(params: list[Any]) -> list[str]:
+def _options_markdown(params: list[Parameter]) -> list[str]:
     rows = []
     for param in params:
         if param.name in ("help", "ctx"):

@@ -25,8 +25,10 @@ from rich.table import Table
 
 from chronomem.domain import Episode, EpisodeKind, EpisodeStatus, Fact
 from chronomem.filters import SearchFilters
-from chronomem.ingest import EntitySpec, FactSpec, IngestConfig, Ingestor, IngestResult, JsonMapping, Ontology
-from chronomem.store.base import Scope, Store
+from chronomem.ingest import EntitySpec, FactSpec, IngestResult, JsonMapping, Ontology
+from chronomem.memory import Chronomem
+from chronomem.settings import Settings
+from chronomem.store.base import Scope
 from chronomem.timeutil import assume_utc
 
 if TYPE_CHECKING:
@@ -128,22 +130,18 @@ async def run_demo(
 ) -> None:
     """Ingest the sample into ``store_url`` (default: in memory) and print the answers' material."""
     from chronomem.embed.testing import HashingEmbedder
-    from chronomem.store.factory import open_store
 
     console = console or Console()
-    embedder = embedder or HashingEmbedder()
-    store = await open_store(store_url or "sqlite://:memory:")
-    try:
-        ingestor = Ingestor(store, embedder, llm, config=IngestConfig(json_mappings=(CRM_MAPPING,)),
-                            ontology=DEMO_ONTOLOGY)
-        results = await ingestor.add_episodes(sample_episodes(), progress=console.is_terminal)
+    settings = Settings(store_url=store_url or "sqlite://:memory:")
+    async with await Chronomem.open(
+        settings, embedder=embedder or HashingEmbedder(), llm=llm, json_mappings=(CRM_MAPPING,), ontology=DEMO_ONTOLOGY
+    ) as memory:
+        results = await memory.add_episodes(sample_episodes(), progress=console.is_terminal)
         if llm is not None:  # a store filled by an earlier run without a model: extract what waits
-            await ingestor.reprocess(CONVERSATION_GROUP)
+            await memory.reprocess(CONVERSATION_GROUP)
         _print_ingestion(console, results, llm is not None)
         for question in QUESTIONS:
-            await _answer(console, store, embedder, question)
-    finally:
-        await store.close()
+            await _answer(console, memory, question)
 
 
 def _print_ingestion(console: Console, results: list[IngestResult], extracted: bool) -> None:
@@ -164,30 +162,23 @@ def _print_ingestion(console: Console, results: list[IngestResult], extracted: b
         )
 
 
-async def _answer(console: Console, store: Store, embedder: Embedder, question: DemoQuestion) -> None:
+async def _answer(console: Console, memory: Chronomem, question: DemoQuestion) -> None:
     console.rule(f"[bold]{question.question}[/bold]  ({question.group_id})")
     console.print("[bold]Context block[/bold]")
-    console.print(await context_block(store, embedder, question.group_id, question.question))
-    relevant = await _relevant_fact_ids(store, embedder, question)
+    console.print(await memory.context(question.group_id, question.question, include_episodes=True))
+    store = memory.store
+    relevant = await _relevant_fact_ids(memory, question)
     current = [f for f in await store.list_facts(question.group_id, filters=SearchFilters()) if f.id in relevant]
     earlier = await store.list_facts(question.group_id, filters=SearchFilters(as_of=question.earlier))
     console.print(_facts_table("Current facts", current))
     console.print(_facts_table(f"True on {question.earlier.date()}", [f for f in earlier if f.id in relevant]))
 
 
-async def context_block(store: Store, embedder: Embedder, group_id: str, query: str) -> str:
-    """The paper's context block from :class:`chronomem.search.Searcher` (the hook the demo prints)."""
-    try:
-        from chronomem.search import Searcher
-    except ImportError:  # retrieval not installed in this build: the facts tables below still answer
-        return "(retrieval is not available in this build)"
-    return await Searcher(store, embedder).context([group_id], query, include_episodes=True)
-
-
-async def _relevant_fact_ids(store: Store, embedder: Embedder, question: DemoQuestion) -> set[str]:
+async def _relevant_fact_ids(memory: Chronomem, question: DemoQuestion) -> set[str]:
     """Facts near the question (full text and vectors, superseded ones included, for the history)."""
     every = SearchFilters(include_superseded=True)
-    (vector,) = await embedder.embed([question.question])
+    store = memory.store
+    (vector,) = await memory.embedder.embed([question.question])
     by_text = await store.fulltext_search(question.group_id, Scope.FACTS, question.question, limit=8, filters=every)
     by_vector = await store.vector_search(question.group_id, Scope.FACTS, vector, limit=8, filters=every)
     return {hit.id for hit in (*by_text, *by_vector)}

@@ -10,25 +10,21 @@ result. :meth:`Chronomem.enqueue` only stores episodes durably as ``pending`` (w
 service does before it answers); a worker pool (``chronomem.service.workers``) then calls
 :meth:`Chronomem.process` on each, in order per group.
 
-Export and import (:meth:`Chronomem.export_group`, :meth:`Chronomem.import_group`) carry *every*
-object of a group and its stored vectors (float32, base64), so a round trip needs no model and gives
-back every object exactly, vectors bit for bit (a store keeps a unit vector as it was given). The export names the embedder that made the vectors; importing into a memory with another
-embedder is refused unless ``reembed=True``, which embeds the same texts ingestion embeds (entity
-names, fact texts, community names, episode texts) with the importing embedder, deterministically.
+The facade builds its ingestion pipeline itself, from the ingestion config, ontology and JSON
+mappings it is given (else the settings'), and always plugs community extension into it: every way
+of making a memory extends communities as entities arrive. Export and import of a whole group are
+:mod:`chronomem.export`'s.
 """
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from types import EllipsisType
-from typing import TYPE_CHECKING, Any, Literal, TypedDict, Unpack
+from typing import TYPE_CHECKING, Any, TypedDict, TypeVar, Unpack
 
-import numpy as np
-from pydantic import BaseModel, ConfigDict
-
+from chronomem.communities import CommunityBuilder, CommunityConfig
 from chronomem.domain import (
     Community,
     Entity,
@@ -38,25 +34,26 @@ from chronomem.domain import (
     Fact,
     FactSource,
     FactVersion,
-    Mention,
     to_relation_type,
 )
-from chronomem.errors import ConflictError, InvalidInputError, NotFoundError
+from chronomem.errors import ConfigurationError, ConflictError, InvalidInputError, NotFoundError
+from chronomem.export import GroupExport, export_group, import_group
 from chronomem.filters import SearchFilters
+from chronomem.ingest import IngestConfig, Ingestor, IngestResult, JsonMapping, Ontology, RemovalResult
+from chronomem.search import DEFAULT_TOKEN_BUDGET, Searcher, SearchResults
 from chronomem.settings import Settings
-from chronomem.store.base import GraphWrite, GroupStats, Scope, Store
+from chronomem.store.base import GraphWrite, GroupStats, Store
 
 if TYPE_CHECKING:
-    from chronomem.communities import CommunityBuilder
     from chronomem.crossencoder.base import CrossEncoder
     from chronomem.embed.base import Embedder
-    from chronomem.ingest import Ingestor, IngestResult, RemovalResult
+    from chronomem.filters import SearchFilters
     from chronomem.llm.base import LanguageModel
-    from chronomem.search.searcher import Searcher, SearchResults
+    from chronomem.search.config import SearchConfig
 
-__all__ = ["EXPORT_FORMAT", "Chronomem", "EpisodeFields", "GroupExport", "NewMessage"]
+__all__ = ["Chronomem", "EpisodeFields", "NewMessage"]
 
-EXPORT_FORMAT = "chronomem.group/1"
+_Found = TypeVar("_Found", Episode, Entity, Fact)
 
 
 class EpisodeFields(TypedDict, total=False):
@@ -78,41 +75,9 @@ class NewMessage:
     content: str
     role: str = "user"
     name: str | None = None
-    reference_time: Any = None  # an aware datetime; None = now
+    reference_time: datetime | None = None  # aware; None = now
     metadata: dict[str, Any] | None = None
     id: str | None = None  # give one to make the add idempotent
-
-
-class GroupExport(BaseModel):
-    """Everything one group holds, in a form that imports back exactly."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    format: Literal["chronomem.group/1"] = "chronomem.group/1"
-    group_id: str
-    embedder: str
-    dimension: int
-    episodes: tuple[Episode, ...] = ()
-    entities: tuple[Entity, ...] = ()
-    facts: tuple[Fact, ...] = ()
-    mentions: tuple[Mention, ...] = ()
-    communities: tuple[Community, ...] = ()
-    vectors: dict[Scope, dict[str, str]] = {}  # scope -> id -> base64 of little-endian float32
-
-
-def _encode(vector: np.ndarray) -> str:
-    return base64.b64encode(np.asarray(vector, dtype="<f4").tobytes()).decode("ascii")
-
-
-def _decode(text: str, dimension: int) -> np.ndarray:
-    vector = np.frombuffer(base64.b64decode(text), dtype="<f4").astype(np.float32)
-    if vector.shape != (dimension,):
-        raise InvalidInputError(f"a vector in the export has {vector.shape[0]} values, expected {dimension}")
-    return vector
-
-
-def _regroup(objects: Sequence[Any], group_id: str) -> list[Any]:
-    return [o if o.group_id == group_id else o.model_copy(update={"group_id": group_id}) for o in objects]
 
 
 class Chronomem:
@@ -126,25 +91,29 @@ class Chronomem:
         llm: LanguageModel | None = None,
         cross_encoder: CrossEncoder | None = None,
         settings: Settings | None = None,
-        ingestor: Ingestor | None = None,
+        ingest: IngestConfig | None = None,
+        ontology: Ontology | None = None,
+        json_mappings: Sequence[JsonMapping] | None = None,
+        communities: CommunityConfig | None = None,
         owns_store: bool = True,
-        owned_models: Sequence[Any] = (),
+        owned_models: Sequence[object] = (),
     ) -> None:
-        from chronomem.communities import CommunityBuilder, CommunityConfig
-        from chronomem.ingest import Ingestor
-        from chronomem.search.searcher import Searcher
-
-        self.settings = settings or Settings()
+        """A memory over ready-made parts. ``ingest``, ``ontology``, ``json_mappings`` and
+        ``communities`` default to the ``settings``' own; the mappings join those of the ingestion
+        config. ``owns_store``: :meth:`close` closes the store; ``owned_models`` are closed with it."""
+        self.settings = settings = settings or Settings()
         self.store = store
         self.embedder = embedder
         self.llm = llm
-        # Extension updates names and summaries without a model, so an episode costs no extra call;
-        # the drift-triggered refresh (or an explicit build) re-summarises with the model in batches.
-        self.communities: CommunityBuilder = CommunityBuilder(
-            store, embedder, llm, config=CommunityConfig(summarize_on_extend=False)
+        self.communities = CommunityBuilder(store, embedder, llm, config=communities or settings.communities)
+        self.ingestor = Ingestor(
+            store, embedder, llm,
+            config=_with_mappings(ingest or settings.ingest, settings.json_mappings if json_mappings is None
+                                  else tuple(json_mappings)),
+            ontology=ontology or settings.ontology,
+            on_entities_added=self._place_entities,  # always: no way of making a memory skips extension
         )
-        self.ingestor: Ingestor = ingestor or Ingestor(store, embedder, llm, on_entities_added=self._place_entities)
-        self.searcher: Searcher = Searcher(store, embedder, cross_encoder)
+        self.searcher = Searcher(store, embedder, cross_encoder)
         self._owns_store = owns_store
         self._owned_models = list(owned_models)  # built by open(): their connections close with us
         self._closed = False
@@ -164,13 +133,18 @@ class Chronomem:
         embedder: Embedder | None = None,
         llm: LanguageModel | None = None,
         cross_encoder: CrossEncoder | None = None,
+        ingest: IngestConfig | None = None,
+        ontology: Ontology | None = None,
+        json_mappings: Sequence[JsonMapping] | None = None,
+        communities: CommunityConfig | None = None,
     ) -> Chronomem:
         """Open the memory ``settings`` describe (default: ``Settings()``, an embedded store under
-        ``.chronomem/``, the local embedder, no model). Ready-made parts passed in win over the
-        settings; a passed-in store is not closed by :meth:`close`."""
+        ``.chronomem/``, the local embedder, no model, the default ingestion and communities).
+        Ready-made parts and configs passed in win over the settings; a passed-in store or model is
+        not closed by :meth:`close`."""
         settings = settings or Settings()
         owns_store = store is None
-        owned: list[Any] = []
+        owned: list[object] = []
         if store is None:
             from chronomem.store.factory import open_store
 
@@ -188,8 +162,9 @@ class Chronomem:
             llm = build_language_model(settings.llm)
             owned.append(llm)
         return cls(
-            store=store, embedder=embedder, llm=llm, cross_encoder=cross_encoder, settings=settings,
-            owns_store=owns_store, owned_models=owned,
+            store=store, embedder=embedder, llm=llm, cross_encoder=cross_encoder, settings=settings, ingest=ingest,
+            ontology=ontology, json_mappings=json_mappings, communities=communities, owns_store=owns_store,
+            owned_models=owned,
         )
 
     async def close(self) -> None:
@@ -338,15 +313,52 @@ class Chronomem:
 
     # -- reads -------------------------------------------------------------------------------------
 
-    async def search(self, group_ids: str | Sequence[str], query: str, **options: Any) -> SearchResults:
-        """Search facts, entities, episodes and communities of one group or several (see
-        ``Searcher.search``)."""
-        return await self.searcher.search(_groups(group_ids), query, **options)
+    async def search(
+        self,
+        group_ids: str | Sequence[str],
+        query: str,
+        *,
+        config: SearchConfig | None = None,
+        filters: SearchFilters | None = None,
+        now: datetime | None = None,
+        center_entity_id: str | None = None,
+        seed_entity_ids: Sequence[str] = (),
+        seed_episode_ids: Sequence[str] = (),
+    ) -> SearchResults:
+        """Search facts, entities, episodes and communities of one group or several (default config:
+        the ``hybrid_rrf`` recipe). ``now`` is when the question is asked (relative dates in ``query``
+        resolve against it, "current" is judged at it; default: the clock); ``filters`` narrows by
+        type, labels, the four timestamps, ``as_of`` and ``known_at``; ``center_entity_id`` is what the
+        node-distance reranker measures from; seeds steer breadth-first search."""
+        return await self.searcher.search(
+            _groups(group_ids), query, config=config, filters=filters, now=now, center_entity_id=center_entity_id,
+            seed_entity_ids=seed_entity_ids, seed_episode_ids=seed_episode_ids,
+        )
 
-    async def context(self, group_ids: str | Sequence[str], query: str, **options: Any) -> str:
-        """The paper's context block for ``query`` over one group or several (see
-        ``Searcher.context``)."""
-        return await self.searcher.context(_groups(group_ids), query, **options)
+    async def context(
+        self,
+        group_ids: str | Sequence[str],
+        query: str,
+        *,
+        config: SearchConfig | None = None,
+        filters: SearchFilters | None = None,
+        now: datetime | None = None,
+        center_entity_id: str | None = None,
+        seed_entity_ids: Sequence[str] = (),
+        seed_episode_ids: Sequence[str] = (),
+        token_budget: int = DEFAULT_TOKEN_BUDGET,
+        include_superseded: bool = False,
+        include_episodes: bool = False,
+    ) -> str:
+        """The paper's context block for ``query`` over one group or several (default config: the
+        ``context`` recipe), within ``token_budget``. Current facts only unless
+        ``include_superseded`` (marked with when they stopped being true); raw episodes only with
+        ``include_episodes``. The other parameters are :meth:`search`'s."""
+        return await self.searcher.context(
+            _groups(group_ids), query, config=config, filters=filters, now=now, center_entity_id=center_entity_id,
+            seed_entity_ids=seed_entity_ids, seed_episode_ids=seed_episode_ids, token_budget=token_budget,
+            include_superseded=include_superseded, include_episodes=include_episodes,
+        )
 
     async def get_episode(self, group_id: str, episode_id: str) -> Episode:
         return _only(await self.store.get_episodes(group_id, [episode_id]), "episode", episode_id)
@@ -418,89 +430,39 @@ class Chronomem:
         await self.store.delete_group(group_id)
         self.communities.forget(group_id)
 
-    # -- export / import ---------------------------------------------------------------------------
+    # -- export / import (chronomem.export) -------------------------------------------------------
 
     async def export_group(self, group_id: str) -> GroupExport:
-        """Every object of the group and its vectors (see the module docstring)."""
-        store = self.store
-        episodes = await store.list_episodes(group_id, newest_first=False)
-        entities = await store.list_entities(group_id)
-        facts = await store.list_facts(group_id)
-        communities = await store.list_communities(group_id)
-        mentioned = await store.entities_of_episodes(group_id, [e.id for e in episodes])
-        mentions = [
-            Mention(group_id=group_id, episode_id=episode_id, entity_id=entity_id)
-            for episode_id in sorted(mentioned)
-            for entity_id in sorted(mentioned[episode_id])
-        ]
-        scoped: dict[Scope, list[str]] = {
-            Scope.EPISODES: [e.id for e in episodes], Scope.ENTITIES: [e.id for e in entities],
-            Scope.FACTS: [f.id for f in facts], Scope.COMMUNITIES: [c.id for c in communities],
-        }
-        vectors: dict[Scope, dict[str, str]] = {}
-        for scope, ids in scoped.items():
-            found = await store.get_vectors(group_id, scope, ids) if ids else {}
-            vectors[scope] = {i: _encode(found[i]) for i in sorted(found)}
-        return GroupExport(
-            group_id=group_id, embedder=self.embedder.model_name, dimension=self.embedder.dimension,
-            episodes=tuple(episodes), entities=tuple(entities), facts=tuple(facts), mentions=tuple(mentions),
-            communities=tuple(communities), vectors=vectors,
-        )
+        """Every object of the group and its vectors (see :mod:`chronomem.export`)."""
+        return await export_group(self.store, self.embedder, group_id)
 
     async def import_group(
         self, export: GroupExport, *, group_id: str | None = None, reembed: bool = False
     ) -> GroupStats:
         """Write an export into ``group_id`` (default: the exported group's id), which must be empty,
-        in one atomic write. Returns the group's counts afterwards."""
-        target = group_id or export.group_id
-        if (await self.store.stats(target)).episodes or await self.store.list_entities(target, limit=1):
-            raise ConflictError(f"group {target!r} is not empty; import into a new group id")
-        same_model = export.embedder == self.embedder.model_name and export.dimension == self.embedder.dimension
-        if not same_model and not reembed:
-            raise ConflictError(
-                f"the export's vectors come from {export.embedder!r} ({export.dimension}d) but this memory "
-                f"embeds with {self.embedder.model_name!r}; pass reembed=True to embed the texts again"
-            )
-        batch = GraphWrite(
-            target, episodes=_regroup(export.episodes, target), entities=_regroup(export.entities, target),
-            facts=_regroup(export.facts, target), mentions=_regroup(export.mentions, target),
-            communities=_regroup(export.communities, target),
-        )
-        if same_model:
-            self._attach_vectors(batch, export)
-        else:
-            await self._embed_into(batch)
-        await self.store.write(batch)
-        return await self.store.stats(target)
+        in one atomic write; ``reembed`` embeds its texts again with this memory's embedder. Returns
+        the group's counts afterwards (see :mod:`chronomem.export`)."""
+        return await import_group(self.store, self.embedder, export, group_id=group_id, reembed=reembed)
 
-    @staticmethod
-    def _attach_vectors(batch: GraphWrite, export: GroupExport) -> None:
-        def decoded(scope: Scope) -> dict[str, np.ndarray]:
-            return {i: _decode(v, export.dimension) for i, v in export.vectors.get(scope, {}).items()}
 
-        batch.episode_vectors = decoded(Scope.EPISODES)
-        batch.entity_vectors = decoded(Scope.ENTITIES)
-        batch.fact_vectors = decoded(Scope.FACTS)
-        batch.community_vectors = decoded(Scope.COMMUNITIES)
-
-    async def _embed_into(self, batch: GraphWrite) -> None:
-        async def embed(pairs: list[tuple[str, str]]) -> dict[str, np.ndarray]:
-            if not pairs:
-                return {}
-            matrix = await self.embedder.embed([text for _, text in pairs])
-            return {object_id: matrix[row] for row, (object_id, _) in enumerate(pairs)}
-
-        batch.episode_vectors = await embed([(e.id, e.text) for e in batch.episodes])
-        batch.entity_vectors = await embed([(e.id, e.name) for e in batch.entities])
-        batch.fact_vectors = await embed([(f.id, f.fact) for f in batch.facts])
-        batch.community_vectors = await embed([(c.id, c.name) for c in batch.communities if c.name])
+def _with_mappings(config: IngestConfig, mappings: tuple[JsonMapping, ...]) -> IngestConfig:
+    """The ingestion config with ``mappings`` added to its own; one name naming two different
+    mappings is a ``ConfigurationError`` (which one applies would depend on the order)."""
+    combined: dict[str, JsonMapping] = {}
+    for mapping in (*config.json_mappings, *mappings):
+        known = combined.setdefault(mapping.name, mapping)
+        if known != mapping:
+            raise ConfigurationError(f"two different JSON mappings are named {mapping.name!r}")
+    if len(combined) == len(config.json_mappings):
+        return config
+    return config.model_copy(update={"json_mappings": tuple(combined.values())})
 
 
 def _groups(group_ids: str | Sequence[str]) -> list[str]:
     return [group_ids] if isinstance(group_ids, str) else list(group_ids)
 
 
-def _only(found: Sequence[Any], kind: str, object_id: str) -> Any:
+def _only(found: Sequence[_Found], kind: str, object_id: str) -> _Found:
     if not found:
         raise NotFoundError(f"{kind} {object_id!r} not found")
     return found[0]

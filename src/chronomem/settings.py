@@ -21,6 +21,9 @@ Environment variables read by :meth:`Settings.from_env` (all optional):
 and, when ``CHRONOMEM_LLM_MODEL`` is set (e.g. ``openai:gpt-4o-mini``), whatever
 ``chronomem.llm.settings.LLMSettings.from_env`` reads for the model. Without it no model is used:
 episodes are stored and searchable as ``unextracted`` until ``chronomem reprocess``.
+
+What ingestion extracts (``ingest``, ``ontology``, ``json_mappings``) and how communities are kept
+(``communities``) are set in Python for now; no variable reads them yet.
 """
 
 from __future__ import annotations
@@ -34,6 +37,10 @@ from typing import TYPE_CHECKING, Any
 from chronomem.errors import ConfigurationError
 
 if TYPE_CHECKING:
+    from chronomem.communities.config import CommunityConfig
+    from chronomem.ingest.config import IngestConfig
+    from chronomem.ingest.json_mapping import JsonMapping
+    from chronomem.ingest.ontology import Ontology
     from chronomem.llm.settings import LLMSettings
 
 __all__ = ["ApiLimits", "Settings", "WorkerSettings"]
@@ -83,12 +90,18 @@ class Settings:
     api: ApiLimits = field(default_factory=ApiLimits)
     auth_required: bool = True
     control_db: Path | None = None  # None: <data_dir>/control.db (projects, keys, users, threads)
+    ingest: IngestConfig = field(default_factory=lambda: _default_ingest())
+    ontology: Ontology | None = None  # None: no custom types, every entity an "Entity"
+    # JSON episodes matching one of these are mapped without a model (added to ingest.json_mappings)
+    json_mappings: tuple[JsonMapping, ...] = ()
+    communities: CommunityConfig = field(default_factory=lambda: _default_communities())
 
     def __post_init__(self) -> None:
         # Paths given as strings ("./memory") are accepted and normalized once, here.
         object.__setattr__(self, "data_dir", Path(self.data_dir))
         if self.control_db is not None:
             object.__setattr__(self, "control_db", Path(self.control_db))
+        object.__setattr__(self, "json_mappings", tuple(self.json_mappings))
 
     @property
     def resolved_store_url(self) -> str:
@@ -143,6 +156,23 @@ class Settings:
             api=api,
             auth_required=_bool(env, "CHRONOMEM_AUTH", base.auth_required),
         )
+
+
+# The ingestion and community packages are imported only when settings are made, not on import.
+
+
+def _default_ingest() -> IngestConfig:
+    from chronomem.ingest.config import IngestConfig
+
+    return IngestConfig()
+
+
+def _default_communities() -> CommunityConfig:
+    from chronomem.communities.config import CommunityConfig
+
+    # Extension updates names and summaries without a model, so an episode costs no extra call; the
+    # drift-triggered refresh (or an explicit build) re-summarises with the model in batches.
+    return CommunityConfig(summarize_on_extend=False)
 
 
 def _llm_from_env(env: Mapping[str, str]) -> LLMSettings | None:

@@ -41,6 +41,30 @@ def test_add_a_fact_then_search_and_get_context(cli):
     assert "Alice lives in Lisbon (Date range: 2024-05-01" in context.stdout
 
 
+def test_add_prints_the_entities_and_facts_it_extracted(cli):
+    added = cli("add", "g", "I started a new job at Globex two weeks ago, and I moved to Porto with Ana.",
+                "--speaker", "Maya", "--at", "2024-05-02T18:30:00Z", "--model", "heuristic")
+    assert added.exit_code == 0, added.output
+    lines = added.stdout.splitlines()
+    assert lines[0].startswith("episode ") and ": done (" in lines[0]
+    stored = json.loads(cli("export", "g").stdout)
+    assert stored["entities"] and stored["facts"]
+    created = next(line for line in lines if line.startswith("entities created: ")).removeprefix("entities created: ")
+    assert sorted(created.split(", ")) == sorted(e["name"] for e in stored["entities"])
+    assert "Maya" in created.split(", ")  # the speaker is always an entity
+    printed_facts = lines[lines.index("facts created:") + 1:]
+    for fact in stored["facts"]:
+        assert any(line.startswith(f"  {fact['relation_type']}: {fact['fact']} (") for line in printed_facts), fact
+
+
+def test_add_without_a_model_says_the_episode_awaits_extraction(cli):
+    added = cli("add", "g", "I moved to Lisbon last May.", "--speaker", "Alice")
+    assert added.exit_code == 0 and ": unextracted (0 model calls)" in added.stdout
+    assert "CHRONOMEM_LLM_MODEL" in added.stdout and "entities created" not in added.stdout
+    again = cli("add", "g", "hi", "--model", "gpt-4")
+    assert again.exit_code == 2 and "only 'heuristic'" in again.output
+
+
 def test_bad_input_is_a_clean_error_not_a_traceback(cli):
     naive = cli("add-fact", "g", "A", "KNOWS", "B", "A knows B", "--valid-at", "2024-05-01T00:00:00")
     assert naive.exit_code == 2 and "timezone" in naive.output

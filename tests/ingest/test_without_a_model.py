@@ -112,6 +112,17 @@ async def test_mapped_json_never_calls_a_configured_model(store, embedder, scrip
     assert len(await store.list_facts("crm")) == 3
 
 
+async def test_add_fact_never_calls_a_configured_model(store, embedder, script: Script):
+    model = FunctionModel(script)
+    ingestor = Ingestor(store, embedder, model, config=IngestConfig(summary_max_chars=100, summary_target_chars=50))
+    await ingestor.add_fact("g", "Dana", "WORKS_AT", "Acme", "Dana works at Acme as a senior account manager in Europe")
+    # Dana's summary now passes its bound, which a model would rewrite: the rules shorten it instead
+    await ingestor.add_fact("g", "Dana", "LIVES_IN", "Boston", "Dana lives in Boston, near the harbour, since 2019")
+    assert model.calls == []
+    dana = {e.name: e for e in await store.list_entities("g")}["Dana"]
+    assert 0 < len(dana.summary) <= 100
+
+
 class Person(BaseModel):
     """A human being."""
 

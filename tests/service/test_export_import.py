@@ -9,9 +9,10 @@ import pytest
 from chronomem.communities.prompts import CommunityDescriptions
 from chronomem.embed.testing import HashingEmbedder
 from chronomem.errors import ConflictError
+from chronomem.export import GroupExport
 from chronomem.ingest.prompts import ExtractedEntities, ExtractedEntity
 from chronomem.llm.testing import FunctionModel
-from chronomem.memory import Chronomem, GroupExport
+from chronomem.memory import Chronomem
 from chronomem.store.factory import open_store
 
 

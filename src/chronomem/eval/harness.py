@@ -8,10 +8,11 @@ Called by ``chronomem eval`` and ``bench/eval_retrieval.py``::
 
 For each benchmark group (a LoCoMo conversation, a LongMemEval question's haystack) the episodes are
 written straight through the store with their real timestamps and vectors (no LLM, no extraction;
-see :mod:`chronomem.eval.ingest`). Each question is then searched with :class:`Searcher` over the
-episodes scope, with the question's date as "now". Hits map back to units (LoCoMo turns,
-LongMemEval sessions) through provenance — an episode's own unit, a fact's source episodes — and k
-counts distinct units in rank order, as the official LongMemEval code does.
+see :mod:`chronomem.eval.ingest`). Each question is then searched through the facade
+(:meth:`chronomem.Chronomem.search`) over the episodes scope, with the question's date as "now".
+Hits map back to units (LoCoMo turns, LongMemEval sessions) through provenance — an episode's own
+unit, a fact's source episodes — and k counts distinct units in rank order, as the official
+LongMemEval code does.
 
 Metrics (the official LLM-free ones):
 
@@ -33,8 +34,8 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from chronomem.embed.base import Embedder
 from chronomem.embed.cache import CachedEmbedder
@@ -43,11 +44,10 @@ from chronomem.eval.ingest import ingest, lme_episodes, lme_group, locomo_episod
 from chronomem.eval.locomo import CATEGORY_NAMES, LocomoSample, load_locomo
 from chronomem.eval.longmemeval import LmeQuestion, load_longmemeval
 from chronomem.eval.metrics import distinct, evidence_recall, ndcg_any, recall_all, recall_any
+from chronomem.memory import Chronomem
 from chronomem.search.config import Method, ScopeConfig, SearchConfig, TimeMode
 from chronomem.search.rerank import rrf
-from chronomem.search.searcher import Searcher
-from chronomem.store.base import Store
-from chronomem.store.factory import open_store
+from chronomem.settings import Settings
 
 __all__ = ["DEFAULT_CACHE_DIR", "EVAL_CONFIG", "LME_CONFIG", "EvalReport", "run_eval"]
 
@@ -96,14 +96,16 @@ class EvalReport:
             yield f"{name}: {value:.4f}" if isinstance(value, float) else f"{name}: {value}"
 
 
-async def _ranked_units(searcher: Searcher, group: str, question: str, now: Any, config: SearchConfig) -> list[str]:
+async def _ranked_units(
+    memory: Chronomem, group: str, question: str, now: datetime, config: SearchConfig
+) -> list[str]:
     """Units of the hits in rank order. An episode counts for its own unit, a fact for the units of
     the episodes it came from; with both scopes searched, the two unit rankings are fused by RRF."""
-    results = await searcher.search(group, question, config=config, now=now)
+    results = await memory.search(group, question, config=config, now=now)
     episode_units = [str(e.metadata["unit"]) for e, _ in results.episodes if "unit" in e.metadata]
     if not results.facts:
         return episode_units
-    sources = {e.id: e for e in await searcher.store.get_episodes(
+    sources = {e.id: e for e in await memory.get_episodes(
         group, list(dict.fromkeys(i for fact, _ in results.facts for i in fact.episode_ids))
     )}
     fact_units = [
@@ -126,20 +128,19 @@ def _safe(name: str) -> str:
 
 
 async def _eval_locomo(
-    samples: list[LocomoSample], store: Store, embedder: Embedder, config: SearchConfig, log: Progress
+    samples: list[LocomoSample], memory: Chronomem, config: SearchConfig, log: Progress
 ) -> dict[str, float | int]:
-    searcher = Searcher(store, embedder)
     ours: _Recalls = defaultdict(list)  # (category, k) -> recalls
     base: _Recalls = defaultdict(list)
     for sample in samples:
         group = locomo_group(sample)
-        await ingest(store, embedder, group, locomo_episodes(sample))
+        await ingest(memory.store, memory.embedder, group, locomo_episodes(sample))
         questions = [q for q in sample.questions if q.category in (1, 2, 3, 4) and q.evidence]
-        await embedder.embed([q.question for q in questions])  # one batch; the searcher then hits the cache
+        await memory.embedder.embed([q.question for q in questions])  # one batch; the searcher then hits the cache
         dia_ids = [t.dia_id for t in sample.turns]
         bm25 = BM25([f"{t.speaker}: {t.text}" for t in sample.turns])
         for q in questions:
-            ranked = await _ranked_units(searcher, group, q.question, sample.last_date, config)
+            ranked = await _ranked_units(memory, group, q.question, sample.last_date, config)
             baseline = [dia_ids[i] for i in bm25.rank(q.question, _DEPTH)]
             for k in LOCOMO_KS:
                 ours[q.category, k].append(evidence_recall(ranked, q.evidence, k))
@@ -177,17 +178,16 @@ def _lme_scores(ranked: list[str], gold: tuple[str, ...], corpus_size: int) -> d
 
 
 async def _eval_longmemeval(
-    questions: list[LmeQuestion], store: Store, embedder: Embedder, config: SearchConfig, log: Progress
+    questions: list[LmeQuestion], memory: Chronomem, config: SearchConfig, log: Progress
 ) -> dict[str, float | int]:
-    searcher = Searcher(store, embedder)
     ours: _ByType = defaultdict(list)  # question type -> per-question scores
     base: _ByType = defaultdict(list)
     for number, q in enumerate(questions, start=1):
         if q.is_abstention:
             continue
         group = lme_group(q)
-        await ingest(store, embedder, group, lme_episodes(q))
-        ranked = await _ranked_units(searcher, group, q.question, q.question_date, config)
+        await ingest(memory.store, memory.embedder, group, lme_episodes(q))
+        ranked = await _ranked_units(memory, group, q.question, q.question_date, config)
         session_ids = [s.session_id for s in q.sessions]
         bm25 = BM25([s.user_text for s in q.sessions])
         baseline = [session_ids[i] for i in bm25.rank(q.question, _DEPTH)]
@@ -252,19 +252,19 @@ async def run_eval(
         cache_file = Path(cache_dir if cache_dir is not None else scratch) / f"vectors-{_safe(inner.model_name)}.db"
         # every vector is written to the cache file as it is made: a re-run embeds nothing again
         cached = CachedEmbedder(inner, path=cache_file, max_entries=500_000)
-        store = await open_store(store_url or f"sqlite:///{Path(scratch) / 'eval.db'}")
+        settings = Settings(store_url=store_url or f"sqlite:///{Path(scratch) / 'eval.db'}")
         try:
-            if locomo is not None:
-                samples = load_locomo(locomo)[:limit]
-                for name, value in (await _eval_locomo(samples, store, cached, config or EVAL_CONFIG, log)).items():
-                    report.add(name, value)
-            if longmemeval is not None:
-                questions = load_longmemeval(longmemeval)[:limit]
-                lme = await _eval_longmemeval(questions, store, cached, config or LME_CONFIG, log)
-                for name, value in lme.items():
-                    report.add(name, value)
+            async with await Chronomem.open(settings, embedder=cached) as memory:
+                if locomo is not None:
+                    samples = load_locomo(locomo)[:limit]
+                    for name, value in (await _eval_locomo(samples, memory, config or EVAL_CONFIG, log)).items():
+                        report.add(name, value)
+                if longmemeval is not None:
+                    questions = load_longmemeval(longmemeval)[:limit]
+                    lme = await _eval_longmemeval(questions, memory, config or LME_CONFIG, log)
+                    for name, value in lme.items():
+                        report.add(name, value)
         finally:
-            await store.close()
             await cached.aclose()
     report.add("eval_seconds", time.perf_counter() - started)
     return report

@@ -1,29 +1,32 @@
-"""Bulk ingestion: many episodes, each group's in the order given, groups in parallel, with a progress bar."""
+"""Bulk ingestion: many episodes, each group's in the order given, groups in parallel, with a progress bar.
+
+This module only schedules: what ingesting one episode means (and what a failure records) is the
+caller's ``ingest_one``, so it knows nothing of the pipeline.
+"""
 
 from __future__ import annotations
 
 import asyncio
 from collections import defaultdict
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Callable, Sequence
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from chronomem.domain import Episode
-from chronomem.errors import IngestionError
-
-if TYPE_CHECKING:
-    from chronomem.ingest.pipeline import Ingestor, IngestResult
+from chronomem.ingest.results import IngestResult
 
 __all__ = ["ingest_in_order"]
 
 
 async def ingest_in_order(
-    ingestor: Ingestor, episodes: Sequence[Episode], *, progress: bool = True, max_groups: int = 16
+    episodes: Sequence[Episode],
+    ingest_one: Callable[[Episode], Awaitable[IngestResult]],
+    *,
+    progress: bool = True,
+    max_groups: int = 16,
 ) -> list[IngestResult]:
-    """``add_episode`` for each episode; results in input order. A failure is recorded, not raised."""
-    from chronomem.ingest.pipeline import IngestResult
-
+    """``ingest_one`` for each episode, each group's in order, at most ``max_groups`` groups at a
+    time; results in input order."""
     by_group: dict[str, list[int]] = defaultdict(list)
     for index, episode in enumerate(episodes):
         by_group[episode.group_id].append(index)
@@ -38,13 +41,7 @@ async def ingest_in_order(
     async def run_group(indexes: list[int]) -> None:
         async with slots:
             for index in indexes:
-                episode = episodes[index]
-                try:
-                    results[index] = await ingestor.add_episode(episode)
-                except IngestionError as exc:
-                    stored = await ingestor.store.get_episodes(episode.group_id, [episode.id])
-                    failed = stored[0] if stored else episode
-                    results[index] = IngestResult(failed, warnings=(str(exc),))
+                results[index] = await ingest_one(episodes[index])
                 bar.advance(task)
 
     with bar:

@@ -20,56 +20,41 @@ from __future__ import annotations
 
 import asyncio
 import weakref
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from types import EllipsisType
 
-from chronomem.domain import Entity, Episode, EpisodeKind, EpisodeStatus, Fact
+from chronomem.domain import Episode, EpisodeKind, EpisodeStatus, Fact
 from chronomem.embed.base import Embedder
 from chronomem.errors import ConfigurationError, ConflictError, IngestionError, InvalidInputError, NotFoundError
-from chronomem.ingest import stages
+from chronomem.ingest.bulk import ingest_in_order
 from chronomem.ingest.config import IngestConfig
-from chronomem.ingest.json_mapping import find_mapping, parse_record
+from chronomem.ingest.json_mapping import JsonMapping, find_mapping, parse_record
 from chronomem.ingest.ontology import Ontology
 from chronomem.ingest.prompts import EpisodeText, ExtractedEntity, ExtractedFact, ExtractedGraph
 from chronomem.ingest.provenance import CORRECTION, DIRECT, Provenance, cite, correct
 from chronomem.ingest.removal import plan_removal
+from chronomem.ingest.results import EntitiesAdded, IngestResult, RemovalResult
 from chronomem.ingest.session import Session
-from chronomem.llm.base import LanguageModel, Usage
+from chronomem.ingest.stages.entities import ResolvedEntities, named_entities, resolve_entities
+from chronomem.ingest.stages.extraction import (
+    FactExtraction,
+    extract_entities,
+    extract_facts,
+    extract_graph,
+    facts_near_episode,
+    load_context,
+)
+from chronomem.ingest.stages.facts import FactChanges, apply_invalidation, build_facts, resolve_facts
+from chronomem.ingest.stages.writing import assemble_write, finished, update_summaries
+from chronomem.llm.base import LanguageModel
 from chronomem.store.base import GraphWrite, Store
 from chronomem.timeutil import ensure_utc, utc_now
 
-__all__ = ["EntitiesAdded", "IngestResult", "Ingestor", "RemovalResult"]
-
-EntitiesAdded = Callable[[str, list[str]], Awaitable[None]]
-"""``(group_id, entity_ids) -> None``: told about the entities an episode created (communities)."""
+__all__ = ["Ingestor"]
 
 _RERUNNABLE = (EpisodeStatus.PENDING, EpisodeStatus.PROCESSING, EpisodeStatus.FAILED)
-
-
-@dataclass(frozen=True, slots=True)
-class IngestResult:
-    """What one episode (or fact) did to the graph, and what it cost."""
-
-    episode: Episode
-    entities_created: tuple[Entity, ...] = ()
-    entities_updated: tuple[Entity, ...] = ()
-    facts_created: tuple[Fact, ...] = ()
-    facts_updated: tuple[Fact, ...] = ()  # restated: gained provenance
-    facts_invalidated: tuple[Fact, ...] = ()  # closed by a new fact
-    usage: Usage = field(default_factory=Usage)
-    warnings: tuple[str, ...] = ()
-    skipped: bool = False  # nothing done: already processed (or re-added)
-
-
-@dataclass(frozen=True, slots=True)
-class RemovalResult:
-    episode_id: str
-    facts_deleted: tuple[str, ...]
-    facts_updated: tuple[Fact, ...]
-    entities_deleted: tuple[str, ...]
-    entities_updated: tuple[Entity, ...]
 
 
 @dataclass(slots=True)
@@ -161,23 +146,27 @@ class Ingestor:
 
         A failed episode does not stop the others; its result carries the ``failed`` episode.
         """
-        from chronomem.ingest.bulk import ingest_in_order
+        return await ingest_in_order(episodes, self._add_recording_failure, progress=progress)
 
-        return await ingest_in_order(self, episodes, progress=progress)
+    async def _add_recording_failure(self, episode: Episode) -> IngestResult:
+        try:
+            return await self.add_episode(episode)
+        except IngestionError as exc:
+            stored = await self.store.get_episodes(episode.group_id, [episode.id])
+            return IngestResult(stored[0] if stored else episode, warnings=(str(exc),))
 
     async def _process_locked(self, episode: Episode, *, claimed: bool = False) -> IngestResult:
         mapping = find_mapping(self.config.json_mappings, episode) if episode.kind is EpisodeKind.JSON else None
         if self.llm is None and mapping is None:
             return await self._store_unextracted(episode)
-        session = self._session(episode.group_id, episode.reference_time, episode)
+        # declared structure is resolved by the rules alone, no model even if one is set
+        session = self._session(episode.group_id, episode.reference_time, episode, deterministic=mapping is not None)
         try:
             # entering `processing` counts the attempt (a claimed episode is in it already); the context
             # read does not depend on it
-            episode, text = await asyncio.gather(
-                self._claim(episode, claimed), stages.load_context(session, episode)
-            )
+            episode, text = await asyncio.gather(self._claim(episode, claimed), load_context(session, episode))
             session.episode = episode
-            outcome = await self._run_stages(session, episode, text)
+            outcome = await self._run_stages(session, episode, text, mapping)
             await self.store.write(outcome.write)
         except Exception as exc:
             message = f"{session.current_stage}: {type(exc).__name__}: {exc}"
@@ -195,56 +184,59 @@ class Ingestor:
         """No model: keep the episode searchable (text and vector) and say it awaits extraction."""
         session = self._session(episode.group_id, episode.reference_time, episode)
         await session.vectors.embed([episode.text])
-        stored = stages.finished(episode, session, EpisodeStatus.UNEXTRACTED)
+        stored = finished(episode, session, EpisodeStatus.UNEXTRACTED)
         await self.store.write(
             GraphWrite(episode.group_id, episodes=[stored], episode_vectors={episode.id: session.vectors[episode.text]})
         )
         return IngestResult(stored, usage=session.usage)
 
-    def _session(self, group_id: str, reference_time: datetime, episode: Episode | None) -> Session:
+    def _session(
+        self, group_id: str, reference_time: datetime, episode: Episode | None, *, deterministic: bool = False
+    ) -> Session:
         return Session(
             store=self.store, embedder=self.embedder, llm=self.llm, config=self.config, ontology=self.ontology,
             group_id=group_id, reference_time=reference_time, now=utc_now(), episode=episode,
-            populated=self._populated,
+            populated=self._populated, deterministic=deterministic,
         )
 
-    async def _run_stages(self, session: Session, episode: Episode, text: EpisodeText) -> _Outcome:
+    async def _run_stages(
+        self, session: Session, episode: Episode, text: EpisodeText, mapping: JsonMapping | None
+    ) -> _Outcome:
         """The paper's pipeline, stage by stage (DESIGN §2), after the context (stage 2) is loaded."""
-        extracted, trusted = await self._extract(session, episode, text)
+        extracted = await self._extract(session, episode, text, mapping)
+        trusted = mapping is not None
         staged = self.config.extraction == "staged" and not trusted
-        named = stages.named_entities(session, extracted.entities, trusted=trusted)
+        named = named_entities(session, extracted.entities, trusted=trusted)
         # facts near the episode are fetched while its names resolve (they need only its vector)
         resolved, nearby = await asyncio.gather(
-            stages.resolve_entities(session, text, named, defer_ambiguous=staged),
-            stages.facts_near_episode(session, text) if staged else _no_facts(),
+            resolve_entities(session, text, named, defer_ambiguous=staged),
+            facts_near_episode(session, text) if staged else _no_facts(),
         )
-        found = stages.FactExtraction(extracted.facts)
+        found = FactExtraction(extracted.facts)
         if staged:
-            found = await stages.extract_facts(session, text, resolved, nearby)
-        drafts = stages.build_facts(session, found.facts, resolved, found.shown)
-        outcomes = await stages.resolve_facts(session, drafts)
-        changes = stages.apply_invalidation(session, drafts.facts, outcomes)
-        await stages.update_summaries(session, resolved, changes)
-        write = await stages.assemble_write(session, resolved, changes, episode=episode)
-        done = stages.finished(episode, session)  # `done`, with the usage of every stage, in the same write
+            found = await extract_facts(session, text, resolved, nearby)
+        drafts = build_facts(session, found.facts, resolved, found.shown)
+        outcomes = await resolve_facts(session, drafts)
+        changes = apply_invalidation(session, drafts.facts, outcomes)
+        await update_summaries(session, resolved, changes)
+        write = await assemble_write(session, resolved, changes, episode=episode)
+        done = finished(episode, session)  # `done`, with the usage of every stage, in the same write
         write.episodes.append(done)
         return _Outcome(write, self._result(done, session, resolved, changes))
 
-    async def _extract(self, session: Session, episode: Episode, text: EpisodeText) -> tuple[ExtractedGraph, bool]:
-        """Entities (and, combined or mapped, facts) of the episode; ``True`` when a declared mapping made them."""
-        mapping = find_mapping(self.config.json_mappings, episode) if episode.kind is EpisodeKind.JSON else None
-        if mapping is not None:  # declared structure: resolved deterministically, no model even if one is set
+    async def _extract(
+        self, session: Session, episode: Episode, text: EpisodeText, mapping: JsonMapping | None
+    ) -> ExtractedGraph:
+        """Entities (and, combined or mapped, facts) of the episode."""
+        if mapping is not None:  # declared structure: the session is deterministic (see _process_locked)
             session.current_stage = "json_mapping"
-            session.llm = None
-            return mapping.extract(parse_record(episode), episode.reference_time), True
+            return mapping.extract(parse_record(episode), episode.reference_time)
         if self.config.extraction == "combined":
-            return await stages.extract_graph(session, text), False
-        return ExtractedGraph(entities=await stages.extract_entities(session, text)), False
+            return await extract_graph(session, text)
+        return ExtractedGraph(entities=await extract_entities(session, text))
 
     @staticmethod
-    def _result(
-        episode: Episode, session: Session, resolved: stages.ResolvedEntities, changes: stages.FactChanges
-    ) -> IngestResult:
+    def _result(episode: Episode, session: Session, resolved: ResolvedEntities, changes: FactChanges) -> IngestResult:
         return IngestResult(
             episode=episode,
             entities_created=tuple(resolved.entities[i] for i in resolved.created),
@@ -301,18 +293,18 @@ class Ingestor:
                                  others=list(participants))],
         )
         async with self._lock(group_id):
-            session = self._session(group_id, valid_at or utc_now(), None)
-            session.llm = None  # deterministic resolution only, even when a model is configured
-            resolved = await stages.resolve_entities(session, None, stages.named_entities(session, extracted.entities,
-                                                                                          trusted=True))
-            drafts = stages.build_facts(session, extracted.facts, resolved)
+            # a declared fact is resolved by the rules alone, even when a model is configured
+            session = self._session(group_id, valid_at or utc_now(), None, deterministic=True)
+            named = named_entities(session, extracted.entities, trusted=True)
+            resolved = await resolve_entities(session, None, named)
+            drafts = build_facts(session, extracted.facts, resolved)
             if not drafts.facts:
                 raise InvalidInputError(f"source and target are the same entity: {source!r}")
-            changes = stages.apply_invalidation(session, drafts.facts, await stages.resolve_facts(session, drafts))
+            changes = apply_invalidation(session, drafts.facts, await resolve_facts(session, drafts))
             changes.created = [cite(f, provenance) for f in changes.created]
             changes.restated = {i: cite(f, provenance) for i, f in changes.restated.items()}
-            await stages.update_summaries(session, resolved, changes)
-            await self.store.write(await stages.assemble_write(session, resolved, changes, episode=None))
+            await update_summaries(session, resolved, changes)
+            await self.store.write(await assemble_write(session, resolved, changes, episode=None))
         if self.on_entities_added is not None and resolved.created:
             await self.on_entities_added(group_id, sorted(resolved.created))
         return changes.created[0] if changes.created else next(iter(changes.restated.values()))

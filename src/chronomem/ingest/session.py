@@ -3,6 +3,10 @@
 A session meters the model calls it makes (their usage is the episode's usage), embeds each distinct
 string once, remembers which stage is running (so a failure names it) and collects warnings —
 dropped facts, refused attributes, model answers that pointed nowhere — so nothing fails silently.
+
+A *deterministic* session never asks the model: the stages decide by their rules alone. That is how
+every session runs without a model, and how declared structure runs with one (a JSON episode under a
+mapping, ``add_fact``): what the caller declared is not second-guessed by a model.
 """
 
 from __future__ import annotations
@@ -80,6 +84,8 @@ class EmbeddingCache:
 
 @dataclass
 class Session:
+    """What the stages of one ingestion share (see the module docstring)."""
+
     store: Store
     embedder: Embedder
     llm: LanguageModel | None
@@ -98,9 +104,13 @@ class Session:
     vectors: EmbeddingCache = field(init=False)
     # (group, scope) pairs known to hold vectors, shared by the Ingestor's sessions (see has_vectors)
     populated: set[tuple[str, str]] = field(default_factory=set)
+    # decide by the rules alone, never asking the model (always so when there is none)
+    deterministic: bool = False
 
     def __post_init__(self) -> None:
         self.vectors = EmbeddingCache(self.embedder)
+        if self.llm is None:
+            self.deterministic = True
 
     @property
     def provenance(self) -> tuple[str, ...]:
@@ -108,7 +118,7 @@ class Session:
 
     async def ask(self, prompt: Prompt[Any, Ans], context: Any) -> Ans:
         """One model call; its usage counts towards this session."""
-        assert self.llm is not None, "stages only ask a model when one is configured"
+        assert self.llm is not None and not self.deterministic, "a deterministic session asks no model"
         completion = await self.llm.complete(prompt, context)
         self.usage.add(completion.usage)
         if not completion.usage.by_prompt:
@@ -155,11 +165,11 @@ def stage(name: str) -> Callable[[StageFn[P, R]], StageFn[P, R]]:
     """Mark an async function as a named pipeline stage: a failure inside it is reported with ``name``."""
 
     def decorate(fn: StageFn[P, R]) -> StageFn[P, R]:
-        @functools.wraps(fn)
-        async def run(session: Session, *args: P.args, **kwargs: P.kwargs) -> R:
+        async def run(session: Session, /, *args: P.args, **kwargs: P.kwargs) -> R:
             session.current_stage = name
             return await fn(session, *args, **kwargs)
 
+        functools.update_wrapper(run, fn)  # not @wraps: its typed result would hide the signature
         return run
 
     return decorate

@@ -35,13 +35,8 @@ from chronomem.store.base import Scope
 __all__ = [
     "NamedEntity",
     "ResolvedEntities",
-    "ask_about_ambiguous",
-    "entity_questions",
     "named_entities",
-    "read_matches",
     "resolve_entities",
-    "settle",
-    "specific_label",
 ]
 
 
@@ -139,7 +134,7 @@ async def resolve_entities(
     if not pending:
         return resolved
     decisions = await _decide_unmatched(session, pending)
-    if defer_ambiguous and session.llm is not None and text is not None:
+    if defer_ambiguous and not session.deterministic and text is not None:
         resolved.ambiguous = [(n, d) for n, d in decisions if d.verdict is Verdict.AMBIGUOUS]
         decisions = [(n, d) for n, d in decisions if d.verdict is not Verdict.AMBIGUOUS]
     settle(session, resolved, decisions, await ask_about_ambiguous(session, text, decisions))
@@ -228,7 +223,7 @@ async def ask_about_ambiguous(
 ) -> dict[str, Entity]:
     """One call for every ambiguous name; returns name -> the existing entity it duplicates."""
     ambiguous = [(n, d) for n, d in decisions if d.verdict is Verdict.AMBIGUOUS]
-    if not ambiguous or session.llm is None or text is None:
+    if not ambiguous or session.deterministic or text is None:
         return {}
     questions, numbering = entity_questions(ambiguous)
     answer = await session.ask(ENTITY_RESOLUTION, EntityResolutionContext(text, questions))

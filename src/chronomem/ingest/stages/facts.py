@@ -34,7 +34,6 @@ __all__ = [
     "apply_invalidation",
     "build_facts",
     "resolve_facts",
-    "vet",
 ]
 
 
@@ -167,7 +166,7 @@ async def resolve_facts(session: Session, drafts: FactDrafts) -> list[FactOutcom
                 outcomes[index] = vet(fact, hint, candidates)
             elif candidates:
                 questions.append((index, candidates))
-    if questions and session.llm is not None:
+    if questions and not session.deterministic:
         for index, outcome in (await _ask_about_facts(session, facts, questions)).items():
             outcomes[index] = outcome
     return outcomes

@@ -56,7 +56,7 @@ async def _rewrite_long_summaries(session: Session, resolved: ResolvedEntities) 
     due = to_rewrite(touched, config.summary_max_chars, config.summary_early_rewrite)
     if not due:
         return
-    if session.llm is None:  # no model: keep the newest sentences within the bound
+    if session.deterministic:  # no model to ask: keep the newest sentences within the bound
         for entity in due:
             resolved.update(entity.model_copy(update={"summary": _tail(entity.summary, config.summary_max_chars)}))
         return
