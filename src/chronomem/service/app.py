@@ -26,8 +26,8 @@ from chronomem.service.errors import install_error_handlers
 from chronomem.service.limits import BodySizeLimit
 from chronomem.service.process import tune_gc
 from chronomem.service.routers import graph, probes, tasks, threads, users
-from chronomem.service.workers import WorkerPool
 from chronomem.settings import Settings
+from chronomem.workers import WorkerPool
 
 __all__ = ["API_PREFIX", "app_from_env", "create_app", "serve_app", "serve_processes"]
 
@@ -52,7 +52,7 @@ def create_app(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         opened = memory or await Chronomem.open(settings)
         plane = control or ControlPlane.open(settings.resolved_control_db)
-        pool = WorkerPool(opened.store, opened.process, settings.workers) if run_workers else None
+        pool = WorkerPool.for_memory(opened) if run_workers else None
         app.state.chronomem = ServiceState(settings=settings, memory=opened, control=plane, pool=pool)
         if pool is not None:
             await pool.start()
