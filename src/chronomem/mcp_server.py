@@ -51,6 +51,7 @@ def _fact(fact: Fact, score: float | None = None) -> dict[str, Any]:
         "created_at": _iso(fact.created_at), "expired_at": _iso(fact.expired_at), "score": score,
         "version": fact.version, "recorded_at": _iso(fact.recorded_at),
         "episodes": list(fact.episode_ids), "sources": [s.model_dump() for s in fact.sources],
+        "evidence": [{"episode_uuid": s.episode_id, "start": s.start, "end": s.end} for s in fact.evidence],
     }
 
 
@@ -148,9 +149,10 @@ def build_mcp_server(
 
     @server.tool()
     @_tool_errors
-    async def get_context(query: str, group_ids: list[str] | None = None) -> str:
-        """A ready-to-use context block (facts with dates, entity summaries) for answering the query."""
-        return await memory.context(group_ids or [default_group], query)
+    async def get_context(query: str, group_ids: list[str] | None = None, include_evidence: bool = False) -> str:
+        """A ready-to-use context block (facts with dates, entity summaries) for answering the query;
+        with include_evidence, each fact is followed by the words of the memory that state it."""
+        return await memory.context(group_ids or [default_group], query, include_evidence=include_evidence)
 
     @server.tool()
     @_tool_errors

@@ -30,6 +30,7 @@ __all__ = [
     "EntityOut",
     "EpisodeList",
     "EpisodeOut",
+    "EvidenceOut",
     "FactOut",
     "GraphCreate",
     "GraphList",
@@ -327,6 +328,14 @@ class FactSourceOut(BaseModel):
     reference: str
 
 
+class EvidenceOut(BaseModel):
+    """Where an episode states the fact: ``episode.text[start:end]`` (character offsets)."""
+
+    episode_uuid: str
+    start: int
+    end: int
+
+
 class FactOut(BaseModel):
     uuid: str
     name: str  # the relation type
@@ -336,6 +345,7 @@ class FactOut(BaseModel):
     other_node_uuids: list[str] = []  # further participants of a hyperedge
     episodes: list[str]
     sources: list[FactSourceOut] = []  # provenance outside the episodes
+    evidence: list[EvidenceOut] = []
     attributes: dict[str, Any]
     valid_at: datetime | None
     invalid_at: datetime | None
@@ -352,6 +362,7 @@ class FactOut(BaseModel):
             target_node_uuid=fact.target_id, other_node_uuids=list(fact.other_entity_ids),
             episodes=list(fact.episode_ids),
             sources=[FactSourceOut(name=s.name, reference=s.reference) for s in fact.sources],
+            evidence=[EvidenceOut(episode_uuid=s.episode_id, start=s.start, end=s.end) for s in fact.evidence],
             attributes=fact.attributes, valid_at=fact.valid_at, invalid_at=fact.invalid_at,
             created_at=fact.created_at, expired_at=fact.expired_at, version=fact.version,
             recorded_at=fact.recorded_at, score=score,

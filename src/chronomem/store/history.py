@@ -4,8 +4,9 @@ A store keeps the latest version of each fact where its indexes serve it, and ea
 beside it, each unchanged. An upsert of a stored fact goes through :func:`revise`: when what the
 fact *says* changed (text, participants, relation type, attributes, any of its four timestamps)
 the stored version is closed at the new version's transaction time and kept; when only its
-provenance changed (a restatement adds a source, a deleted episode leaves it) the latest version
-is updated in place, since provenance is evidence for the fact rather than part of what it says.
+provenance changed (a restatement adds a source or an evidence span, a deleted episode leaves it)
+the latest version is updated in place, since provenance is evidence for the fact rather than part
+of what it says.
 
 Transaction time belongs to the records, so it only moves forward: a new version's
 ``recorded_at`` is the caller's when it is later than the stored version's (the pipeline passes
@@ -24,7 +25,7 @@ __all__ = ["Revision", "in_force", "revise", "says_the_same", "versions_of"]
 
 _ONE_US = timedelta(microseconds=1)
 # What is not part of what a fact says: its identity, its evidence and its place in the history.
-_NOT_VERSIONED = frozenset({"id", "group_id", "episode_ids", "sources", "version", "recorded_at"})
+_NOT_VERSIONED = frozenset({"id", "group_id", "episode_ids", "sources", "evidence", "version", "recorded_at"})
 _VERSIONED = tuple(name for name in Fact.model_fields if name not in _NOT_VERSIONED)
 
 

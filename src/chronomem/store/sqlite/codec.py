@@ -16,6 +16,7 @@ import numpy as np
 
 from chronomem.domain import Community, Entity, Episode, EpisodeKind, EpisodeStatus, Fact, FactSource
 from chronomem.errors import InvalidInputError
+from chronomem.store.base import split_fact_attributes
 from chronomem.timeutil import ensure_utc
 
 __all__ = [
@@ -167,6 +168,7 @@ def dump_sources(sources: tuple[FactSource, ...]) -> str:
 def fact_from_row(group_id: str, row: tuple[Any, ...]) -> Fact:
     (id_, source, target, others, relation, text, episodes, attributes, valid, invalid, created, expired,
      sources, version, recorded) = row
+    attributes, evidence = split_fact_attributes(_json_dict(attributes))
     return _construct(Fact, {
         "id": id_,
         "group_id": group_id,
@@ -177,7 +179,8 @@ def fact_from_row(group_id: str, row: tuple[Any, ...]) -> Fact:
         "fact": text,
         "episode_ids": _json_tuple(episodes),
         "sources": _sources(sources),
-        "attributes": _json_dict(attributes),
+        "evidence": evidence,
+        "attributes": attributes,
         "valid_at": from_us(valid),
         "invalid_at": from_us(invalid),
         "created_at": from_us(created),
