@@ -23,7 +23,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from chronomem.errors import ChronomemError
+from chronomem.errors import ChronomemError, InvalidInputError
 from chronomem.settings import Settings
 
 if TYPE_CHECKING:
@@ -152,12 +152,12 @@ def _control(ctx: typer.Context) -> Iterator[ControlPlane]:
 def _when(text: str | None) -> datetime | None:
     if text is None:
         return None
-    from chronomem.timeutil import ensure_utc
+    from chronomem.timeutil import parse_instant
 
     try:
-        return ensure_utc(datetime.fromisoformat(text))
-    except ValueError as exc:
-        raise typer.BadParameter(f"{text!r}: {exc} (use ISO 8601 with a timezone, e.g. 2024-05-01T10:00:00Z)") from None
+        return parse_instant(text)
+    except InvalidInputError as exc:
+        raise typer.BadParameter(str(exc)) from None
 
 
 # -- serving -----------------------------------------------------------------------------------------

@@ -20,13 +20,12 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Iterable
-from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
 from chronomem.domain import Episode, EpisodeKind
 from chronomem.errors import InvalidInputError
-from chronomem.timeutil import ensure_utc
+from chronomem.timeutil import parse_instant
 
 __all__ = [
     "FORMATS",
@@ -58,7 +57,10 @@ def _line_episode(raw: Any, line_no: int, group_id: str | None) -> Episode:
         "metadata": raw.get("metadata") or {}, "source_description": "import",
     }
     if raw.get("created_at"):
-        fields["reference_time"] = ensure_utc(datetime.fromisoformat(raw["created_at"]))
+        try:
+            fields["reference_time"] = parse_instant(str(raw["created_at"]))
+        except InvalidInputError as exc:
+            raise InvalidInputError(f"line {line_no}: created_at {exc}") from None
     if raw.get("uuid"):
         fields["id"] = str(raw["uuid"])
     try:

@@ -268,7 +268,10 @@ class Ingestor:
         """Add one fact between named entities, resolved deterministically (no model call).
 
         A restatement between the same pair gains nothing new and returns the stored fact; a
-        single-valued relation of the ontology closes the previous value at ``valid_at``.
+        single-valued relation of the ontology closes the previous value at ``valid_at``. The same
+        text between the same pair under another relation type is a ``ConflictError`` (nothing is
+        written): the stored fact already says it, and keeping both would make one text mean two
+        relations.
         """
         if not fact.strip() or not source.strip() or not target.strip():
             raise InvalidInputError("add_fact needs a source, a target and a fact text")
@@ -289,6 +292,7 @@ class Ingestor:
             if not drafts.facts:
                 raise InvalidInputError(f"source and target are the same entity: {source!r}")
             changes = apply_invalidation(session, drafts.facts, await resolve_facts(session, drafts))
+            _refuse_relabelling(changes, relation_type)
             await update_summaries(session, resolved, changes)
             await self.store.write(await assemble_write(session, resolved, changes, episode=None))
         if self.on_entities_added is not None and resolved.created:
@@ -328,3 +332,13 @@ async def _no_facts() -> list[Fact]:
 def _entity(name: str, labels: Sequence[str]) -> ExtractedEntity:
     specific = [label for label in labels if label != "Entity"]
     return ExtractedEntity(name=name, type=specific[0] if specific else "Entity")
+
+
+def _refuse_relabelling(changes: FactChanges, relation_type: str) -> None:
+    """A declared fact that restates a stored one under another relation type is a conflict."""
+    for stored in changes.restated.values():
+        if stored.relation_type != relation_type:
+            raise ConflictError(
+                f"fact {stored.id} between these entities already says {stored.fact!r} as "
+                f"{stored.relation_type}, not {relation_type}; delete it first to relabel it"
+            )

@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Response
 
-from chronomem.service.deps import ERROR_RESPONSES, Space
+from chronomem.service.deps import CONFLICT_RESPONSE, ERROR_RESPONSES, Space
 from chronomem.service.schemas import (
     ContextResponse,
     ThreadList,
@@ -27,7 +27,7 @@ QueryText = Annotated[str, Query(min_length=1, max_length=4_000)]
 
 
 @router.post("", status_code=201, response_model=UserOut, summary="Create a user (and their graph)",
-             responses={409: ERROR_RESPONSES[422] | {"description": "the user exists"}})
+             responses=CONFLICT_RESPONSE)
 async def create_user(body: UserCreate, space: Space) -> UserOut:
     return UserOut.from_record(space.create_user(**body.model_dump()))
 
