@@ -2,7 +2,9 @@
 
 - **The body**: larger than ``max_bytes`` (``settings.api.max_request_bytes``) is a 413, before any
   route runs (``BodySizeLimit``, a pure ASGI middleware), whether the client declared its length or
-  streamed it; a body nested deeper than Python's JSON parser can follow is a 422.
+  streamed it; a body with a lone UTF-16 surrogate escape (``"\\ud800"``: not text, and no store
+  can encode it) is a 422, also before any route; a body nested deeper than Python's JSON parser
+  can follow is FastAPI's 400.
 - **Ids** chosen by callers (users, threads, graphs, episodes, messages): ``Identifier``, 1 to 256
   characters, no control characters, no ``/`` (an id is a path segment), not ``.`` or ``..``.
 - **Free-form JSON** (metadata, the data of a ``json`` episode): ``JsonObject`` and
@@ -51,6 +53,7 @@ __all__ = [
     "StoredJson",
     "check_json",
     "check_json_document",
+    "lone_surrogate_escape",
 ]
 
 MAX_ID_CHARS = 256
@@ -132,7 +135,7 @@ def check_json_document(text: str) -> str:
     except RecursionError:
         raise ValueError(f"nested deeper than {MAX_JSON_DEPTH} levels") from None
     except ValueError as exc:
-        raise ValueError(f"not JSON: {exc}") from None
+        raise ValueError(f"must be JSON: {exc}") from None
     check_json(parsed)
     return text
 
@@ -153,6 +156,35 @@ StoredJson = Annotated[dict[str, Any], WrapSerializer(_serialize_stored)]
 """Stored free-form JSON in a response: one record's oversized metadata cannot fail a whole list."""
 
 
+_SURROGATE_ESCAPE = re.compile(rb"\\+u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def lone_surrogate_escape(body: bytes) -> str | None:
+    """The first ``\\uD800``-``\\uDFFF`` escape of a JSON text that is not half of a pair, if any.
+
+    A match preceded by an even number of extra backslashes is literal text (``"\\\\ud800"``), not an
+    escape. Cheap when the body holds no ``\\u`` at all, which is nearly always.
+    """
+    if b"\\u" not in body:
+        return None
+    pending_high: bytes | None = None
+    last_end = -1
+    for match in _SURROGATE_ESCAPE.finditer(body):
+        backslashes = len(match.group()) - 5
+        if backslashes % 2 == 0:  # an escaped backslash, then literal "u…"
+            continue
+        escape = match.group()[-6:]
+        is_high = escape[3:4] in b"89abAB"
+        adjacent = match.start() == last_end
+        if pending_high is not None and not (adjacent and not is_high):
+            return pending_high.decode()
+        if pending_high is None and not is_high:
+            return escape.decode()
+        pending_high = escape if is_high else None
+        last_end = match.end()
+    return pending_high.decode() if pending_high is not None else None
+
+
 class BodySizeLimit:
     def __init__(self, app: ASGIApp, *, max_bytes: int) -> None:
         self.app = app
@@ -164,7 +196,7 @@ class BodySizeLimit:
             return
         declared = dict(scope.get("headers") or ()).get(b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
-            await self._refuse(send)
+            await self._refuse_size(send)
             return
         chunks: list[bytes] = []
         size = 0
@@ -176,11 +208,16 @@ class BodySizeLimit:
             chunk = message.get("body", b"")
             size += len(chunk)
             if size > self.max_bytes:
-                await self._refuse(send)
+                await self._refuse_size(send)
                 return
             chunks.append(chunk)
             more = message.get("more_body", False)
         body = b"".join(chunks)
+        surrogate = lone_surrogate_escape(body)
+        if surrogate is not None:
+            await self._refuse(send, 422, "ValidationError",
+                               f"the body holds a lone UTF-16 surrogate escape ({surrogate}), which is not text")
+            return
         replayed = False
 
         async def replay() -> Message:
@@ -192,12 +229,13 @@ class BodySizeLimit:
 
         await self.app(scope, replay, send)
 
-    async def _refuse(self, send: Send) -> None:
-        payload = json.dumps(
-            error_body("PayloadTooLargeError", f"request body larger than {self.max_bytes} bytes")
-        ).encode()
+    async def _refuse_size(self, send: Send) -> None:
+        await self._refuse(send, 413, "PayloadTooLargeError", f"request body larger than {self.max_bytes} bytes")
+
+    async def _refuse(self, send: Send, status: int, kind: str, message: str) -> None:
+        payload = json.dumps(error_body(kind, message)).encode()
         await send({
-            "type": "http.response.start", "status": 413,
+            "type": "http.response.start", "status": status,
             "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())],
         })
         await send({"type": "http.response.body", "body": payload})

@@ -98,10 +98,19 @@ class UserCreate(_In):
 
 
 class UserUpdate(_In):
+    """The fields to change; a null email or name clears it, metadata is replaced whole."""
+
     email: Short | None = None
     first_name: Short | None = None
     last_name: Short | None = None
     metadata: Metadata | None = None
+
+    @field_validator("metadata")
+    @classmethod
+    def _metadata_not_null(cls, metadata: dict[str, Any] | None) -> dict[str, Any]:
+        if metadata is None:
+            raise ValueError("metadata cannot be null: send {} to clear it")
+        return metadata
 
 
 class UserOut(BaseModel):
