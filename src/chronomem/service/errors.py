@@ -119,16 +119,15 @@ async def _on_http_error(request: Request, exc: Exception) -> JSONResponse:
     return JSONResponse(error_body("HTTPError", str(exc.detail)), status_code=exc.status_code, headers=headers)
 
 
+_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+
+
 def allowed_methods(request: Request) -> list[str]:
     """Every method some route serves at this path (Starlette's own 405 names only the first
     route whose path matched, e.g. ``GET`` for ``/users/{id}`` that also takes PATCH and DELETE)."""
-    methods: set[str] = set()
-    for route in request.app.router.routes:
-        match, _ = route.matches({**request.scope, "method": "GET"})
-        route_methods = getattr(route, "methods", None)
-        if match is not Match.NONE and route_methods:
-            methods.update(route_methods)
-    return sorted(methods)
+    routes = request.app.router.routes
+    return [method for method in _METHODS
+            if any(route.matches({**request.scope, "method": method})[0] is Match.FULL for route in routes)]
 
 
 async def _on_unexpected(request: Request, exc: Exception) -> JSONResponse:

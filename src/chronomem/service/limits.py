@@ -29,13 +29,11 @@ from typing import Annotated, Any
 from pydantic import (
     AfterValidator,
     Field,
-    SerializationInfo,
     SerializerFunctionWrapHandler,
     StringConstraints,
     WithJsonSchema,
     WrapSerializer,
 )
-from pydantic_core import PydanticSerializationError
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from chronomem.service.errors import error_body
@@ -103,15 +101,27 @@ def check_json(value: Any) -> Any:
                 for key in item:
                     if not isinstance(key, str) or len(key) > MAX_JSON_KEY_CHARS:
                         raise ValueError(f"a key longer than {MAX_JSON_KEY_CHARS} characters")
+                    if not _is_text(key):
+                        raise ValueError("a key holds a lone UTF-16 surrogate, which is not text")
                 children = item.values()
             else:
                 children = item
             pending.extend((child, depth + 1) for child in children)
+        elif isinstance(item, str) and not _is_text(item):
+            raise ValueError("a string holds a lone UTF-16 surrogate, which is not text")
         elif isinstance(item, float) and not math.isfinite(item):
             raise ValueError(f"{item} is not a JSON number (only finite numbers)")
         elif not (item is None or isinstance(item, str | int | float | bool)):
             raise ValueError(f"{type(item).__name__} is not a JSON value")
     return value
+
+
+def _is_text(value: str) -> bool:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 _JSON_LIMITS = (
@@ -144,12 +154,13 @@ JsonDocumentText = Annotated[str, AfterValidator(check_json_document)]
 """The text of a JSON document (a ``json`` episode), checked against the JSON limits."""
 
 
-def _serialize_stored(value: Any, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> Any:
+def _serialize_stored(value: Any, handler: SerializerFunctionWrapHandler) -> Any:
     try:
-        return handler(value)
-    except PydanticSerializationError:
-        # Stored before the limits existed and too deep to serialize: keep the record readable.
+        check_json(value)
+    except ValueError:
+        # Stored before the limits existed (it may be too deep to serialize): keep the record readable.
         return {"_unreadable": f"stored JSON beyond the limits ({_JSON_LIMITS}); replace it"}
+    return handler(value)
 
 
 StoredJson = Annotated[dict[str, Any], WrapSerializer(_serialize_stored)]
