@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Iterable
 from typing import Annotated, Any
 
 from pydantic import (
@@ -103,9 +104,7 @@ def check_json(value: Any) -> Any:
                         raise ValueError(f"a key longer than {MAX_JSON_KEY_CHARS} characters")
                     if not _is_text(key):
                         raise ValueError("a key holds a lone UTF-16 surrogate, which is not text")
-                children = item.values()
-            else:
-                children = item
+            children: Iterable[Any] = item.values() if isinstance(item, dict) else item
             pending.extend((child, depth + 1) for child in children)
         elif isinstance(item, str) and not _is_text(item):
             raise ValueError("a string holds a lone UTF-16 surrogate, which is not text")
