@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from chronomem.errors import ChronomemError, InvalidInputError
@@ -338,28 +337,15 @@ def import_command(
         stats = _run(_with_memory(_settings(ctx), lambda m: m.import_group(export, group_id=group, reembed=reembed)))
         console.print(f"imported {stats.episodes} episodes, {stats.entities} entities, {stats.facts} facts")
         return
-    from chronomem.importing import FORMATS, read_episodes
+    from chronomem.importing import FORMATS, import_episodes, read_episodes
 
     if fmt not in FORMATS:
         raise typer.BadParameter(f"--format must be one of {', '.join((*FORMATS, 'export'))}")
     with _clean_errors():
         episodes = read_episodes(path, fmt, group_id=group)  # type: ignore[arg-type]
-
-    async def work(memory: Chronomem) -> int:
-        if not queue:
-            return len(await memory.add_episodes(episodes, progress=True))
-        with Progress(TextColumn("queueing"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                      console=err_console) as progress:
-            bar = progress.add_task("queueing", total=len(episodes))
-            for start in range(0, len(episodes), 100):
-                chunk = episodes[start:start + 100]
-                await memory.enqueue(chunk)
-                progress.advance(bar, len(chunk))
-        return len(episodes)
-
-    count = _run(_with_memory(_settings(ctx), work))
-    groups = len({e.group_id for e in episodes})
-    console.print(f"{'queued' if queue else 'ingested'} {count} episodes into {groups} group(s)")
+    counts = _run(_with_memory(_settings(ctx), lambda m: import_episodes(m, episodes, queue=queue, progress=True)))
+    _say(f"{'queued' if queue else 'ingested'} {counts.added} new episodes into {counts.groups} group(s); "
+         f"{counts.already_present} were already there")
 
 
 @app.command()

@@ -95,11 +95,30 @@ def test_import_jsonl_messages_and_report_a_bad_line(cli, tmp_path):
     good.write_text('{"content": "hi", "name": "Ann"}\n\n'
                     '{"content": "I like tea", "created_at": "2024-01-01T10:00:00Z"}\n')
     result = cli("import", str(good), "--group", "chat")
-    assert result.exit_code == 0 and "ingested 2 episodes into 1 group(s)" in result.stdout
+    assert result.exit_code == 0 and "ingested 2 new episodes into 1 group(s); 0 were already there" in result.stdout
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"content": "ok"}\n{"text": "no content"}\n')
     failed = cli("import", str(bad), "--group", "chat")
     assert failed.exit_code == 1 and "line 2" in failed.stderr
+    naive = tmp_path / "naive.jsonl"
+    naive.write_text('{"content": "ok", "created_at": "2024-01-01T10:00:00"}\n')
+    refused = cli("import", str(naive), "--group", "chat")
+    assert refused.exit_code == 1 and "line 1" in refused.stderr and "2024-01-01T10:00:00Z" in refused.stderr
+
+
+def test_importing_jsonl_without_ids_twice_adds_nothing_the_second_time_and_says_so(cli, tmp_path):
+    """Lines without ``uuid`` get ids from their group, position and content: a re-import is a no-op,
+    a line appended later is added, and a message repeated on another line is another message."""
+    path = tmp_path / "messages.jsonl"
+    path.write_text('{"content": "ok"}\n{"content": "I like tea"}\n{"content": "ok"}\n')
+    first = cli("import", str(path), "--group", "chat")
+    assert "ingested 3 new episodes into 1 group(s); 0 were already there" in first.stdout
+    again = cli("import", str(path), "--group", "chat")
+    assert again.exit_code == 0 and "ingested 0 new episodes into 1 group(s); 3 were already there" in again.stdout
+    path.write_text(path.read_text() + '{"content": "and coffee"}\n')
+    grown = cli("import", str(path), "--group", "chat", "--queue")
+    assert "queued 1 new episodes into 1 group(s); 3 were already there" in grown.stdout
+    assert "│ 4 " in cli("groups").stdout
 
 
 @pytest.fixture
@@ -121,7 +140,8 @@ def tiny_locomo(tmp_path):
 
 def test_import_locomo_is_idempotent_and_keeps_dates(cli, tiny_locomo):
     assert cli("import", str(tiny_locomo), "--format", "locomo", "--group", "lc-").exit_code == 0
-    assert cli("import", str(tiny_locomo), "--format", "locomo", "--group", "lc-").exit_code == 0
+    again = cli("import", str(tiny_locomo), "--format", "locomo", "--group", "lc-")
+    assert again.exit_code == 0 and "0 new episodes" in again.stdout and "2 were already there" in again.stdout
     found = json.loads(cli("search", "lc-conv-x", "cake", "--recipe", "episodes_only", "--json").stdout)
     assert found["episodes"][0]["content"] == "Congrats! [shares an image: a cake]"
     assert found["episodes"][0]["reference_time"].startswith("2023-05-08T13:56")
@@ -141,7 +161,7 @@ def test_import_longmemeval_queues_one_group_per_question(cli, tmp_path):
     path = tmp_path / "lme.json.gz"
     path.write_bytes(gzip.compress(json.dumps([question]).encode()))
     result = cli("import", str(path), "--format", "longmemeval", "--queue")
-    assert result.exit_code == 0 and "queued 2 episodes into 1 group(s)" in result.stdout
+    assert result.exit_code == 0 and "queued 2 new episodes into 1 group(s)" in result.stdout
 
 
 def test_eval_prints_name_value_lines(cli, tiny_locomo):
