@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from chronomem.ingest import IngestResult
     from chronomem.llm.base import LanguageModel
     from chronomem.memory import Chronomem
+    from chronomem.search.searcher import SearchResults
     from chronomem.service.controlplane import ControlPlane
     from chronomem.store.base import GroupStats
     from chronomem.store.factory import StoreTraits
@@ -408,7 +409,22 @@ def search(
     filters = SearchFilters(as_of=when, known_at=known) if when or known else None
     with _clean_errors():
         config = named_recipe(recipe).with_limit(limit)
-    results = _run(_with_memory(_settings(ctx), lambda m: m.search([group], query, config=config, filters=filters)))
+        fallback = named_recipe("episodes_only").with_limit(limit)
+
+    async def work(memory: Chronomem) -> tuple[SearchResults, str | None]:
+        results = await memory.search([group], query, config=config, filters=filters)
+        if results.facts or results.entities or results.episodes or results.communities:
+            return results, None
+        why = await _why_nothing(memory, group)
+        if recipe != "episodes_only":
+            results = await memory.search([group], query, config=fallback, filters=filters)
+            if results.episodes:
+                return results, f"{why}; showing matching episodes (--recipe episodes_only)"
+        return results, why
+
+    results, note = _run(_with_memory(_settings(ctx), work))
+    if note:
+        err_console.print(f"note: {note}", markup=False, highlight=False, soft_wrap=True)
     scopes: dict[str, list[tuple[Fact | Entity | Episode | Community, float]]] = {
         "facts": list(results.facts), "entities": list(results.entities), "episodes": list(results.episodes),
         "communities": list(results.communities),
@@ -422,6 +438,20 @@ def search(
     for name, hits in scopes.items():
         if hits:
             console.print(_table(name, hits))
+
+
+async def _why_nothing(memory: Chronomem, group: str) -> str:
+    """Why a search of ``group`` found no fact or entity, in words for the person who asked."""
+    from chronomem.domain import EpisodeStatus
+
+    waiting = await memory.list_episodes(group, statuses=[
+        EpisodeStatus.UNEXTRACTED, EpisodeStatus.PENDING, EpisodeStatus.PROCESSING, EpisodeStatus.FAILED])
+    if waiting:
+        return (f"nothing extracted matched: {len(waiting)} episode(s) of {group!r} are not extracted yet "
+                "(no model configured, still queued, or failed; see `chronomem reprocess`)")
+    if not await memory.list_episodes(group, limit=1):
+        return f"group {group!r} holds no episodes"
+    return "nothing in the group matched the query"
 
 
 def _table(name: str, hits: list[tuple[Fact | Entity | Episode | Community, float]]) -> Table:
@@ -454,9 +484,21 @@ def context(
     group: Annotated[str, typer.Argument(help="Group (graph) id.")],
     query: Annotated[str, typer.Argument(help="The question the context is for.")],
 ) -> None:
-    """Print the context block (the paper's template) for a query."""
-    block = _run(_with_memory(_settings(ctx), lambda m: m.context([group], query)))
-    console.print(block, markup=False, highlight=False)
+    """Print the context block (the paper's template) for a query, exactly as an agent gets it."""
+
+    async def work(memory: Chronomem) -> tuple[str, str | None]:
+        block = await memory.context([group], query)
+        if block.strip():
+            return block, None
+        why = await _why_nothing(memory, group)
+        block = await memory.context([group], query, include_episodes=True)
+        return block, (f"{why}; the block shows matching episodes instead" if block.strip() else why)
+
+    block, note = _run(_with_memory(_settings(ctx), work))
+    if note:
+        err_console.print(f"note: {note}", markup=False, highlight=False, soft_wrap=True)
+    if block:
+        sys.stdout.write(block + "\n")  # verbatim: the text an agent gets, not wrapped to the terminal
 
 
 @app.command()

@@ -41,6 +41,25 @@ def test_add_a_fact_then_search_and_get_context(cli):
     assert "Alice lives in Lisbon (Date range: 2024-05-01" in context.stdout
 
 
+def test_context_prints_the_block_verbatim_not_wrapped_to_the_terminal(cli):
+    long_fact = "Alice works at the bakery by the river" + " and also at the market on Saturdays" * 4
+    assert len(long_fact) > 120
+    assert cli("add-fact", "g", "Alice", "WORKS_AT", "Bakery", long_fact).exit_code == 0
+    context = cli("context", "g", "where does Alice work")
+    assert context.exit_code == 0 and f"{long_fact} (Date range:" in context.stdout
+
+
+def test_search_and_context_on_unextracted_episodes_fall_back_to_them_and_say_why(cli):
+    assert cli("add", "g", "I moved to Lisbon last May.", "--speaker", "Alice").exit_code == 0  # no model
+    found = cli("search", "g", "Lisbon", "--json")
+    assert [e["content"] for e in json.loads(found.stdout)["episodes"]] == ["I moved to Lisbon last May."]
+    assert "1 episode(s) of 'g' are not extracted yet" in found.stderr
+    context = cli("context", "g", "where does Alice live")
+    assert "I moved to Lisbon last May." in context.stdout and "not extracted yet" in context.stderr
+    empty = cli("search", "nobody", "Lisbon")
+    assert empty.exit_code == 0 and "holds no episodes" in empty.stderr
+
+
 def test_add_prints_the_entities_and_facts_it_extracted(cli):
     added = cli("add", "g", "I started a new job at Globex two weeks ago, and I moved to Porto with Ana.",
                 "--speaker", "Maya", "--at", "2024-05-02T18:30:00Z", "--model", "heuristic")
@@ -68,6 +87,9 @@ def test_add_without_a_model_says_the_episode_awaits_extraction(cli):
 def test_bad_input_is_a_clean_error_not_a_traceback(cli):
     naive = cli("add-fact", "g", "A", "KNOWS", "B", "A knows B", "--valid-at", "2024-05-01T00:00:00")
     assert naive.exit_code == 2 and "timezone" in naive.output
+    assert "2024-05-01T00:00:00Z" in naive.output and "assume_utc" not in naive.output  # for people, not code
+    far = cli("search", "g", "x", "--as-of", "9999-12-31T23:59:59-14:00")
+    assert far.exit_code == 2 and "supported range" in far.output
     recipe = cli("search", "g", "x", "--recipe", "nope")
     assert recipe.exit_code == 1 and "unknown search recipe" in recipe.stderr
 
