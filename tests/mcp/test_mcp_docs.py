@@ -21,8 +21,8 @@ def documented_tools() -> dict[str, list[str]]:
 
 async def test_the_documented_tools_and_parameters_are_the_servers(tmp_path):
     store = await open_store(f"sqlite:///{tmp_path / 'graph.db'}")
-    async with Chronomem(store=store, embedder=HashingEmbedder()) as memory:
-        async with Client(build_mcp_server(memory, default_group="me")) as client:
-            tools = (await client.list_tools()).tools
+    async with Chronomem(store=store, embedder=HashingEmbedder()) as memory, \
+            Client(build_mcp_server(memory, default_group="me")) as client:
+        tools = (await client.list_tools()).tools
     served = {tool.name: list(tool.input_schema["properties"]) for tool in tools}
     assert documented_tools() == served

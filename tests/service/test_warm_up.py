@@ -41,9 +41,9 @@ async def test_the_model_is_loaded_before_ready_even_behind_the_cache(tmp_path):
     control = ControlPlane.open(tmp_path / "control.db")
     app = create_app(memory, control=control, workers=False)
     assert not inner.loaded
-    async with app.router.lifespan_context(app):
-        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as client:
-            assert (await client.get("/readyz")).status_code == 200
-            assert inner.loaded and inner.cold_embeds == 0
+    async with app.router.lifespan_context(app), \
+            httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as client:
+        assert (await client.get("/readyz")).status_code == 200
+        assert inner.loaded and inner.cold_embeds == 0
     control.close()
     await memory.close()
