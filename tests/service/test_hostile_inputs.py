@@ -156,6 +156,28 @@ VALID_BODIES: dict[tuple[str, str], dict[str, Any]] = {
 NESTED_FIELDS = ("messages", "filters")  # their items' / members' fields are replaced too
 
 
+def _synthesized(schema: dict[str, Any], document: dict[str, Any]) -> dict[str, Any]:
+    """A plausible body for an operation without a hand-written one: its required fields, each with
+    a simple value of its type (the hostile values then replace one field at a time)."""
+    schema = _resolve(schema, document)
+    body: dict[str, Any] = {}
+    for name in schema.get("required", []):
+        field = _resolve(schema.get("properties", {}).get(name, {}), document)
+        options = [_resolve(o, document) for o in field.get("anyOf", [field])]
+        option = next((o for o in options if o.get("type") != "null"), {})
+        if "enum" in option:
+            body[name] = option["enum"][0]
+        elif option.get("format") == "date-time":
+            body[name] = "2024-05-01T10:00:00Z"
+        else:
+            body[name] = {"string": _KNOWN_IDS.get(name, "x"), "integer": 1, "number": 0.5, "boolean": True,
+                          "array": [], "object": {}}.get(option.get("type", "string"), "x")
+    return body
+
+
+_KNOWN_IDS = {"user_id": "alice", "thread_id": "t1", "graph_id": "kb", "content": "hello", "query": "hello"}
+
+
 def _path_values(ids: dict[str, str]) -> dict[str, str]:
     return {"user_id": "alice", "thread_id": "t1", "graph_id": "kb", "task_id": ids["task"], "uuid": ids["episode"]}
 
@@ -205,15 +227,19 @@ def corpus(document: dict[str, Any], ids: dict[str, str]) -> list[Case]:
     cases: list[Case] = []
     path_values = _path_values(ids)
     for template, operations in document["paths"].items():
-        if not template.startswith(API):
-            continue
+        if not template.startswith("/api/"):
+            continue  # the probes and the documents
         route = template.removeprefix(API)
         for method, operation in operations.items():
             parameters = operation.get("parameters", [])
-            path = API + route.format(**{p["name"]: path_values.get(p["name"], "x")
+            prefix = API if template.startswith(API) else ""
+            path = prefix + route.format(**{p["name"]: path_values.get(p["name"], "x")
                                          for p in parameters if p["in"] == "path"})
             query = _base_query(route, parameters)
+            content = operation.get("requestBody", {}).get("content", {}).get("application/json")
             body = VALID_BODIES.get((method, route))
+            if body is None and content is not None:
+                body = _synthesized(content["schema"], document)
             for parameter in parameters:
                 name = parameter["name"]
                 for value in _values_for(parameter.get("schema", {}), document, name) + STRINGS:
@@ -224,13 +250,12 @@ def corpus(document: dict[str, Any], ids: dict[str, str]) -> list[Case]:
                     if parameter["in"] == "path":
                         filled = {p["name"]: path_values.get(p["name"], "x") for p in parameters if p["in"] == "path"}
                         filled[name] = quote(text.encode("utf-8", "surrogatepass"), safe="")
-                        cases.append(Case(method.upper(), API + route.format(**filled), query, body,
+                        cases.append(Case(method.upper(), prefix + route.format(**filled), query, body,
                                           f"path {name}={_short(value)}"))
                     elif parameter["in"] == "query":
                         sent = quote(text.encode("utf-8", "surrogatepass"), safe="")
                         cases.append(Case(method.upper(), path, {**query, name: sent}, body,
                                           f"query {name}={_short(value)}"))
-            content = operation.get("requestBody", {}).get("content", {}).get("application/json")
             if content is not None and body is not None:
                 for what, variant in _body_variants(body, content["schema"], document):
                     cases.append(Case(method.upper(), path, query, variant, what))
