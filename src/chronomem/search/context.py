@@ -7,11 +7,11 @@ budget in rank order and deduplicated. Pure: the caller passes objects already r
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 from chronomem.domain import Community, Entity, Episode, Fact, normalize_name
+from chronomem.providers.tokens import estimate_tokens
 
 __all__ = ["DEFAULT_TOKEN_BUDGET", "build_context", "estimate_tokens", "evidence_quotes", "fact_line"]
 
@@ -29,11 +29,6 @@ _EPISODE_INTRO = "These are the most relevant raw episodes (messages or document
 
 # Share of the budget each section may take on the first pass; what one leaves, the next ones use.
 _SHARES = {"facts": 0.5, "entities": 0.3, "communities": 0.1, "episodes": 0.1}
-
-
-def estimate_tokens(text: str) -> int:
-    """A model-free token estimate: about four characters per token for English text."""
-    return max(1, math.ceil(len(text) / 4)) if text else 0
 
 
 def _date(value: datetime | None) -> str:
