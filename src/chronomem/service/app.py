@@ -22,13 +22,14 @@ from fastapi import FastAPI
 
 from chronomem.embed.base import warm_up
 from chronomem.memory import Chronomem
+from chronomem.service.compat import mount_compat
 from chronomem.service.controlplane import ControlPlane
 from chronomem.service.deps import ServiceState
 from chronomem.service.errors import install_error_handlers
 from chronomem.service.limits import BodySizeLimit
 from chronomem.service.pages import mount_pages
 from chronomem.service.process import tune_gc
-from chronomem.service.routers import explorer, graph, probes, tasks, threads, users
+from chronomem.service.routers import explorer, graph, probes, tasks, templates, threads, users
 from chronomem.settings import Settings
 from chronomem.workers import WorkerPool
 
@@ -85,8 +86,9 @@ def create_app(
     install_error_handlers(app)
     app.add_middleware(BodySizeLimit, max_bytes=settings.api.max_request_bytes)
     app.include_router(probes.router)
-    for module in (users, threads, graph, tasks, explorer):
+    for module in (users, threads, graph, tasks, templates, explorer):
         app.include_router(module.router, prefix=API_PREFIX)
+    mount_compat(app)  # /api/v2: Zep's SDK works unchanged
     mount_pages(app)
     return app
 
