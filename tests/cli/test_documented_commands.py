@@ -15,15 +15,32 @@ from chronomem.cli import app
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-CODE_BLOCK = re.compile(r"```(bash|sh|console|text)?\n(.*?)```", re.S)
+SHELL_BLOCKS = {"", "bash", "sh", "console", "text"}
 INLINE = re.compile(r"`(chronomem [^`]+)`")
 COMMAND = re.compile(r"(?:^|[\s(])(chronomem [^#&|);\n]*)")
 
 
+def code_blocks(text: str) -> list[str]:
+    """The shell (and plain) fenced blocks of a Markdown page, fences paired line by line."""
+    blocks, current, language = [], [], None
+    for line in text.splitlines():
+        if line.startswith("```"):
+            if language is None:
+                language, current = line[3:].strip(), []
+            else:
+                if language in SHELL_BLOCKS:
+                    blocks.append("\n".join(current))
+                language = None
+        elif language is not None:
+            current.append(line)
+    return blocks
+
+
 def shown_commands(text: str) -> list[str]:
-    commands = [m.group(1) for m in INLINE.finditer(text)]
-    for block in CODE_BLOCK.finditer(text):
-        commands += [m.group(1) for m in COMMAND.finditer(block.group(2))]
+    prose = re.sub(r"```.*?```", "", text, flags=re.S)
+    commands = [m.group(1) for m in INLINE.finditer(prose)]
+    for block in code_blocks(text):
+        commands += [m.group(1) for m in COMMAND.finditer(block)]
     return [" ".join(c.replace("[", " ").replace("]", " ").split()) for c in commands]
 
 
