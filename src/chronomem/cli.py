@@ -20,10 +20,9 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from chronomem.errors import ChronomemError
+from chronomem.errors import ChronomemError, InvalidInputError
 from chronomem.settings import Settings
 
 if TYPE_CHECKING:
@@ -34,6 +33,7 @@ if TYPE_CHECKING:
     from chronomem.ingest import IngestResult
     from chronomem.llm.base import LanguageModel
     from chronomem.memory import Chronomem
+    from chronomem.search.searcher import SearchResults
     from chronomem.service.controlplane import ControlPlane
     from chronomem.store.base import GroupStats
     from chronomem.store.factory import StoreTraits
@@ -152,12 +152,12 @@ def _control(ctx: typer.Context) -> Iterator[ControlPlane]:
 def _when(text: str | None) -> datetime | None:
     if text is None:
         return None
-    from chronomem.timeutil import ensure_utc
+    from chronomem.timeutil import parse_instant
 
     try:
-        return ensure_utc(datetime.fromisoformat(text))
-    except ValueError as exc:
-        raise typer.BadParameter(f"{text!r}: {exc} (use ISO 8601 with a timezone, e.g. 2024-05-01T10:00:00Z)") from None
+        return parse_instant(text)
+    except InvalidInputError as exc:
+        raise typer.BadParameter(str(exc)) from None
 
 
 # -- serving -----------------------------------------------------------------------------------------
@@ -367,28 +367,15 @@ def import_command(
         stats = _run(_with_memory(_settings(ctx), lambda m: m.import_group(export, group_id=group, reembed=reembed)))
         console.print(f"imported {stats.episodes} episodes, {stats.entities} entities, {stats.facts} facts")
         return
-    from chronomem.importing import FORMATS, read_episodes
+    from chronomem.importing import FORMATS, import_episodes, read_episodes
 
     if fmt not in FORMATS:
         raise typer.BadParameter(f"--format must be one of {', '.join((*FORMATS, 'export'))}")
     with _clean_errors():
         episodes = read_episodes(path, fmt, group_id=group)  # type: ignore[arg-type]
-
-    async def work(memory: Chronomem) -> int:
-        if not queue:
-            return len(await memory.add_episodes(episodes, progress=True))
-        with Progress(TextColumn("queueing"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                      console=err_console) as progress:
-            bar = progress.add_task("queueing", total=len(episodes))
-            for start in range(0, len(episodes), 100):
-                chunk = episodes[start:start + 100]
-                await memory.enqueue(chunk)
-                progress.advance(bar, len(chunk))
-        return len(episodes)
-
-    count = _run(_with_memory(_settings(ctx), work))
-    groups = len({e.group_id for e in episodes})
-    console.print(f"{'queued' if queue else 'ingested'} {count} episodes into {groups} group(s)")
+    counts = _run(_with_memory(_settings(ctx), lambda m: import_episodes(m, episodes, queue=queue, progress=True)))
+    _say(f"{'queued' if queue else 'ingested'} {counts.added} new episodes into {counts.groups} group(s); "
+         f"{counts.already_present} were already there")
 
 
 @app.command()
@@ -451,7 +438,22 @@ def search(
     filters = SearchFilters(as_of=when, known_at=known) if when or known else None
     with _clean_errors():
         config = named_recipe(recipe).with_limit(limit)
-    results = _run(_with_memory(_settings(ctx), lambda m: m.search([group], query, config=config, filters=filters)))
+        fallback = named_recipe("episodes_only").with_limit(limit)
+
+    async def work(memory: Chronomem) -> tuple[SearchResults, str | None]:
+        results = await memory.search([group], query, config=config, filters=filters)
+        if results.facts or results.entities or results.episodes or results.communities:
+            return results, None
+        why = await _why_nothing(memory, group)
+        if recipe != "episodes_only":
+            results = await memory.search([group], query, config=fallback, filters=filters)
+            if results.episodes:
+                return results, f"{why}; showing matching episodes (--recipe episodes_only)"
+        return results, why
+
+    results, note = _run(_with_memory(_settings(ctx), work))
+    if note:
+        err_console.print(f"note: {note}", markup=False, highlight=False, soft_wrap=True)
     scopes: dict[str, list[tuple[Fact | Entity | Episode | Community, float]]] = {
         "facts": list(results.facts), "entities": list(results.entities), "episodes": list(results.episodes),
         "communities": list(results.communities),
@@ -465,6 +467,20 @@ def search(
     for name, hits in scopes.items():
         if hits:
             console.print(_table(name, hits))
+
+
+async def _why_nothing(memory: Chronomem, group: str) -> str:
+    """Why a search of ``group`` found no fact or entity, in words for the person who asked."""
+    from chronomem.domain import EpisodeStatus
+
+    waiting = await memory.list_episodes(group, statuses=[
+        EpisodeStatus.UNEXTRACTED, EpisodeStatus.PENDING, EpisodeStatus.PROCESSING, EpisodeStatus.FAILED])
+    if waiting:
+        return (f"nothing extracted matched: {len(waiting)} episode(s) of {group!r} are not extracted yet "
+                "(no model configured, still queued, or failed; see `chronomem reprocess`)")
+    if not await memory.list_episodes(group, limit=1):
+        return f"group {group!r} holds no episodes"
+    return "nothing in the group matched the query"
 
 
 def _table(name: str, hits: list[tuple[Fact | Entity | Episode | Community, float]]) -> Table:
@@ -497,9 +513,21 @@ def context(
     group: Annotated[str, typer.Argument(help="Group (graph) id.")],
     query: Annotated[str, typer.Argument(help="The question the context is for.")],
 ) -> None:
-    """Print the context block (the paper's template) for a query."""
-    block = _run(_with_memory(_settings(ctx), lambda m: m.context([group], query)))
-    console.print(block, markup=False, highlight=False)
+    """Print the context block (the paper's template) for a query, exactly as an agent gets it."""
+
+    async def work(memory: Chronomem) -> tuple[str, str | None]:
+        block = await memory.context([group], query)
+        if block.strip():
+            return block, None
+        why = await _why_nothing(memory, group)
+        block = await memory.context([group], query, include_episodes=True)
+        return block, (f"{why}; the block shows matching episodes instead" if block.strip() else why)
+
+    block, note = _run(_with_memory(_settings(ctx), work))
+    if note:
+        err_console.print(f"note: {note}", markup=False, highlight=False, soft_wrap=True)
+    if block:
+        sys.stdout.write(block + "\n")  # verbatim: the text an agent gets, not wrapped to the terminal
 
 
 @app.command()

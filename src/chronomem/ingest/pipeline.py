@@ -277,7 +277,10 @@ class Ingestor:
         ``provenance`` is the fact's source: an episode id of the group, or a named external
         :class:`FactSource` (default :data:`~chronomem.ingest.provenance.DIRECT`). A restatement
         (same participants, same text) adds its source to the stored fact and returns it; a
-        single-valued relation of the ontology closes the previous value at ``valid_at``.
+        single-valued relation of the ontology closes the previous value at ``valid_at``. The same
+        text between the same participants under another relation type is a ``ConflictError``
+        (nothing is written): the stored fact already says it, and keeping both would make one text
+        mean two relations.
         """
         if not fact.strip() or not source.strip() or not target.strip() or not all(p.strip() for p in participants):
             raise InvalidInputError("add_fact needs a source, a target and a fact text (and named participants)")
@@ -303,6 +306,7 @@ class Ingestor:
             if not drafts.facts:
                 raise InvalidInputError(f"source and target are the same entity: {source!r}")
             changes = apply_invalidation(session, drafts.facts, await resolve_facts(session, drafts))
+            _refuse_relabelling(changes, relation_type)
             changes.created = [cite(f, provenance) for f in changes.created]
             changes.restated = {i: cite(f, provenance) for i, f in changes.restated.items()}
             await update_summaries(session, resolved, changes)
@@ -376,3 +380,13 @@ async def _no_facts() -> list[Fact]:
 def _entity(name: str, labels: Sequence[str]) -> ExtractedEntity:
     specific = [label for label in labels if label != "Entity"]
     return ExtractedEntity(name=name, type=specific[0] if specific else "Entity")
+
+
+def _refuse_relabelling(changes: FactChanges, relation_type: str) -> None:
+    """A declared fact that restates a stored one under another relation type is a conflict."""
+    for stored in changes.restated.values():
+        if stored.relation_type != relation_type:
+            raise ConflictError(
+                f"fact {stored.id} between these entities already says {stored.fact!r} as "
+                f"{stored.relation_type}, not {relation_type}; delete it first to relabel it"
+            )

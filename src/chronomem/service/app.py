@@ -2,7 +2,8 @@
 
     uvicorn --factory chronomem.service.app:app_from_env      # or: chronomem serve
 
-On start-up the app opens the memory (unless one was passed in), the control plane and, unless
+On start-up the app opens the memory (unless one was passed in), loads the embedding model (so the
+first request after ``/readyz`` does not wait for it), opens the control plane and, unless
 ingestion runs in separate ``chronomem worker`` processes, an in-process worker pool that first
 returns any episode a killed process left ``processing`` to the queue. Routes live under
 ``/api/v3``; probes at ``/healthz`` and ``/readyz``; the OpenAPI document at ``/openapi.json`` and
@@ -19,6 +20,7 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
+from chronomem.embed.base import warm_up
 from chronomem.memory import Chronomem
 from chronomem.service.compat import mount_compat
 from chronomem.service.controlplane import ControlPlane
@@ -53,6 +55,7 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         opened = memory or await Chronomem.open(settings)
+        await warm_up(opened.embedder)  # before /readyz says ready: the first request should not load it
         plane = control or ControlPlane.open(settings.resolved_control_db)
         pool = WorkerPool.for_memory(opened) if run_workers else None
         app.state.chronomem = ServiceState(settings=settings, memory=opened, control=plane, pool=pool)
