@@ -364,6 +364,46 @@ class Chronomem:
     async def stats(self, group_id: str) -> GroupStats:
         return await self.store.stats(group_id)
 
+    # -- edits -------------------------------------------------------------------------------------
+
+    async def update_entity(
+        self,
+        group_id: str,
+        entity_id: str,
+        *,
+        name: str | None = None,
+        summary: str | None = None,
+        labels: Sequence[str] | None = None,
+        attributes: dict[str, Any] | None = None,
+        source: str = "api",
+    ) -> Entity:
+        """Change an entity's name, summary, labels or attributes (replaced whole) by hand. The
+        change is recorded as an edit episode that mentions the entity (see :mod:`chronomem.edits`);
+        a new name is embedded again. Nothing changes when every value is the one stored."""
+        from chronomem.edits import changed_fields, edit_episode, edit_mention
+
+        entity = await self.get_entity(group_id, entity_id)
+        wanted: dict[str, Any] = {"name": name, "summary": summary, "attributes": attributes,
+                                  "labels": tuple(labels) if labels is not None else None}
+        wanted = {k: v for k, v in wanted.items() if v is not None}
+        if "name" in wanted and not str(wanted["name"]).strip():
+            raise InvalidInputError("an entity's name cannot be empty")
+        changes = changed_fields(entity.model_dump(include=set(wanted)), wanted)
+        if not changes:
+            return entity
+        try:
+            updated = entity.model_copy(update=wanted)
+            Entity.model_validate(updated.model_dump())
+        except ValueError as exc:
+            raise InvalidInputError(str(exc)) from exc
+        episode = edit_episode(entity, changes, source=source)
+        batch = GraphWrite(group_id, episodes=[episode], entities=[updated], mentions=[edit_mention(updated, episode)])
+        if "name" in changes:
+            batch.entity_vectors = {entity_id: (await self.embedder.embed([updated.name]))[0]}
+        batch.episode_vectors = {episode.id: (await self.embedder.embed([episode.text]))[0]}
+        await self.store.write(batch)
+        return updated
+
     # -- deletes -----------------------------------------------------------------------------------
 
     async def remove_episode(self, group_id: str, episode_id: str) -> RemovalResult:

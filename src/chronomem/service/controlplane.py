@@ -49,6 +49,7 @@ from chronomem.timeutil import from_epoch_ms, to_epoch_ms, utc_now
 __all__ = [
     "ApiKeyInfo",
     "ControlPlane",
+    "DocumentRecord",
     "GraphRecord",
     "Project",
     "TaskRecord",
@@ -81,9 +82,26 @@ CREATE TABLE IF NOT EXISTS thread_messages (
 CREATE TABLE IF NOT EXISTS tasks (
     project_id TEXT NOT NULL, task_id TEXT NOT NULL, group_id TEXT NOT NULL, episode_ids TEXT NOT NULL,
     created_at INTEGER NOT NULL, PRIMARY KEY (project_id, task_id));
+CREATE TABLE IF NOT EXISTS project_documents (
+    project_id TEXT NOT NULL, kind TEXT NOT NULL, scope TEXT NOT NULL, name TEXT NOT NULL, body TEXT NOT NULL,
+    updated_at INTEGER NOT NULL, PRIMARY KEY (project_id, kind, scope, name));
 CREATE INDEX IF NOT EXISTS threads_by_user ON threads (project_id, user_id, created_at);
 CREATE UNIQUE INDEX IF NOT EXISTS thread_message_once ON thread_messages (project_id, thread_id, episode_id);
 """
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentRecord:
+    """A named JSON document a project keeps: a context template, a summary instruction, an
+    ontology. ``scope`` says what it applies to ("" = the whole project, else a user's or graph's
+    group id); ``kind`` keeps the families apart."""
+
+    project_id: str
+    kind: str
+    scope: str
+    name: str
+    body: Any
+    updated_at: datetime
 
 
 def new_group_id(kind: str) -> str:
@@ -389,6 +407,7 @@ class ControlPlane:
             )
             db.execute("DELETE FROM threads WHERE project_id = ? AND user_id = ?", (project_id, user_id))
             db.execute("DELETE FROM tasks WHERE project_id = ? AND group_id = ?", (project_id, user.group_id))
+            db.execute("DELETE FROM project_documents WHERE project_id = ? AND scope = ?", (project_id, user.group_id))
             db.execute("DELETE FROM users WHERE project_id = ? AND user_id = ?", (project_id, user_id))
         return user
 
@@ -434,8 +453,33 @@ class ControlPlane:
         graph = self.get_graph(project_id, graph_id)
         with self._tx() as db:
             db.execute("DELETE FROM tasks WHERE project_id = ? AND group_id = ?", (project_id, graph.group_id))
+            db.execute("DELETE FROM project_documents WHERE project_id = ? AND scope = ?", (project_id, graph.group_id))
             db.execute("DELETE FROM graphs WHERE project_id = ? AND graph_id = ?", (project_id, graph_id))
         return graph
+
+    def update_graph(self, project_id: str, graph_id: str, *, name: str | None = None,
+                     description: str | None = None) -> GraphRecord:
+        current = self.get_graph(project_id, graph_id)
+        with self._tx() as db:
+            db.execute(
+                "UPDATE graphs SET name = ?, description = ? WHERE project_id = ? AND graph_id = ?",
+                (current.name if name is None else name, current.description if description is None else description,
+                 project_id, graph_id),
+            )
+        return self.get_graph(project_id, graph_id)
+
+    def count_graphs(self, project_id: str) -> int:
+        row = self._one("SELECT COUNT(*) AS n FROM graphs WHERE project_id = ?", (project_id,))
+        return int(row["n"]) if row else 0
+
+    def group_ids(self, project_id: str) -> list[str]:
+        """Every store group of the project: its users' graphs, then its named graphs."""
+        rows = self._all(
+            "SELECT group_id FROM users WHERE project_id = ? "
+            "UNION ALL SELECT group_id FROM graphs WHERE project_id = ?",
+            (project_id, project_id),
+        )
+        return [r["group_id"] for r in rows]
 
     @staticmethod
     def _graph(row: sqlite3.Row) -> GraphRecord:
@@ -525,3 +569,58 @@ class ControlPlane:
             row["project_id"], row["task_id"], row["group_id"], tuple(json.loads(row["episode_ids"])),
             _dt(row["created_at"]) or utc_now(),
         )
+
+    def count_threads(self, project_id: str, *, user_id: str | None = None) -> int:
+        if user_id is None:
+            row = self._one("SELECT COUNT(*) AS n FROM threads WHERE project_id = ?", (project_id,))
+        else:
+            row = self._one("SELECT COUNT(*) AS n FROM threads WHERE project_id = ? AND user_id = ?",
+                            (project_id, user_id))
+        return int(row["n"]) if row else 0
+
+    # -- project documents -------------------------------------------------------------------------
+
+    def put_document(self, project_id: str, kind: str, scope: str, name: str, body: Any) -> DocumentRecord:
+        """Create or replace a named document (see :class:`DocumentRecord`)."""
+        with self._tx() as db:
+            db.execute(
+                "INSERT INTO project_documents VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (project_id, kind, scope, name) "
+                "DO UPDATE SET body = excluded.body, updated_at = excluded.updated_at",
+                (project_id, kind, scope, name, json.dumps(body), _ms()),
+            )
+        return self.get_document(project_id, kind, scope, name)
+
+    def get_document(self, project_id: str, kind: str, scope: str, name: str) -> DocumentRecord:
+        row = self._one(
+            "SELECT * FROM project_documents WHERE project_id = ? AND kind = ? AND scope = ? AND name = ?",
+            (project_id, kind, scope, name),
+        )
+        if row is None:
+            raise NotFoundError(f"{kind.replace('_', ' ')} {name!r} not found")
+        return self._document(row)
+
+    def list_documents(self, project_id: str, kind: str, *, scope: str | None = None) -> list[DocumentRecord]:
+        """A kind's documents, oldest name first; ``scope`` narrows to one scope."""
+        if scope is None:
+            rows = self._all("SELECT * FROM project_documents WHERE project_id = ? AND kind = ? ORDER BY scope, name",
+                             (project_id, kind))
+        else:
+            rows = self._all(
+                "SELECT * FROM project_documents WHERE project_id = ? AND kind = ? AND scope = ? ORDER BY name",
+                (project_id, kind, scope),
+            )
+        return [self._document(r) for r in rows]
+
+    def delete_document(self, project_id: str, kind: str, scope: str, name: str) -> bool:
+        """Forget a document; ``False`` when there was none."""
+        with self._tx() as db:
+            deleted = db.execute(
+                "DELETE FROM project_documents WHERE project_id = ? AND kind = ? AND scope = ? AND name = ?",
+                (project_id, kind, scope, name),
+            ).rowcount
+        return bool(deleted)
+
+    @staticmethod
+    def _document(row: sqlite3.Row) -> DocumentRecord:
+        return DocumentRecord(row["project_id"], row["kind"], row["scope"], row["name"], json.loads(row["body"]),
+                              _dt(row["updated_at"]) or utc_now())

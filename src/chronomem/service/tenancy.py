@@ -9,9 +9,12 @@ HTTP routers, and anything else that serves projects, call one method here per r
 
 from __future__ import annotations
 
+import base64
+import binascii
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from chronomem.domain import Entity, Episode, EpisodeStatus, Fact
 from chronomem.errors import InvalidInputError, NotFoundError
@@ -24,11 +27,12 @@ from chronomem.service.controlplane import (
     ThreadRecord,
     UserRecord,
 )
+from chronomem.store.base import GraphWrite
 
 if TYPE_CHECKING:
     from chronomem.search.searcher import SearchResults
 
-__all__ = ["GraphRef", "ProjectSpace", "TaskView", "task_status"]
+__all__ = ["GraphRef", "Page", "ProjectSpace", "TaskView", "decode_cursor", "encode_cursor", "task_status"]
 
 _THREAD_CONTEXT_MESSAGES = 2  # a thread's context is about its latest exchange when no query is given
 
@@ -43,6 +47,37 @@ class GraphRef:
     def __post_init__(self) -> None:
         if (self.user_id is None) == (self.graph_id is None):
             raise InvalidInputError("give exactly one of user_id and graph_id")
+
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class Page(Generic[T]):
+    """One page of a listing and the cursor of the next one (``None`` on the last page)."""
+
+    items: list[T]
+    next_cursor: str | None
+
+
+def encode_cursor(offset: int) -> str:
+    """An opaque cursor: callers hand it back, never build it."""
+    return base64.urlsafe_b64encode(f"o:{offset}".encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str | None) -> int:
+    """The position a cursor stands for (``InvalidInputError`` for one we did not issue)."""
+    if not cursor:
+        return 0
+    try:
+        text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+        kind, _, value = text.partition(":")
+        offset = int(value)
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        raise InvalidInputError(f"cursor {cursor!r} is not one this server issued") from None
+    if kind != "o" or offset < 0:
+        raise InvalidInputError(f"cursor {cursor!r} is not one this server issued")
+    return offset
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +95,11 @@ class TaskView:
     @property
     def error(self) -> str | None:
         return next((e.last_error for e in self.episodes if e.status is EpisodeStatus.FAILED), None)
+
+
+def _page(found: list[T], limit: int, offset: int) -> Page[T]:
+    more = len(found) > limit
+    return Page(found[:limit], encode_cursor(offset + limit) if more else None)
 
 
 def task_status(episodes: Sequence[Episode]) -> str:
@@ -222,6 +262,68 @@ class ProjectSpace:
 
     async def delete_fact(self, ref: GraphRef, fact_id: str) -> Fact:
         return await self._memory.delete_fact(self.group_of(ref), fact_id)
+
+    async def list_entities(self, ref: GraphRef, *, limit: int, cursor: str | None = None) -> Page[Entity]:
+        """A graph's entities, oldest first, one page at a time."""
+        offset = decode_cursor(cursor)
+        found = await self._memory.list_entities(self.group_of(ref), limit=limit + 1, offset=offset)
+        return _page(found, limit, offset)
+
+    async def list_facts(self, ref: GraphRef, *, limit: int, cursor: str | None = None) -> Page[Fact]:
+        """A graph's facts (superseded versions included), oldest first, one page at a time."""
+        offset = decode_cursor(cursor)
+        found = await self._memory.list_facts(self.group_of(ref), limit=limit + 1, offset=offset)
+        return _page(found, limit, offset)
+
+    async def update_entity(self, ref: GraphRef, entity_id: str, **changes: Any) -> Entity:
+        """Rename an entity or change its summary, labels or attributes; recorded as an edit."""
+        return await self._memory.update_entity(self.group_of(ref), entity_id, source=self._source, **changes)
+
+    async def update_fact(
+        self,
+        ref: GraphRef,
+        fact_id: str,
+        *,
+        fact: str | None = None,
+        relation_type: str | None = None,
+        valid_at: datetime | None = None,
+        invalid_at: datetime | None = None,
+        attributes: dict[str, Any] | None = None,
+    ) -> Fact:
+        """Change a fact's text, relation type, validity or attributes; recorded as an edit.
+
+        Interim: this rewrites the stored fact in place (with the edit episode added to its
+        provenance). ``Chronomem.update_fact`` (the bi-temporal history: a new version, the old one
+        expired) replaces it when it lands.
+        """
+        from chronomem.edits import changed_fields, edit_episode
+
+        group_id = self.group_of(ref)
+        stored = await self._memory.get_fact(group_id, fact_id)
+        wanted = {k: v for k, v in {"fact": fact, "relation_type": relation_type, "valid_at": valid_at,
+                                     "invalid_at": invalid_at, "attributes": attributes}.items() if v is not None}
+        changes = changed_fields(stored.model_dump(include=set(wanted)), wanted)
+        if not changes:
+            return stored
+        try:
+            updated = Fact.model_validate(stored.model_dump() | wanted)
+        except ValueError as exc:
+            raise InvalidInputError(str(exc)) from exc
+        if updated.valid_at and updated.invalid_at and updated.invalid_at < updated.valid_at:
+            raise InvalidInputError("invalid_at is before valid_at")
+        episode = edit_episode(stored, changes, source=self._source)
+        updated = updated.model_copy(update={"episode_ids": (*stored.episode_ids, episode.id)})
+        texts = [episode.text, *([updated.fact] if "fact" in changes else [])]
+        vectors = await self._memory.embedder.embed(texts)
+        batch = GraphWrite(group_id, episodes=[episode], facts=[updated], episode_vectors={episode.id: vectors[0]})
+        if "fact" in changes:
+            batch.fact_vectors = {updated.id: vectors[1]}
+        await self._memory.store.write(batch)
+        return updated
+
+    @property
+    def _source(self) -> str:
+        return f"project {self.project.name}"
 
     # -- tasks -------------------------------------------------------------------------------------
 
