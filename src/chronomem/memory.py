@@ -123,6 +123,17 @@ class Chronomem:
         self.ingestor.profiles = profiles
 
     @property
+    def model_description(self) -> str:
+        """The language model as outputs show it; the heuristic stand-in says it is not an LLM."""
+        from chronomem.llm.heuristic import describe_model
+
+        if self.llm is None:
+            return describe_model(None)
+        if self.settings.llm is not None:
+            return describe_model(self.settings.llm.model)
+        return str(getattr(self.llm, "model_name", type(self.llm).__name__))
+
+    @property
     def ontology(self) -> Ontology:
         """The ontology episodes of groups without a profile of their own are ingested with."""
         return self.ingestor.ontology
@@ -319,12 +330,13 @@ class Chronomem:
         seed_episode_ids: Sequence[str] = (),
     ) -> SearchResults:
         """Search facts, entities, episodes and communities of one group or several (default config:
-        the ``settings.search.recipe``, ``hybrid_rrf`` unless configured). ``now`` is when the question is asked (relative dates in ``query``
-        resolve against it, "current" is judged at it; default: the clock); ``filters`` narrows by
-        type, labels, the four timestamps, ``as_of`` and ``known_at``; ``center_entity_id`` is what the
+        ``settings.search.recipe``, ``hybrid_rrf`` unless configured). ``now`` is when the question
+        is asked (relative dates in ``query`` resolve against it, "current" is judged at it; default:
+        the clock); ``filters`` narrows by type, labels, the four timestamps, ``as_of`` and ``known_at``; ``center_entity_id`` is what the
         node-distance reranker measures from; seeds steer breadth-first search."""
         return await self.searcher.search(
-            _groups(group_ids), query, config=config or recipe(self.settings.search.recipe), filters=filters, now=now, center_entity_id=center_entity_id,
+            _groups(group_ids), query, config=config or recipe(self.settings.search.recipe), filters=filters, now=now,
+            center_entity_id=center_entity_id,
             seed_entity_ids=seed_entity_ids, seed_episode_ids=seed_episode_ids,
         )
 
@@ -348,7 +360,8 @@ class Chronomem:
         ``include_superseded`` (marked with when they stopped being true); raw episodes only with
         ``include_episodes``. The other parameters are :meth:`search`'s."""
         return await self.searcher.context(
-            _groups(group_ids), query, config=config or recipe(self.settings.search.context_recipe), filters=filters, now=now, center_entity_id=center_entity_id,
+            _groups(group_ids), query, config=config or recipe(self.settings.search.context_recipe),
+            filters=filters, now=now, center_entity_id=center_entity_id,
             seed_entity_ids=seed_entity_ids, seed_episode_ids=seed_episode_ids,
             token_budget=self.settings.search.token_budget if token_budget is None else token_budget,
             include_superseded=include_superseded, include_episodes=include_episodes,

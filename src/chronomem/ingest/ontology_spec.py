@@ -25,7 +25,7 @@ from __future__ import annotations
 import types
 from typing import Any, Literal, Union, get_args, get_origin
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, create_model
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator
 
 from chronomem.domain import to_relation_type
 from chronomem.errors import ConfigurationError
@@ -40,6 +40,14 @@ _TYPE_NAMES = {python: name for name, python in _PYTHON_TYPES.items()}
 
 class _Spec(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _absent_lists_are_empty(cls, value: Any, info: Any) -> Any:
+        # Zep's SDK sends null for an absent list of properties or source_targets
+        if value is None and info.field_name in {"properties", "source_targets", "entity_types", "edge_types"}:
+            return ()
+        return value
 
 
 class AttributeSpec(_Spec):
@@ -103,7 +111,8 @@ class OntologySpec(_Spec):
         (``ConfigurationError`` for one made in Python with other attribute types)."""
         declared = set(ontology.edge_types)
         return cls(
-            entity_types=tuple(_type_spec(EntityTypeSpec, name, model) for name, model in ontology.entity_types.items()),
+            entity_types=tuple(
+                _type_spec(EntityTypeSpec, name, model) for name, model in ontology.entity_types.items()),
             edge_types=tuple(
                 _type_spec(EdgeTypeSpec, name, model, source_targets=tuple(
                     SourceTarget(source=s, target=t) for s, t in ontology.signatures.get(name, ())),
@@ -127,7 +136,8 @@ def _type_spec(kind: type[EntityTypeSpec], name: str, model: type[BaseModel], **
     import inspect
 
     properties = tuple(
-        AttributeSpec(name=field, type=_attribute_type(name, field, info.annotation), description=info.description or "")
+        AttributeSpec(name=field, type=_attribute_type(name, field, info.annotation),
+                      description=info.description or "")
         for field, info in model.model_fields.items()
     )
     description = inspect.getdoc(model) or ""

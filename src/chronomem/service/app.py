@@ -11,6 +11,7 @@ its browsable form at ``/docs``.
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 import sys
@@ -25,11 +26,14 @@ from chronomem.service.deps import ServiceState
 from chronomem.service.errors import install_error_handlers
 from chronomem.service.limits import BodySizeLimit
 from chronomem.service.process import tune_gc
-from chronomem.service.routers import graph, probes, tasks, threads, users
+from chronomem.service.project_config import ProjectProfiles
+from chronomem.service.routers import graph, probes, project_config, tasks, threads, users
 from chronomem.service.workers import WorkerPool
 from chronomem.settings import Settings
 
 __all__ = ["API_PREFIX", "app_from_env", "create_app", "serve_app", "serve_processes"]
+
+logger = logging.getLogger("chronomem.service")
 
 API_PREFIX = "/api/v3"
 SWITCH_INTERVAL_S = 0.001
@@ -52,6 +56,8 @@ def create_app(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         opened = memory or await Chronomem.open(settings)
         plane = control or ControlPlane.open(settings.resolved_control_db)
+        opened.use_group_profiles(ProjectProfiles(plane))  # each project's ontology and mappings
+        logger.info("chronomem: model %s", opened.model_description)
         pool = WorkerPool(opened.store, opened.process, settings.workers) if run_workers else None
         app.state.chronomem = ServiceState(settings=settings, memory=opened, control=plane, pool=pool)
         if pool is not None:
@@ -61,6 +67,7 @@ def create_app(
         finally:
             if pool is not None:
                 await pool.stop()
+            opened.use_group_profiles(None)
             if control is None:
                 plane.close()
             if memory is None:
@@ -79,7 +86,7 @@ def create_app(
     install_error_handlers(app)
     app.add_middleware(BodySizeLimit, max_bytes=settings.api.max_request_bytes)
     app.include_router(probes.router)
-    for module in (users, threads, graph, tasks):
+    for module in (users, threads, graph, tasks, project_config):
         app.include_router(module.router, prefix=API_PREFIX)
     return app
 
