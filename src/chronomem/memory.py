@@ -331,9 +331,10 @@ class Chronomem:
     ) -> SearchResults:
         """Search facts, entities, episodes and communities of one group or several (default config:
         ``settings.search.recipe``, ``hybrid_rrf`` unless configured). ``now`` is when the question
-        is asked (relative dates in ``query`` resolve against it, "current" is judged at it; default:
-        the clock); ``filters`` narrows by type, labels, the four timestamps, ``as_of`` and ``known_at``; ``center_entity_id`` is what the
-        node-distance reranker measures from; seeds steer breadth-first search."""
+        is asked (relative dates in ``query`` resolve against it, "current" is judged at it;
+        default: the clock); ``filters`` narrows by type, labels, the four timestamps, ``as_of`` and
+        ``known_at``; ``center_entity_id`` is what the node-distance reranker measures from; seeds
+        steer breadth-first search."""
         return await self.searcher.search(
             _groups(group_ids), query, config=config or recipe(self.settings.search.recipe), filters=filters, now=now,
             center_entity_id=center_entity_id,
