@@ -79,7 +79,7 @@ def serve(data_dir: Path, port: int | None, latency: float, workers: int, role: 
     """Run the server (role "all": with in-process workers; "api": without) or, for role "worker",
     a separate ingestion process on the same file (called in the child process)."""
     from chronomem.service.app import create_app, serve_app
-    from chronomem.service.workers import run_until_stopped
+    from chronomem.workers import run_until_stopped
 
     async def main() -> None:
         settings = Settings(data_dir=data_dir, workers=WorkerSettings(concurrency=workers, poll_interval_s=0.2))
@@ -92,7 +92,7 @@ def serve(data_dir: Path, port: int | None, latency: float, workers: int, role: 
             listener.bind(("127.0.0.1", port or 0))
             await serve_app(create_app(memory, workers=role == "all"), log_level="warning", sockets=[listener])
             return
-        await run_until_stopped(memory.store, memory.process, settings.workers)  # as `chronomem worker`
+        await run_until_stopped(memory)  # as `chronomem worker`
         await memory.close()
 
     run_loop(main())

@@ -60,10 +60,9 @@ async def open_falkordb_store(url: str, namespace: str | None = None, **options:
 
 
 async def drop_namespace(store: Any) -> None:
-    """Delete every group and the queue of the store's namespace, then close it."""
+    """Delete every group of the store's namespace, then close it."""
     for group_id in await store._graph_groups():
         await store.delete_group(group_id)
-    await store.connection.execute("DEL", store.queue.stream)
     await store.close()
 
 

@@ -97,11 +97,16 @@ def start_live_server(
     raise AssertionError("server did not become ready")
 
 
-def start_live_worker(data_dir: Path, *, latency: float = 0.0) -> subprocess.Popen[str]:
-    """Start ``live_server.py --role worker`` (a separate ingestion process) and wait until it runs;
-    its output is piped, so a worker that refused to start can be read from."""
+def start_live_worker(
+    data_dir: Path, *, latency: float = 0.0, store: str | None = None, shard: str = "0/1"
+) -> subprocess.Popen[str]:
+    """Start ``live_server.py --role worker`` (a separate ingestion process; by default on the
+    SQLite file in ``data_dir``) and wait until it runs; its output is piped, so a worker that
+    refused to start can be read from."""
+    store_args = ["--store", store] if store else []
     process = subprocess.Popen(
-        [sys.executable, str(LIVE_SERVER), "--data-dir", str(data_dir), "--latency", str(latency), "--role", "worker"],
+        [sys.executable, str(LIVE_SERVER), "--data-dir", str(data_dir), "--latency", str(latency), "--shard", shard,
+         *store_args, "--role", "worker"],  # "--role worker" last: a test swaps it for another role
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )
     assert process.stdout is not None

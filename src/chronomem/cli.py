@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from chronomem.memory import Chronomem
     from chronomem.service.controlplane import ControlPlane
     from chronomem.store.base import GroupStats
+    from chronomem.store.factory import StoreTraits
 
 __all__ = ["app", "main", "reference_markdown"]
 
@@ -106,6 +107,14 @@ def _clean_errors() -> Iterator[None]:
 def _run(coro: Coroutine[Any, Any, T]) -> T:
     with _clean_errors():
         return asyncio.run(coro)
+
+
+def _traits(settings: Settings) -> StoreTraits:
+    """What the configured store's backend allows, learnt from its URL without opening it."""
+    from chronomem.store.factory import store_traits
+
+    with _clean_errors():
+        return store_traits(settings.resolved_store_url)
 
 
 async def _with_memory(
@@ -190,10 +199,10 @@ def serve(
     if processes == 1:
         _run_server(serve_app(create_app(settings), host=host, port=port))
         return
-    if settings.workers.in_process and settings.resolved_store_url.startswith("sqlite:"):
-        # Every process would start workers, and one process consumes a SQLite file's queue.
-        raise typer.BadParameter("several processes on the embedded SQLite store need --no-workers "
-                                 "(run one `chronomem worker` beside them)")
+    if settings.workers.in_process and _traits(settings).single_queue_consumer:
+        # Every process would start workers, and one process consumes this store's queue.
+        raise typer.BadParameter("this store's queue takes one consumer process: several server processes "
+                                 "need --no-workers (run one `chronomem worker` beside them)")
     serve_processes(settings, host=host, port=port, processes=processes)
 
 
@@ -216,7 +225,7 @@ def worker(
     store: StoreOption = None,
 ) -> None:
     """Process queued episodes until stopped (run the server with --no-workers)."""
-    from chronomem.service.workers import Shard, run_until_stopped
+    from chronomem.workers import Shard, run_until_stopped
 
     settings = _settings(ctx, store=store)
     if concurrency is not None:
@@ -225,9 +234,9 @@ def worker(
         part = Shard.parse(shard)
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
-    if part.count > 1 and settings.resolved_store_url.startswith("sqlite:"):
-        # One process consumes a SQLite file's queue (it runs groups in parallel: --concurrency).
-        raise typer.BadParameter("an embedded SQLite store takes one worker process: leave --shard at 0/1")
+    if part.count > 1 and not _traits(settings).supports_shards:
+        # One process consumes this store's queue (it runs groups in parallel: --concurrency).
+        raise typer.BadParameter("this store's queue takes one worker process: leave --shard at 0/1")
 
     async def work(memory: Chronomem) -> None:
         from chronomem.service.controlplane import ControlPlane
@@ -237,7 +246,7 @@ def worker(
         memory.use_group_profiles(ProjectProfiles(control))  # each project's ontology and mappings
         try:
             pool = await run_until_stopped(
-                memory.store, memory.process, settings.workers, shard=part,
+                memory, shard=part,
                 on_ready=lambda: err_console.print(f"worker {part.index}/{part.count} running "
                                                    f"(model: {memory.model_description}); Ctrl-C to stop"),
             )

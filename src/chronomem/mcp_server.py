@@ -28,9 +28,9 @@ from chronomem.errors import ChronomemError, ConfigurationError
 from chronomem.filters import SearchFilters
 from chronomem.memory import Chronomem
 from chronomem.search.config import RECIPES
-from chronomem.service.workers import WorkerPool
 from chronomem.settings import Settings
 from chronomem.timeutil import UTCDateTime
+from chronomem.workers import WorkerPool
 
 __all__ = ["build_mcp_server", "run_mcp", "serving"]
 
@@ -214,7 +214,7 @@ async def serving(settings: Settings, *, default_group: str = "default") -> Asyn
     """Open the memory and its worker pool, and yield the MCP server over them."""
     async with (
         await Chronomem.open(settings) as memory,
-        WorkerPool(memory.store, memory.process, settings.workers) as pool,
+        WorkerPool.for_memory(memory) as pool,
     ):
         yield build_mcp_server(memory, default_group=default_group, pool=pool)
 

@@ -7,7 +7,7 @@ retrieval and communities from :class:`~chronomem.settings.Settings`, and offers
 
 Ingestion comes in two speeds. :meth:`Chronomem.add_episode` extracts at once and returns the
 result. :meth:`Chronomem.enqueue` only stores episodes durably as ``pending`` (what the HTTP
-service does before it answers); a worker pool (``chronomem.service.workers``) then calls
+service does before it answers); a worker pool (``chronomem.workers``) then calls
 :meth:`Chronomem.process` on each, in order per group.
 
 The facade builds its ingestion pipeline itself, from the ingestion config, ontology and JSON

@@ -11,8 +11,8 @@ import time
 import pytest
 
 from chronomem.domain import Episode, EpisodeStatus
-from chronomem.service.workers import Shard
 from chronomem.store.factory import open_store
+from chronomem.workers import Shard
 
 
 @pytest.mark.integration

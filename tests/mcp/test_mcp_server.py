@@ -13,9 +13,9 @@ import uvicorn
 from chronomem.embed.testing import HashingEmbedder
 from chronomem.mcp_server import build_mcp_server
 from chronomem.memory import Chronomem
-from chronomem.service.workers import WorkerPool
 from chronomem.settings import WorkerSettings
 from chronomem.store.factory import open_store
+from chronomem.workers import WorkerPool
 from mcp import Client, StdioServerParameters
 from service_support import free_port
 

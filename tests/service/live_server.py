@@ -4,9 +4,11 @@ appended to ``<data-dir>/processed.log`` (after the store's atomic write), so a 
 any episode was processed twice across a SIGKILL and a restart.
 
     python tests/service/live_server.py --data-dir DIR --port PORT [--latency 0.2] [--role all|api|worker]
+        [--store URL] [--shard i/n]
 
 ``--role api`` serves without ingestion workers and ``--role worker`` runs only the worker pool (no
-port), as ``chronomem serve --no-workers`` and ``chronomem worker`` do, on the same database file.
+port), as ``chronomem serve --no-workers`` and ``chronomem worker [--shard i/n]`` do, on the same
+store (default: ``<data-dir>/graph.db``).
 """
 
 from __future__ import annotations
@@ -21,9 +23,9 @@ from chronomem.ingest.prompts import ExtractedEntities, ExtractedEntity
 from chronomem.llm.testing import FunctionModel
 from chronomem.memory import Chronomem
 from chronomem.service.app import create_app, serve_app
-from chronomem.service.workers import run_until_stopped
 from chronomem.settings import Settings, WorkerSettings
 from chronomem.store.factory import open_store
+from chronomem.workers import Shard, run_until_stopped
 
 
 def speakers_only(prompt, context):
@@ -38,14 +40,19 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--latency", type=float, default=0.2)
     parser.add_argument("--role", choices=["all", "api", "worker"], default="all")
+    parser.add_argument("--store")
+    parser.add_argument("--shard", type=Shard.parse, default=Shard())
     args = parser.parse_args()
     settings = Settings(data_dir=args.data_dir, workers=WorkerSettings(concurrency=4, poll_interval_s=0.1))
+    store_url = args.store or f"sqlite:///{args.data_dir / 'graph.db'}"
 
-    asyncio.run(serve(args.data_dir, args.port, args.latency, settings, args.role))
+    asyncio.run(serve(args.data_dir, args.port, args.latency, settings, args.role, store_url, args.shard))
 
 
-async def serve(data_dir: Path, port: int, latency: float, settings: Settings, role: str) -> None:
-    store = await open_store(f"sqlite:///{data_dir / 'graph.db'}")
+async def serve(
+    data_dir: Path, port: int, latency: float, settings: Settings, role: str, store_url: str, shard: Shard
+) -> None:
+    store = await open_store(store_url)
     model = FunctionModel(speakers_only, latency_s=latency)
     memory = Chronomem(store=store, embedder=HashingEmbedder(), llm=model, settings=settings)
     extract = memory.process
@@ -64,8 +71,7 @@ async def serve(data_dir: Path, port: int, latency: float, settings: Settings, r
     if role != "worker":
         await serve_app(create_app(memory, workers=role == "all"), port=port, log_level="warning")
         return
-    await run_until_stopped(memory.store, memory.process, settings.workers,
-                            on_ready=lambda: print("worker ready", flush=True))
+    await run_until_stopped(memory, shard=shard, on_ready=lambda: print("worker ready", flush=True))
     await memory.close()
 
 

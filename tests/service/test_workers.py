@@ -10,9 +10,9 @@ import pytest
 
 from chronomem.domain import Episode, EpisodeStatus
 from chronomem.errors import IngestionError, ModelUnavailableError
-from chronomem.service.workers import Shard, WorkerPool, is_retryable
 from chronomem.settings import WorkerSettings
 from chronomem.store.factory import open_store
+from chronomem.workers import Shard, WorkerPool, is_retryable
 
 FAST = WorkerSettings(concurrency=4, max_attempts=3, retry_base_s=0.01, poll_interval_s=0.05)
 T0 = datetime(2024, 1, 1, tzinfo=UTC)

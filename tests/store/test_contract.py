@@ -18,6 +18,7 @@ from chronomem.embed.testing import HashingEmbedder
 from chronomem.errors import InvalidInputError, NotFoundError
 from chronomem.filters import SearchFilters, TimeRange, fact_matches
 from chronomem.store import GraphWrite, Scope, Store
+from chronomem.store.base import EpisodeQueue, EpisodeReader, GraphReader, GraphWriter, GroupAdmin, SearchIndex
 
 G = "group-a"
 OTHER = "group-b"
@@ -103,6 +104,11 @@ async def write_facts(store: Store, group: str, entities: list[Entity], facts: l
 
 
 # -- lifecycle and round trips ---------------------------------------------------------------------
+
+
+async def test_the_backend_plays_every_role_of_the_port(store: Store) -> None:
+    for role in (GroupAdmin, EpisodeReader, EpisodeQueue, GraphReader, GraphWriter, SearchIndex, Store):
+        assert isinstance(store, role), role.__name__
 
 
 async def test_a_new_store_is_empty(store: Store) -> None:

@@ -1,16 +1,22 @@
-"""Crash and restart of the server, unreachable servers, and the durable ingestion queue."""
+"""Crash and restart of the server, unreachable servers, and worker processes killed mid-episode."""
 
 from __future__ import annotations
 
 import asyncio
 import time
+import uuid
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from chronomem.domain import Episode, EpisodeStatus
 from chronomem.errors import StoreUnavailableError
-from falkordb_server import open_falkordb_store
+from chronomem.store.factory import open_store
+from chronomem.workers import Shard
+from falkordb_server import drop_namespace, open_falkordb_store
+from service_support import start_live_worker
 
 pytestmark = pytest.mark.integration
 
@@ -60,40 +66,56 @@ async def test_an_unreachable_server_is_reported_as_unavailable(tmp_path: Path) 
         await store.close()
 
 
-async def test_queue_delivers_each_new_episode_once_and_redelivers_unacknowledged_work(falkordb_store) -> None:
-    first = Episode(group_id="g", content="one")
-    second = Episode(group_id="h-2", content="two")
-    await falkordb_store.insert_episode(first)
-    await falkordb_store.insert_episode(first)  # a re-sent episode is not queued again
-    await falkordb_store.insert_episode(second)
-    queue = falkordb_store.queue
-    taken = await queue.claim("worker-a", count=10)
-    assert [(e.group_id, e.episode_id) for e in taken] == [("g", first.id), ("h-2", second.id)]
-    assert await queue.claim("worker-b") == []  # handed out already
-    await queue.ack(taken[:1])
-    await asyncio.sleep(0.05)
-    redelivered = await queue.claim("worker-b", min_idle_ms=10)  # worker-a died holding the second one
-    assert [e.episode_id for e in redelivered] == [second.id]
-    await queue.ack(redelivered)
-    assert await queue.backlog() == 0
+async def test_a_worker_killed_mid_episode_loses_nothing_and_processes_nothing_twice(
+    falkordb_server: Any, tmp_path: Path
+) -> None:
+    """Two shard workers consume the queue (the episodes' status in their graphs); one is SIGKILLed
+    while it holds episodes in ``processing`` and restarted: every episode ends ``done``, each was
+    extracted once."""
+    url = f"{falkordb_server.url}?namespace=t{uuid.uuid4().hex[:12]}"
+    store = await open_store(url)
+    candidates = [f"chat-{i}" for i in range(40)]
+    groups = [g for g in candidates if Shard(0, 2).owns(g)][:2] + [g for g in candidates if Shard(1, 2).owns(g)][:2]
+    ids: dict[str, str] = {}
+    for group in groups:
+        for n in range(6):
+            episode = Episode(group_id=group, content=f"{group}: message {n}")
+            await store.insert_episode(episode)
+            ids[episode.id] = group
+    workers = {shard: start_live_worker(tmp_path, latency=0.3, store=url, shard=shard) for shard in ("1/2", "0/2")}
+    log = tmp_path / "processed.log"
+
+    def shard_0_done() -> int:
+        return sum(ids[i] in groups[:2] for i in log.read_text().split()) if log.exists() else 0
+
+    async def shard_0_holds() -> list[Episode]:
+        return [e for g in groups[:2] for e in await store.list_episodes(g, statuses=[EpisodeStatus.PROCESSING])]
+
+    async def mid_episode() -> bool:  # one extracted already, another under way (model calls take 0.3 s)
+        return shard_0_done() >= 1 and bool(await shard_0_holds())
+
+    try:
+        await _until(mid_episode, "shard 0 to be mid-episode")
+        workers["0/2"].kill()
+        workers["0/2"].communicate(timeout=10)
+        assert await shard_0_holds() and shard_0_done() < 12, "the worker was not killed mid-episode"
+        workers["0/2"] = start_live_worker(tmp_path, latency=0.3, store=url, shard="0/2")
+
+        async def all_done() -> bool:
+            stored = [e for g in groups for e in await store.list_episodes(g)]
+            return all(e.status is EpisodeStatus.DONE for e in stored)
+
+        await _until(all_done, "every episode done")
+    finally:
+        for worker in workers.values():
+            worker.kill()
+            worker.communicate(timeout=10)  # reaps it and closes its output pipe
+        await drop_namespace(store)
+    assert sorted(log.read_text().split()) == sorted(ids)  # each extracted once, none lost
 
 
-async def test_restart_recovery_requeues_interrupted_episodes(falkordb_store) -> None:
-    episode = Episode(group_id="g", content="one")
-    await falkordb_store.insert_episode(episode)
-    queue = falkordb_store.queue
-    await queue.ack(await queue.claim("worker-a"))
-    await falkordb_store.set_episode_status("g", episode.id, EpisodeStatus.PROCESSING)
-    assert await falkordb_store.pending_groups() == []
-    assert await falkordb_store.reset_processing() == 1  # the worker crashed mid-episode
-    assert await falkordb_store.pending_groups() == ["g"]
-    assert [e.episode_id for e in await queue.claim("worker-b")] == [episode.id]
-
-
-async def test_restart_recovery_republishes_pending_episodes_whose_queue_entry_was_lost(falkordb_store) -> None:
-    episode = Episode(group_id="g", content="one")
-    await falkordb_store.insert_episode(episode)
-    await falkordb_store.connection.execute("DEL", falkordb_store.queue.stream)  # the append was lost
-    assert await falkordb_store.queue.claim("worker-a") == []
-    assert await falkordb_store.reset_processing() == 0  # nothing was processing
-    assert [e.episode_id for e in await falkordb_store.queue.claim("worker-a")] == [episode.id]
+async def _until(condition: Callable[[], Awaitable[bool]], what: str, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while not await condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        await asyncio.sleep(0.05)

@@ -9,8 +9,8 @@
 * :meth:`CommunityBuilder.drift` / :meth:`CommunityBuilder.maybe_refresh` — how far extension has
   taken the communities from a full build, and a rebuild once that passes the configured threshold.
 
-Everything goes through the :class:`~chronomem.store.Store` port, so every backend works. The
-builder keeps a per-group membership index and drift counter in memory (see
+Everything goes through the store port (:class:`CommunityStore`: graph reads and writes), so every
+backend works. The builder keeps a per-group membership index and drift counter in memory (see
 :mod:`chronomem.communities.state`); hold one builder per process and per store. Extensions of
 one group are serialised; a build takes the group's lock only for its final write, so ingestion
 goes on while it waits for the model. Different groups run concurrently.
@@ -23,6 +23,7 @@ import time
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
@@ -38,9 +39,14 @@ from chronomem.communities.summaries import summarize, update_summaries
 from chronomem.domain import Community, Entity, new_id
 from chronomem.embed.base import Embedder
 from chronomem.llm.base import LanguageModel
-from chronomem.store.base import GraphWrite, Scope, Store
+from chronomem.store.base import GraphReader, GraphWrite, GraphWriter, Scope
 
-__all__ = ["BuildReport", "CommunityBuilder", "Extension"]
+__all__ = ["BuildReport", "CommunityBuilder", "CommunityStore", "Extension"]
+
+
+class CommunityStore(GraphReader, GraphWriter, Protocol):
+    """What communities use of the store: the entity graph and memberships to read, community
+    writes."""
 
 _FALLBACK_READ = 12  # central members read to name and describe a community without a model
 _EMBED_BATCH = 256
@@ -85,7 +91,7 @@ class _Detected:
 class CommunityBuilder:
     def __init__(
         self,
-        store: Store,
+        store: CommunityStore,
         embedder: Embedder,
         llm: LanguageModel | None = None,
         *,

@@ -9,13 +9,15 @@ entities it reached.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Protocol
 
 import numpy as np
 
 from chronomem.filters import SearchFilters
-from chronomem.store.base import BfsResult, Scope, ScoredId, Store
+from chronomem.store.base import BfsResult, GraphReader, Scope, ScoredId, SearchIndex
 
 __all__ = [
+    "SearchStore",
     "bfs_search",
     "bm25_search",
     "cosine_search",
@@ -25,8 +27,13 @@ __all__ = [
 ]
 
 
+class SearchStore(GraphReader, SearchIndex, Protocol):
+    """What retrieval uses of the store: its search indexes, and graph reads to seed, expand and
+    hydrate what they find."""
+
+
 async def cosine_search(
-    store: Store,
+    store: SearchIndex,
     group_id: str,
     scope: Scope,
     vector: np.ndarray,
@@ -40,7 +47,7 @@ async def cosine_search(
 
 
 async def bm25_search(
-    store: Store, group_id: str, scope: Scope, query: str, *, limit: int, filters: SearchFilters | None
+    store: SearchIndex, group_id: str, scope: Scope, query: str, *, limit: int, filters: SearchFilters | None
 ) -> list[ScoredId]:
     """Full-text hits; score = the engine's relevance (BM25 on SQLite). An empty query finds nothing."""
     if not query.strip():
@@ -60,7 +67,7 @@ def _by_hops(hops: Mapping[str, int], limit: int, max_hops: int | None = None) -
 
 
 async def hits_from_bfs(
-    store: Store, group_id: str, scope: Scope, reached: BfsResult, *, limit: int, max_hops: int | None = None
+    store: GraphReader, group_id: str, scope: Scope, reached: BfsResult, *, limit: int, max_hops: int | None = None
 ) -> list[ScoredId]:
     """Turn one expansion into candidates of ``scope`` (no farther than ``max_hops``)."""
     if scope is Scope.FACTS:
@@ -86,7 +93,7 @@ async def hits_from_bfs(
 
 
 async def bfs_search(
-    store: Store,
+    store: SearchStore,
     group_id: str,
     scope: Scope,
     *,
@@ -107,7 +114,7 @@ async def bfs_search(
 
 
 async def entities_of_hits(
-    store: Store,
+    store: GraphReader,
     group_id: str,
     hits: Mapping[Scope, Sequence[str]],
     *,
@@ -130,7 +137,7 @@ async def entities_of_hits(
     return list(seeds)[:limit]
 
 
-async def entities_of_recent_episodes(store: Store, group_id: str, count: int) -> list[str]:
+async def entities_of_recent_episodes(store: GraphReader, group_id: str, count: int) -> list[str]:
     """BFS seeds when nothing else gives one: entities mentioned by the group's latest episodes."""
     if count <= 0:
         return []

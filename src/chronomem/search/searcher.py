@@ -41,7 +41,7 @@ from chronomem.search.rerank import (
     rrf,
 )
 from chronomem.search.timeparse import ParsedTime, TimeWindow, parse_time
-from chronomem.store.base import Scope, ScoredId, Store
+from chronomem.store.base import Scope, ScoredId
 from chronomem.timeutil import ensure_utc
 
 __all__ = ["SearchResults", "Searcher"]
@@ -142,7 +142,9 @@ def _passage(obj: Any) -> str:
 class Searcher:
     """Search and context over a store. ``cross_encoder`` is needed only by the cross-encoder reranker."""
 
-    def __init__(self, store: Store, embedder: Embedder, cross_encoder: CrossEncoder | None = None) -> None:
+    def __init__(
+        self, store: methods.SearchStore, embedder: Embedder, cross_encoder: CrossEncoder | None = None
+    ) -> None:
         self.store = store
         self.embedder = embedder
         self.cross_encoder = cross_encoder

@@ -28,8 +28,8 @@ from chronomem.service.limits import BodySizeLimit
 from chronomem.service.process import tune_gc
 from chronomem.service.project_config import ProjectProfiles
 from chronomem.service.routers import graph, probes, project_config, tasks, threads, users
-from chronomem.service.workers import WorkerPool
 from chronomem.settings import Settings
+from chronomem.workers import WorkerPool
 
 __all__ = ["API_PREFIX", "app_from_env", "create_app", "serve_app", "serve_processes"]
 
@@ -58,7 +58,7 @@ def create_app(
         plane = control or ControlPlane.open(settings.resolved_control_db)
         opened.use_group_profiles(ProjectProfiles(plane))  # each project's ontology and mappings
         logger.info("chronomem: model %s", opened.model_description)
-        pool = WorkerPool(opened.store, opened.process, settings.workers) if run_workers else None
+        pool = WorkerPool.for_memory(opened) if run_workers else None
         app.state.chronomem = ServiceState(settings=settings, memory=opened, control=plane, pool=pool)
         if pool is not None:
             await pool.start()

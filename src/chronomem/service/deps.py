@@ -12,8 +12,8 @@ from chronomem.memory import Chronomem
 from chronomem.service.auth import authenticate_request
 from chronomem.service.controlplane import ControlPlane
 from chronomem.service.tenancy import ProjectSpace
-from chronomem.service.workers import WorkerPool
 from chronomem.settings import Settings
+from chronomem.workers import WorkerPool
 
 __all__ = ["ERROR_RESPONSES", "ErrorBody", "ErrorDetail", "ServiceState", "Space", "project_space", "service_state"]
 

@@ -1,8 +1,27 @@
-"""Store port and backends. ``open_store(url)`` picks a backend from a URL:
+"""Store port (its roles and their union, ``Store``) and backends. ``open_store(url)`` picks a
+backend from a URL, and ``store_traits(url)`` says what it allows without opening it:
 ``sqlite:///path/to/file.db`` (the embedded default), ``sqlite://:memory:``, ``falkordb://host:port``.
 """
 
-from chronomem.store.base import BfsResult, GraphWrite, GroupStats, Scope, ScoredId, Store, WeightedEdge
-from chronomem.store.factory import open_store
+from chronomem.store.base import (
+    BfsResult,
+    EpisodeQueue,
+    EpisodeReader,
+    GraphReader,
+    GraphWrite,
+    GraphWriter,
+    GroupAdmin,
+    GroupStats,
+    Scope,
+    ScoredId,
+    SearchIndex,
+    Store,
+    WeightedEdge,
+)
+from chronomem.store.factory import StoreTraits, open_store, store_traits
 
-__all__ = ["BfsResult", "GraphWrite", "GroupStats", "Scope", "ScoredId", "Store", "WeightedEdge", "open_store"]
+__all__ = [
+    "BfsResult", "EpisodeQueue", "EpisodeReader", "GraphReader", "GraphWrite", "GraphWriter", "GroupAdmin",
+    "GroupStats", "Scope", "ScoredId", "SearchIndex", "Store", "StoreTraits", "WeightedEdge", "open_store",
+    "store_traits",
+]

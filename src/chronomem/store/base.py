@@ -5,8 +5,19 @@ and query texts are arbitrary strings (UUIDs, quotes, unicode, full-text operato
 passes them as parameters and escapes them, never splices them into query text.
 
 Embeddings are unit-normalized float32 vectors; they travel in :class:`GraphWrite` beside the domain
-objects and come back through :meth:`Store.get_vectors`. Scores are "higher is better": cosine
+objects and come back through :meth:`GraphReader.get_vectors`. Scores are "higher is better": cosine
 similarity for vector search, a positive relevance (BM25 where the engine has it) for full text.
+
+The port is split into roles sized to their consumers; :class:`Store` is their union, and what a
+backend implements::
+
+    GroupAdmin      close, list_groups, delete_group, stats                  service, CLI
+    EpisodeReader   get_episodes, list_episodes                              (shared by the two below)
+    EpisodeQueue    + insert_episode, set_episode_status, reset_processing,  ingestion, worker pool
+                      pending_groups
+    GraphReader     + objects by id, listings, lookups, entity_edges         resolution, search, communities
+    GraphWriter     write                                                    ingestion, communities, removal
+    SearchIndex     fulltext_search, vector_search, bfs                      search
 """
 
 from __future__ import annotations
@@ -24,10 +35,16 @@ from chronomem.filters import SearchFilters
 
 __all__ = [
     "BfsResult",
+    "EpisodeQueue",
+    "EpisodeReader",
+    "GraphReader",
     "GraphWrite",
+    "GraphWriter",
+    "GroupAdmin",
     "GroupStats",
     "Scope",
     "ScoredId",
+    "SearchIndex",
     "Store",
     "WeightedEdge",
 ]
@@ -110,10 +127,8 @@ class GraphWrite:
 
 
 @runtime_checkable
-class Store(Protocol):
-    """A graph store. All methods are coroutines; all of them are scoped to one group."""
-
-    # -- lifecycle ---------------------------------------------------------------------------------
+class GroupAdmin(Protocol):
+    """Groups as wholes: listing, counting and deleting them, and releasing the store."""
 
     async def close(self) -> None:
         """Release connections and background resources. Idempotent."""
@@ -127,7 +142,31 @@ class Store(Protocol):
     async def stats(self, group_id: str) -> GroupStats:
         """Object counts of one group."""
 
-    # -- writes ------------------------------------------------------------------------------------
+
+@runtime_checkable
+class EpisodeReader(Protocol):
+    """Episodes by id and in time order: what the queue's consumers and the graph's readers both need."""
+
+    async def get_episodes(self, group_id: str, ids: Sequence[str]) -> list[Episode]:
+        """The episodes with these ids, in the order given; unknown ids are skipped."""
+
+    async def list_episodes(
+        self,
+        group_id: str,
+        *,
+        limit: int | None = None,
+        before: datetime | None = None,
+        statuses: Sequence[EpisodeStatus] | None = None,
+        newest_first: bool = True,
+    ) -> list[Episode]:
+        """Episodes ordered by (reference_time, created_at, id); ``before`` keeps those whose
+        reference_time is strictly earlier."""
+
+
+@runtime_checkable
+class EpisodeQueue(EpisodeReader, Protocol):
+    """The durable ingestion queue: an episode's ``status`` is its place in it (``pending`` →
+    ``processing`` → ``done``/``unextracted``/``failed``). Used by the ingestion pipeline and the worker pool."""
 
     async def insert_episode(self, episode: Episode) -> tuple[Episode, bool]:
         """Store an episode unless one with its id exists in its group.
@@ -135,10 +174,6 @@ class Store(Protocol):
         Returns the stored episode and whether it was inserted now (re-adding an id is a no-op that
         returns the original). Durable on return.
         """
-
-    async def write(self, batch: GraphWrite) -> None:
-        """Apply a :class:`GraphWrite` atomically. Objects of another group are refused
-        (``InvalidInputError``) and nothing is written."""
 
     async def set_episode_status(
         self, group_id: str, episode_id: str, status: EpisodeStatus, *, error: str | None = None
@@ -154,10 +189,11 @@ class Store(Protocol):
     async def pending_groups(self) -> list[str]:
         """Groups with at least one ``pending`` episode."""
 
-    # -- reads by id -------------------------------------------------------------------------------
 
-    async def get_episodes(self, group_id: str, ids: Sequence[str]) -> list[Episode]:
-        """The episodes with these ids, in the order given; unknown ids are skipped."""
+@runtime_checkable
+class GraphReader(EpisodeReader, Protocol):
+    """Reads of the graph: objects by id, listings, and the lookups resolution, provenance and
+    communities rely on."""
 
     async def get_entities(self, group_id: str, ids: Sequence[str]) -> list[Entity]:
         """The entities with these ids, in the order given; unknown ids are skipped."""
@@ -170,20 +206,6 @@ class Store(Protocol):
 
     async def get_vectors(self, group_id: str, scope: Scope, ids: Sequence[str]) -> dict[str, np.ndarray]:
         """Stored embeddings (of any scope) of these ids; ids without one are absent."""
-
-    # -- listings ----------------------------------------------------------------------------------
-
-    async def list_episodes(
-        self,
-        group_id: str,
-        *,
-        limit: int | None = None,
-        before: datetime | None = None,
-        statuses: Sequence[EpisodeStatus] | None = None,
-        newest_first: bool = True,
-    ) -> list[Episode]:
-        """Episodes ordered by (reference_time, created_at, id); ``before`` keeps those whose
-        reference_time is strictly earlier."""
 
     async def list_entities(self, group_id: str, *, limit: int | None = None, offset: int = 0) -> list[Entity]:
         """Entities ordered by (created_at, id)."""
@@ -201,8 +223,6 @@ class Store(Protocol):
 
     async def list_communities(self, group_id: str) -> list[Community]:
         """Every community of the group."""
-
-    # -- lookups for resolution and provenance -----------------------------------------------------
 
     async def find_entities_by_names(self, group_id: str, names: Sequence[str]) -> list[Entity]:
         """Entities whose name or an alias has the same :func:`normalize_name` form as one of
@@ -234,7 +254,19 @@ class Store(Protocol):
     async def entity_edges(self, group_id: str) -> tuple[list[str], list[WeightedEdge]]:
         """All entity ids and the weighted edges between them (current facts), in one pass."""
 
-    # -- search ------------------------------------------------------------------------------------
+
+@runtime_checkable
+class GraphWriter(Protocol):
+    """Atomic writes of the graph (objects, vectors, deletions)."""
+
+    async def write(self, batch: GraphWrite) -> None:
+        """Apply a :class:`GraphWrite` atomically. Objects of another group are refused
+        (``InvalidInputError``) and nothing is written."""
+
+
+@runtime_checkable
+class SearchIndex(Protocol):
+    """The search functions φ of the paper: full text, vector similarity and breadth-first expansion."""
 
     async def fulltext_search(
         self, group_id: str, scope: Scope, query: str, *, limit: int = 10, filters: SearchFilters | None = None
@@ -269,3 +301,10 @@ class Store(Protocol):
         """Breadth-first expansion over facts matching ``filters`` (default: current) up to
         ``max_hops`` from the seeds. Seed entities are at hop 0; entities mentioned by seed episodes
         at hop 1. A fact's hop is the hop of the nearer endpoint plus one."""
+
+
+@runtime_checkable
+class Store(GroupAdmin, EpisodeQueue, GraphReader, GraphWriter, SearchIndex, Protocol):
+    """A graph store: every role at once (what a backend implements and ``open_store`` returns). All
+    methods are coroutines; all of them are scoped to one group. Consumers are typed against the
+    role(s) they use."""

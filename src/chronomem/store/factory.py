@@ -1,26 +1,64 @@
-"""Open a store from a URL; the backend modules are imported only when asked for."""
+"""Open a store from a URL, or learn what its backend can do without opening it; the backend modules
+are imported only when asked for."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from chronomem.errors import ConfigurationError
 from chronomem.store.base import Store
 
-__all__ = ["open_store"]
+__all__ = ["StoreTraits", "open_store", "store_traits"]
+
+_SQLITE = ("sqlite",)
+_FALKORDB = ("falkordb", "falkordb+cluster", "redis")
+
+
+@dataclass(frozen=True, slots=True)
+class StoreTraits:
+    """What a deployment must respect about a backend (the CLI refuses layouts that break it)."""
+
+    single_queue_consumer: bool
+    """One process at a time consumes the episode queue (SQLite: a lock on the file), so several
+    server processes cannot each run in-process workers."""
+    supports_shards: bool
+    """Several worker processes can split the groups between them (``chronomem worker --shard``)."""
+
+
+_TRAITS = {
+    "sqlite": StoreTraits(single_queue_consumer=True, supports_shards=False),
+    "falkordb": StoreTraits(single_queue_consumer=False, supports_shards=True),
+}
+
+
+def _backend(url: str) -> tuple[str, str]:
+    """``(backend, rest of the URL after "://")``; a URL without a known scheme is a configuration
+    error."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        raise ConfigurationError(f"store URL {url!r} has no scheme; try sqlite:///chronomem.db")
+    if scheme in _SQLITE:
+        return "sqlite", rest
+    if scheme in _FALKORDB:
+        return "falkordb", rest
+    raise ConfigurationError(f"unknown store scheme {scheme!r} in {url!r}: use sqlite:// or falkordb://")
+
+
+def store_traits(url: str) -> StoreTraits:
+    """The traits of the backend ``url`` names, without connecting to it."""
+    backend, _ = _backend(url)
+    return _TRAITS[backend]
 
 
 async def open_store(url: str) -> Store:
     """``sqlite:///relative.db``, ``sqlite:////abs/path.db``, ``sqlite://:memory:``,
     ``falkordb://host:port`` (or ``falkordb+cluster://host:port`` for a Redis Cluster)."""
-    scheme, sep, rest = url.partition("://")
-    if not sep:
-        raise ConfigurationError(f"store URL {url!r} has no scheme; try sqlite:///chronomem.db")
-    if scheme == "sqlite":
+    backend, rest = _backend(url)
+    if backend == "sqlite":
         from chronomem.store.sqlite import SQLiteStore
 
         path = rest[1:] if rest.startswith("/") else rest  # sqlite:///x.db -> x.db, sqlite:////abs -> /abs
         return await SQLiteStore.open(path or ":memory:")
-    if scheme in ("falkordb", "falkordb+cluster", "redis"):
-        from chronomem.store.falkordb import FalkorDBStore
+    from chronomem.store.falkordb import FalkorDBStore
 
-        return await FalkorDBStore.connect(url)
-    raise ConfigurationError(f"unknown store scheme {scheme!r} in {url!r}: use sqlite:// or falkordb://")
+    return await FalkorDBStore.connect(url)

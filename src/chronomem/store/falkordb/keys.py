@@ -41,6 +41,3 @@ class GroupKeys:
         if "{" in encoded or "}" in encoded:
             return None
         return unquote(encoded, errors="strict")
-
-    def queue_stream(self) -> str:
-        return f"{self.namespace}:queue"

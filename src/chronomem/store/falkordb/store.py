@@ -35,7 +35,6 @@ from chronomem.store.falkordb import graph_reads as reads
 from chronomem.store.falkordb.connection import FalkorConnection, MissingGraphError, parse_url
 from chronomem.store.falkordb.cypher import LABELS, columns, vector_label
 from chronomem.store.falkordb.keys import GroupKeys
-from chronomem.store.falkordb.queue import EpisodeQueue
 from chronomem.store.falkordb.records import (
     community_from_row,
     entity_from_row,
@@ -74,7 +73,6 @@ class FalkorDBStore:
         self._connection = connection
         self._keys = keys
         self._schema = SchemaManager(connection)
-        self.queue = EpisodeQueue(connection, keys)
         self._closed = False
 
     @classmethod
@@ -160,10 +158,7 @@ class FalkorDBStore:
         key = self._keys.graph(episode.group_id)
         await self._schema.ensure(key, {})
         stats = await self._connection.update(key, _INSERT_EPISODE, {"row": episode_props(episode)})
-        inserted = stats.get("Nodes created", 0) > 0
-        if inserted:
-            if episode.status is EpisodeStatus.PENDING:
-                await self.queue.publish(episode.group_id, episode.id)
+        if stats.get("Nodes created", 0) > 0:
             return episode, True
         stored = await self.get_episodes(episode.group_id, [episode.id])
         return stored[0], False
@@ -212,21 +207,12 @@ class FalkorDBStore:
             rows = []
         if not rows:
             raise NotFoundError(f"episode {episode_id!r} not found in group {group_id!r}")
-        if status is EpisodeStatus.PENDING:
-            await self.queue.publish(group_id, episode_id)
         return episode_from_row(group_id, rows[0])
 
     async def reset_processing(self) -> int:
-        """Also republishes every pending episode to the queue stream: an append lost between an
-        episode's graph write and its stream append (a crash, a retried insert) is repaired here;
-        a duplicate entry is harmless because workers skip episodes that are already done."""
         total = 0
         for group_id in await self._graph_groups():
-            reset = await self._connection.query(self._keys.graph(group_id), reads.RESET_PROCESSING)
-            pending = await self._read(group_id, "MATCH (e:Episode {status: 'pending'}) RETURN e.id")
-            for (episode_id,) in pending:
-                await self.queue.publish(group_id, episode_id)
-            total += len(reset)
+            total += len(await self._connection.query(self._keys.graph(group_id), reads.RESET_PROCESSING))
         return total
 
     async def pending_groups(self) -> list[str]:

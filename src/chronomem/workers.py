@@ -14,6 +14,9 @@
   had written nothing, and no episode is processed twice.
 - Several pools in separate processes (``chronomem worker --shard i/n``) split groups by a stable
   hash, so two processes never hold the same group.
+
+The HTTP app, the MCP server and ``chronomem worker`` all build their pool with
+:meth:`WorkerPool.for_memory`: the memory's store, its ``process`` and its worker settings.
 """
 
 from __future__ import annotations
@@ -26,18 +29,28 @@ import logging
 import signal
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
 
 from chronomem.domain import Episode, EpisodeStatus
 from chronomem.errors import ChronomemError, IngestionError, ModelError, StoreUnavailableError
 from chronomem.settings import WorkerSettings
-from chronomem.store.base import Store
+from chronomem.store.base import EpisodeQueue, GroupAdmin
 
-__all__ = ["ProcessEpisode", "Shard", "WorkerPool", "is_retryable", "run_until_stopped"]
+if TYPE_CHECKING:  # the facade imports the whole pipeline; a pool needs only its store and `process`
+    from chronomem.memory import Chronomem
+
+__all__ = ["ProcessEpisode", "QueueStore", "Shard", "WorkerPool", "is_retryable", "run_until_stopped"]
 
 log = logging.getLogger(__name__)
 
 ProcessEpisode = Callable[[str, str], Awaitable[object]]
 """``(group_id, episode_id) -> anything``: extracts one stored episode into the graph."""
+
+
+class QueueStore(EpisodeQueue, GroupAdmin, Protocol):
+    """What the pool uses of the store: the episode queue, and the group list a shard recovers
+    from."""
+
 
 _RETRYABLE = (ModelError, StoreUnavailableError)
 _FINISHED = (EpisodeStatus.DONE, EpisodeStatus.UNEXTRACTED)
@@ -82,7 +95,12 @@ class WorkerPool:
     :meth:`start`/:meth:`stop`; :meth:`notify` after queueing work to skip the poll delay."""
 
     def __init__(
-        self, store: Store, process: ProcessEpisode, settings: WorkerSettings | None = None, *, shard: Shard = Shard()
+        self,
+        store: QueueStore,
+        process: ProcessEpisode,
+        settings: WorkerSettings | None = None,
+        *,
+        shard: Shard = Shard(),
     ) -> None:
         self._store = store
         self._process = process
@@ -94,6 +112,12 @@ class WorkerPool:
         self._tries: dict[tuple[str, str], int] = {}  # failures seen here, should the store not count
         self.processed = 0  # episodes that reached `done` through this pool
         self.failed = 0  # episodes this pool marked `failed`
+
+    @classmethod
+    def for_memory(cls, memory: Chronomem, *, shard: Shard = Shard()) -> WorkerPool:
+        """The pool that ingests ``memory``'s queue: its store, its ``process`` and its
+        ``settings.workers`` (the one construction the HTTP app, the MCP server and the CLI share)."""
+        return cls(memory.store, memory.process, memory.settings.workers, shard=shard)
 
     @property
     def running(self) -> bool:
@@ -228,12 +252,7 @@ class WorkerPool:
 
 
 async def run_until_stopped(
-    store: Store,
-    process: ProcessEpisode,
-    settings: WorkerSettings | None = None,
-    *,
-    shard: Shard = Shard(),
-    on_ready: Callable[[], object] | None = None,
+    memory: Chronomem, *, shard: Shard = Shard(), on_ready: Callable[[], object] | None = None
 ) -> WorkerPool:
     """A worker process's life (``chronomem worker``): tune the collector, run a pool until SIGINT
     or SIGTERM, and return it (with its counts) once stopped."""
@@ -244,7 +263,7 @@ async def run_until_stopped(
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    async with WorkerPool(store, process, settings, shard=shard) as pool:
+    async with WorkerPool.for_memory(memory, shard=shard) as pool:
         if on_ready is not None:
             on_ready()
         await stop.wait()
