@@ -80,7 +80,8 @@ def write(tmp_path: Path, text: str) -> Path:
 
 
 def test_the_configuration_page_is_the_generated_one():
-    assert DOCS.read_text(encoding="utf-8") == render_configuration_markdown(), "run: chronomem docs-config -o docs/configuration.md"
+    expected = render_configuration_markdown()
+    assert DOCS.read_text(encoding="utf-8") == expected, "run: chronomem docs-config -o docs/configuration.md"
 
 
 def _fields(section_type: type) -> set[str]:

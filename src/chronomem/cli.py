@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -100,7 +101,7 @@ def _clean_errors() -> Iterator[None]:
     try:
         yield
     except ChronomemError as exc:
-        err_console.print(f"[red]error:[/red] {exc}", highlight=False)
+        err_console.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)  # "[ingest]" is not markup
         raise typer.Exit(1) from None
 
 

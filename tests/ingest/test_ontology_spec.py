@@ -64,5 +64,5 @@ def test_an_ontology_with_types_data_cannot_name_says_so():
 
         stops: list[str] = []
 
-    with pytest.raises(ConfigurationError, match="Trip.stops"):
+    with pytest.raises(ConfigurationError, match=r"Trip\.stops"):
         OntologySpec.from_ontology(Ontology(entity_types=[Trip]))

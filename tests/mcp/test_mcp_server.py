@@ -20,7 +20,7 @@ from mcp import Client, StdioServerParameters
 from service_support import free_port
 
 TOOLS = {"add_memory", "search_facts", "search_entities", "get_context", "get_episodes", "delete_episode",
-         "delete_fact", "delete_entity", "task_status"}
+         "delete_fact", "delete_entity", "task_status", "get_configuration"}
 FAST = WorkerSettings(retry_base_s=0.01, poll_interval_s=0.05)
 
 
@@ -110,3 +110,21 @@ async def test_stdio_transport_through_the_cli(tmp_path):
                     break
                 await asyncio.sleep(0.1)
         assert status.structured_content["status"] == "unextracted"
+
+
+async def test_the_configuration_tool_lists_the_model_ontology_and_mappings(tmp_path):
+    from chronomem.ingest.json_mapping import EntitySpec, JsonMapping
+    from chronomem.ingest.ontology_spec import OntologySpec
+    from chronomem.llm.settings import LLMSettings
+    from chronomem.settings import Settings
+
+    ontology = OntologySpec.parse({"entity_types": [{"name": "Pet", "description": "An animal."}],
+                                   "single_valued": ["OWNS"]}).to_ontology()
+    settings = Settings(data_dir=tmp_path, embedder="hashing", llm=LLMSettings(model="heuristic"), ontology=ontology,
+                        json_mappings=(JsonMapping(name="crm", entities=(EntitySpec(key="a", name="company"),)),))
+    async with await Chronomem.open(settings) as memory, Client(build_mcp_server(memory)) as client:
+        shown = (await client.call_tool("get_configuration", {})).structured_content
+    assert shown["model"] == "heuristic (a rule-based stand-in, not an LLM)"
+    assert [t["name"] for t in shown["ontology"]["entity_types"]] == ["Pet"]
+    assert shown["ontology"]["single_valued"] == ["OWNS"]
+    assert [m["name"] for m in shown["json_mappings"]] == ["crm"]
