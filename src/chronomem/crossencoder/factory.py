@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from chronomem.errors import ConfigurationError
@@ -28,6 +29,8 @@ def build_cross_encoder(spec: str, llm: LanguageModel | None) -> CrossEncoder | 
 
         return LLMCrossEncoder(llm)
     if kind == "local" and argument:
+        if not Path(argument).is_dir():  # found at start-up, not at the first search
+            raise ConfigurationError(f"{CROSS_ENCODER_SETTING}: no model directory at {argument}")
         from chronomem.crossencoder.local import SentenceTransformersCrossEncoder
 
         return SentenceTransformersCrossEncoder(argument)
