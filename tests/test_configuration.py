@@ -224,3 +224,24 @@ def test_an_unknown_search_recipe_fails_when_the_memory_opens(tmp_path):
     settings = Settings.from_env({"CHRONOMEM_SEARCH_RECIPE": "hybrid_rfr"})
     with pytest.raises(ConfigurationError, match="hybrid_rfr"):
         Chronomem(store=None, embedder=HashingEmbedder(), settings=settings)  # type: ignore[arg-type]
+
+
+# -- the examples in the docs run --------------------------------------------------------------------
+
+
+def _toml_blocks(text: str) -> list[str]:
+    import re
+
+    return re.findall(r"```toml\n(.*?)```", text, re.S)
+
+
+def test_the_readme_and_reference_examples_are_valid_configurations(tmp_path):
+    readme = (DOCS.parents[1] / "README.md").read_text(encoding="utf-8").split("## Configure it", 1)[1]
+    [example] = _toml_blocks(readme.split("\n## ", 1)[0])
+    settings = Settings.from_env({}, config_file=write(tmp_path, example))
+    assert settings.ingest.extraction == "combined" and settings.ingest.reflexion
+    assert settings.ontology is not None and settings.ontology.is_single_valued("LIVES_IN")
+    [reference] = _toml_blocks(DOCS.read_text(encoding="utf-8"))
+    documented = Settings.from_env({}, config_file=write(tmp_path, reference))
+    assert documented.ontology is not None and documented.ontology.allows("WORKS_FOR", ["Person"], ["Company"])
+    assert [m.name for m in documented.json_mappings] == ["crm-accounts"]

@@ -508,8 +508,13 @@ name = "crm-accounts"
 source_description = "crm"             # JSON episodes with this source use the mapping
 entities = [{ key = "account", name = "company", label = "Company" },
             { key = "manager", name = "account_manager", label = "Person" }]
-facts = [{ source = "account", relation_type = "MANAGED_BY", target = "manager",
-           fact = "{account} is managed by {manager}", valid_at = "updated_at" }]
+
+[[json_mappings.facts]]
+source = "account"
+relation_type = "MANAGED_BY"
+target = "manager"
+fact = "{account} is managed by {manager}"
+valid_at = "updated_at"                # path of the date in the record
 ```
 
 Either may instead name a file (`ontology = "ontology.json"`, relative to the config file), and the

@@ -37,8 +37,8 @@ async def test_the_api_reranks_with_the_configured_cross_encoder(tmp_path):
     settings = Settings(data_dir=tmp_path, embedder="hashing", auth_required=False, cross_encoder="llm",
                         llm=LLMSettings(model="heuristic"))  # the stand-in grades by shared words
     app = create_app(settings)
-    async with app.router.lifespan_context(app):
-        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as client:
+    async with (app.router.lifespan_context(app),
+                httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as client):
             assert (await client.post("/api/v3/users", json={"user_id": "ann"})).status_code == 201
             for target, text in (("Tea", "Ann drinks green tea every morning"),
                                  ("Lisbon", "Ann moved to Lisbon for her new job at the harbour")):
