@@ -29,9 +29,9 @@ test: install  ## run every test (unit and integration: real model files, real s
 test-unit: install  ## only the fast unit tests
 	$(PY) -m pytest -q -m "not integration"
 
-lint: install  ## ruff and mypy
+lint: install  ## ruff and mypy --strict
 	$(VENV)/bin/ruff check src tests bench
-	$(VENV)/bin/mypy src
+	$(VENV)/bin/mypy --strict src
 
 bench: install  ## run every benchmark in bench/ (prints name: value lines)
 	@for b in bench/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done

@@ -48,18 +48,20 @@ def test_a_server_without_workers_and_a_separate_worker_share_one_sqlite_file(tm
             time.sleep(0.5)
             assert statuses(client, task_ids) == Counter({"pending": len(accepted)})  # the server extracts nothing
 
-            worker = start_live_worker(tmp_path, latency=0.3)
-            second = subprocess.run(  # one ingestion process per SQLite file
-                [*worker.args[:-2], "--role", "worker"], capture_output=True, text=True, timeout=60
-            )
-            assert second.returncode != 0 and "already processing the episode queue" in second.stdout + second.stderr
-
-            before_kill = wait_for(client, task_ids, 3, timeout=30)
+            # A slow model (1 s a call, 6 episodes a user in order) keeps the first worker busy for at
+            # least 6 s, so the kill below lands mid-ingestion however loaded the machine is.
+            worker = start_live_worker(tmp_path, latency=1.0)
+            before_kill = wait_for(client, task_ids, 3, timeout=60)
             assert 3 <= before_kill["done"] < len(accepted), before_kill  # killed mid-ingestion
             os.kill(worker.pid, signal.SIGKILL)
             worker.communicate(timeout=10)
 
             worker = start_live_worker(tmp_path, latency=0.3)  # the lock died with the killed process
+            # The replacement holds the queue lock until it is stopped, whenever this second one starts.
+            second = subprocess.run(  # one ingestion process per SQLite file
+                [*worker.args[:-2], "--role", "worker"], capture_output=True, text=True, timeout=60
+            )
+            assert second.returncode != 0 and "already processing the episode queue" in second.stdout + second.stderr
             assert wait_for(client, task_ids, len(accepted), timeout=60) == Counter({"done": len(accepted)})
             for user in USERS:  # the server's search indexes took in what the worker wrote
                 assert user.title() in entity_names(client, user)

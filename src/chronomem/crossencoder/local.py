@@ -24,7 +24,8 @@ __all__ = ["SentenceTransformersCrossEncoder"]
 
 
 def _sigmoid(values: np.ndarray) -> np.ndarray:
-    return 1.0 / (1.0 + np.exp(-values))
+    squashed: np.ndarray = 1.0 / (1.0 + np.exp(-values))
+    return squashed
 
 
 class SentenceTransformersCrossEncoder:

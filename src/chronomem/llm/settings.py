@@ -95,7 +95,7 @@ class LLMSettings(BaseModel):
     cache_path: Path | None = None
 
     def model_for(self, role: str) -> str:
-        return self.role_models.get(role, self.model)  # type: ignore[call-overload]
+        return str(self.role_models.get(role, self.model))  # type: ignore[call-overload]
 
     def base_url_for(self, provider: str) -> str:
         url = self.base_urls.get(provider) or DEFAULT_BASE_URLS.get(provider)

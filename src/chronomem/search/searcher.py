@@ -257,7 +257,9 @@ class Searcher:
         )
 
     async def _embed(self, query: str) -> np.ndarray | None:
-        return (await self.embedder.embed([query]))[0]
+        vectors: np.ndarray = await self.embedder.embed([query])
+        first: np.ndarray = vectors[0]
+        return first
 
     async def _cosine(self, group_id: str, scope: Scope, sc: ScopeConfig, request: _Request) -> list[ScoredId]:
         vector = await request.vector

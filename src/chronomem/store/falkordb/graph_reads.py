@@ -136,7 +136,9 @@ def weighted_edges(rows: list[list[Any]], entity_ids: set[str]) -> list[Weighted
     return [WeightedEdge(a, b, w) for (a, b), w in sorted(weights.items())]
 
 
-def _scope_filter(scope: Scope, filters: SearchFilters | None, alias: str, carry: str) -> tuple[str, str, dict]:
+def _scope_filter(
+    scope: Scope, filters: SearchFilters | None, alias: str, carry: str
+) -> tuple[str, str, dict[str, Any]]:
     """(WHERE condition, trailing clauses, parameters) that filter hits of one scope."""
     if scope is Scope.FACTS:
         flt = FactFilter(filters, alias=alias)

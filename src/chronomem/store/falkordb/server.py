@@ -41,7 +41,7 @@ def free_port() -> int:
     while True:
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
-            port = probe.getsockname()[1]
+            port: int = probe.getsockname()[1]
         if port + 10000 < 65536 and _port_free(port + 10000):
             return port
 
@@ -140,9 +140,10 @@ def form_cluster(ports: list[int], timeout: float = 30.0) -> None:
             for i, client in enumerate(clients):
                 first = i * share
                 last = CLUSTER_SLOTS - 1 if i == len(ports) - 1 else first + share - 1
-                client.execute_command("CLUSTER", "ADDSLOTSRANGE", first, last)
+                # redis-py leaves execute_command unannotated; the reply is not used.
+                client.execute_command("CLUSTER", "ADDSLOTSRANGE", first, last)  # type: ignore[no-untyped-call]
             for client in clients[1:]:
-                client.execute_command("CLUSTER", "MEET", "127.0.0.1", ports[0])
+                client.execute_command("CLUSTER", "MEET", "127.0.0.1", ports[0])  # type: ignore[no-untyped-call]
         deadline = time.monotonic() + timeout
         while not all(c.cluster("info")["cluster_state"] == "ok" for c in clients):
             if time.monotonic() > deadline:

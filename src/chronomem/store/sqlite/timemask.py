@@ -31,16 +31,18 @@ def time_row(valid: int | None, invalid: int | None, created: int | None, expire
 
 def _starts_by(column: np.ndarray, t: int) -> np.ndarray:
     """column <= t, null as minus infinity."""
-    return (column == NULL_TIME) | (column <= t)
+    starts: np.ndarray = (column == NULL_TIME) | (column <= t)
+    return starts
 
 
 def _ends_after(column: np.ndarray, t: int) -> np.ndarray:
     """t < column, null as plus infinity."""
-    return (column == NULL_TIME) | (column > t)
+    ends: np.ndarray = (column == NULL_TIME) | (column > t)
+    return ends
 
 
 def _in_range(column: np.ndarray, time_range: TimeRange) -> np.ndarray:
-    present = column != NULL_TIME
+    present: np.ndarray = column != NULL_TIME
     inside = present.copy()
     if time_range.start is not None:
         inside &= column >= to_us(time_range.start)
@@ -50,7 +52,8 @@ def _in_range(column: np.ndarray, time_range: TimeRange) -> np.ndarray:
 
 
 def _current(times: np.ndarray, now: int) -> np.ndarray:
-    return (times[:, EXPIRED] == NULL_TIME) & _ends_after(times[:, INVALID], now)
+    current: np.ndarray = (times[:, EXPIRED] == NULL_TIME) & _ends_after(times[:, INVALID], now)
+    return current
 
 
 def fact_time_mask(filters: SearchFilters | None) -> TimeMask:

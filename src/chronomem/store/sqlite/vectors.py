@@ -169,7 +169,7 @@ class VectorIndex(RankedRows):
         scores = self._matrix[rows] @ query if rows.size else np.empty(0, dtype=np.float32)
 
         def hits_of(order: np.ndarray) -> list[ScoredId]:
-            return [ScoredId(self._ids[rows[i]], float(scores[i])) for i in order]  # type: ignore[arg-type]
+            return [ScoredId(self._ids[rows[i]], float(scores[i])) for i in order]
 
         return walk_ranking(scores, hits_of, limit, min_score, accept) or []
 

@@ -11,6 +11,7 @@ import hashlib
 import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -69,7 +70,9 @@ def ensure_group(conn: sqlite3.Connection, group_id: str) -> int:
         return found
     # fts_key: a hash-derived name reserved for per-group index tables (unused since BM25 moved to memory)
     key = hashlib.sha256(group_id.encode("utf-8", "surrogatepass")).hexdigest()[:24]
-    return conn.execute("INSERT INTO groups (name, fts_key) VALUES (?, ?) RETURNING gid", (group_id, key)).fetchone()[0]
+    inserted = conn.execute("INSERT INTO groups (name, fts_key) VALUES (?, ?) RETURNING gid", (group_id, key))
+    gid: int = inserted.fetchone()[0]
+    return gid
 
 
 def check_batch(batch: GraphWrite) -> None:
@@ -208,8 +211,11 @@ def _reindex_text(tx: _Tx, scope: Scope, object_id: str, old: str | None, new: s
         tx.text(scope, object_id, new)
 
 
-def _previous(tx: _Tx, table: str, columns: str, object_id: str) -> tuple | None:
-    return tx.conn.execute(f"SELECT {columns} FROM {table} WHERE gid = ? AND id = ?", (tx.gid, object_id)).fetchone()
+def _previous(tx: _Tx, table: str, columns: str, object_id: str) -> tuple[Any, ...] | None:
+    row: tuple[Any, ...] | None = tx.conn.execute(
+        f"SELECT {columns} FROM {table} WHERE gid = ? AND id = ?", (tx.gid, object_id)
+    ).fetchone()
+    return row
 
 
 def _upsert_episode(tx: _Tx, episode: Episode, *, replace: bool) -> bool:
