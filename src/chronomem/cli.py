@@ -541,16 +541,19 @@ def demo(ctx: typer.Context, model: ModelOption = None) -> None:
     """Ingest a small sample (a conversation and a CRM record stream) into a fresh store and query it."""
     from chronomem.demo import run_demo
     from chronomem.embed import build_embedder
+    from chronomem.llm.heuristic import describe_model
 
     settings = _settings(ctx)
     llm = _stand_in_model(model)
+    described = describe_model(model or (settings.llm.model if settings.llm is not None else None))
     if llm is None and settings.llm is not None:
         from chronomem.llm.settings import build_language_model
 
         llm = build_language_model(settings.llm)
     with _clean_errors():
         embedder = _chosen_embedder(ctx) or build_embedder(settings.embedder)
-    _run(run_demo(store_url=settings.store_url, llm=llm, console=console, embedder=embedder))
+    _run(run_demo(store_url=settings.store_url, llm=llm, console=console, embedder=embedder,
+                  model_description=described))
 
 
 def _chosen_embedder(ctx: typer.Context) -> Embedder | None:

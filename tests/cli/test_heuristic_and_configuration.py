@@ -133,3 +133,11 @@ def test_the_configuration_page_check_fails_when_it_drifts(tmp_path):
     assert runner.invoke(app, ["docs-config", "-o", str(page), "--check"]).exit_code == 0
     page.write_text(page.read_text() + "drift\n")
     assert runner.invoke(app, ["docs-config", "-o", str(page), "--check"]).exit_code == 1
+
+
+def test_the_demo_names_the_stand_in_chosen_by_the_environment(tmp_path):
+    shown = runner.invoke(app, ["demo"], env={**heuristic_env(tmp_path), "CHRONOMEM_LLM_MODEL": "heuristic"})
+    assert shown.exit_code == 0, shown.output
+    assert f"Model: {STAND_IN}" in " ".join(shown.stdout.split())
+    unextracted = runner.invoke(app, ["demo"], env={**heuristic_env(tmp_path), "CHRONOMEM_LLM_MODEL": ""})
+    assert "Model: none" in unextracted.stdout
