@@ -99,3 +99,25 @@ async def test_an_unconfigured_cross_encoder_is_a_422_naming_the_setting(service
         "user_id": "alice", "query": "anything", "reranker": "cross_encoder"})
     assert response.status_code == 422 and "CHRONOMEM_CROSS_ENCODER" in response.text
 
+
+
+def test_a_groups_own_document_wins_over_its_projects_and_unowned_groups_keep_the_servers():
+    from chronomem.service.controlplane import ControlPlane
+    from chronomem.service.project_config import ProjectProfiles
+
+    control = ControlPlane.open(":memory:")
+    try:
+        project = control.ensure_project("acme")
+        ann, bob = (control.create_user(project.id, name) for name in ("ann", "bob"))
+        zep_style = {"entity_types": [{"name": "Pet", "description": "An animal.", "properties": None}],
+                     "edge_types": []}  # as the Zep API's set_entity_types stores it, for ann alone
+        control.put_document(project.id, "ontology", ann.group_id, "types", zep_style)
+        control.put_document(project.id, "ontology", "", "types", {"single_valued": ["LIVES_IN"]})
+        profiles = ProjectProfiles(control)
+        own, shared = profiles.profile(ann.group_id), profiles.profile(bob.group_id)
+        assert own is not None and own.ontology is not None and list(own.ontology.entity_types) == ["Pet"]
+        assert shared is not None and shared.ontology is not None and shared.ontology.is_single_valued("LIVES_IN")
+        assert shared.json_mappings is None  # no mappings declared: the server's apply
+        assert profiles.profile("a-group-no-project-owns") is None
+    finally:
+        control.close()
