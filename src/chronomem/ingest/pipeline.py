@@ -166,12 +166,13 @@ class Ingestor:
         return config, profile.ontology if profile.ontology is not None else self.ontology
 
     async def _process_locked(self, episode: Episode, *, claimed: bool = False) -> IngestResult:
-        config, _ = self._declared_for(episode.group_id)
-        mapping = find_mapping(config.json_mappings, episode) if episode.kind is EpisodeKind.JSON else None
+        declared = self._declared_for(episode.group_id)  # looked up once per episode
+        mapping = find_mapping(declared[0].json_mappings, episode) if episode.kind is EpisodeKind.JSON else None
         if self.llm is None and mapping is None:
-            return await self._store_unextracted(episode)
+            return await self._store_unextracted(episode, declared)
         # declared structure is resolved by the rules alone, no model even if one is set
-        session = self._session(episode.group_id, episode.reference_time, episode, deterministic=mapping is not None)
+        session = self._session(episode.group_id, episode.reference_time, episode, deterministic=mapping is not None,
+                                declared=declared)
         try:
             # entering `processing` counts the attempt (a claimed episode is in it already); the context
             # read does not depend on it
@@ -191,9 +192,9 @@ class Ingestor:
             return episode
         return await self.store.set_episode_status(episode.group_id, episode.id, EpisodeStatus.PROCESSING)
 
-    async def _store_unextracted(self, episode: Episode) -> IngestResult:
+    async def _store_unextracted(self, episode: Episode, declared: tuple[IngestConfig, Ontology]) -> IngestResult:
         """No model: keep the episode searchable (text and vector) and say it awaits extraction."""
-        session = self._session(episode.group_id, episode.reference_time, episode)
+        session = self._session(episode.group_id, episode.reference_time, episode, declared=declared)
         await session.vectors.embed([episode.text])
         stored = finished(episode, session, EpisodeStatus.UNEXTRACTED)
         await self.store.write(
@@ -202,9 +203,10 @@ class Ingestor:
         return IngestResult(stored, usage=session.usage)
 
     def _session(
-        self, group_id: str, reference_time: datetime, episode: Episode | None, *, deterministic: bool = False
+        self, group_id: str, reference_time: datetime, episode: Episode | None, *, deterministic: bool = False,
+        declared: tuple[IngestConfig, Ontology] | None = None,
     ) -> Session:
-        config, ontology = self._declared_for(group_id)
+        config, ontology = declared or self._declared_for(group_id)
         return Session(
             store=self.store, embedder=self.embedder, llm=self.llm, config=config, ontology=ontology,
             group_id=group_id, reference_time=reference_time, now=utc_now(), episode=episode,
