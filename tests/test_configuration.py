@@ -245,3 +245,13 @@ def test_the_readme_and_reference_examples_are_valid_configurations(tmp_path):
     documented = Settings.from_env({}, config_file=write(tmp_path, reference))
     assert documented.ontology is not None and documented.ontology.allows("WORKS_FOR", ["Person"], ["Company"])
     assert [m.name for m in documented.json_mappings] == ["crm-accounts"]
+
+
+def test_the_base_url_variable_applies_to_the_provider_of_the_files_model(tmp_path):
+    path = write(tmp_path, '[llm]\nmodel = "llamacpp:gemma-3-270m"\n')
+    settings = Settings.from_env({"CHRONOMEM_LLM_BASE_URL": "http://127.0.0.1:9001/v1",
+                                  "CHRONOMEM_OLLAMA_BASE_URL": "http://gpu:11434/v1"}, config_file=path)
+    assert settings.llm is not None
+    assert settings.llm.base_url_for("llamacpp") == "http://127.0.0.1:9001/v1"
+    assert settings.llm.base_url_for("ollama") == "http://gpu:11434/v1"
+    assert Settings.from_env(settings.environment()) == settings

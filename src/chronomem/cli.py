@@ -207,6 +207,35 @@ def serve(
     serve_processes(settings, host=host, port=port, processes=processes)
 
 
+@app.command()
+def ui(
+    ctx: typer.Context,
+    port: Annotated[int, typer.Option(help="TCP port on 127.0.0.1.")] = 8765,
+    open_browser: Annotated[bool, typer.Option("--open/--no-open", help="Open the page in a web browser.")] = True,
+    store: StoreOption = None,
+) -> None:
+    """Explore the memory in a web browser: the explorer on 127.0.0.1, without API keys (local use).
+
+    Besides the users and graphs of the project 'default' it opens the store's raw groups (those
+    written by the library and the CLI). Serve others with 'chronomem serve' and keys instead.
+    """
+    from chronomem.service.app import create_app, serve_app
+    from chronomem.service.routers.explorer import serve_raw_groups
+
+    settings = replace(_settings(ctx, store=store), auth_required=False)
+    explorer = create_app(settings)
+    serve_raw_groups(explorer)
+    url = f"http://127.0.0.1:{port}/ui/"
+    err_console.print(f"explorer at {url} (loopback only, no API key; Ctrl-C to stop)", highlight=False)
+    console.print(url, markup=False, highlight=False)
+    if open_browser:
+        import threading
+        import webbrowser
+
+        threading.Timer(1.0, webbrowser.open, args=(url,)).start()  # once the server listens
+    _run_server(serve_app(explorer, host="127.0.0.1", port=port, log_level="warning"))
+
+
 def _run_server(coro: Coroutine[Any, Any, None]) -> None:
     """Serve on uvloop when it is installed (``uvicorn[standard]``): cheaper I/O under load."""
     try:

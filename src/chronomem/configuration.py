@@ -116,10 +116,9 @@ _INGEST = _generic("ingest", {
     "extraction": "`staged` (entities, then facts: the paper) or `combined` (one call extracts both)",
     "reflexion": "a second pass asks the model which entities it missed (one more call per episode)",
     "entity_candidates": "resolution candidates per name, from each of cosine and BM25",
-    "fuzzy_merge": "name similarity (0-1) at or above which names merge without a model",
-    "embedding_merge": "name cosine at or above which names merge without a model",
-    "fuzzy_ambiguous": "below the merge bound and above this, the model decides",
-    "embedding_ambiguous": "cosine counterpart of `fuzzy_ambiguous`",
+    "fuzzy_ambiguous": "a name at least this similar (0-1) to an entity is asked about in the batched call "
+                       "(only equal names merge without a model)",
+    "embedding_ambiguous": "name-cosine counterpart of `fuzzy_ambiguous`",
     "duplicate_similarity": "same-pair facts at least this close are duplicate candidates",
     "contradiction_similarity": "endpoint-sharing facts at least this close may contradict",
     "same_relation_similarity": "the same bound for facts of the same relation type",
@@ -149,32 +148,48 @@ _COMMUNITIES = _generic("communities", {
     "max_updates_per_call": "communities one extension call updates",
 })
 
-# The model settings are read by LLMSettings.from_env; these rows document its variables.
-_LLM = [
-    Entry("llm", "model", "CHRONOMEM_LLM_MODEL",
-          "`provider:model` (e.g. `openai:gpt-4o-mini`, `ollama:qwen2.5:7b`), or `heuristic`: the rule-based "
-          "stand-in, not an LLM. Unset: no model, episodes stay `unextracted`"),
-    Entry("llm", "role_models", "CHRONOMEM_LLM_MODEL_<ROLE>",
-          "a model per role (`extraction`, `resolution`, `summary`, `rerank`, `default`); file: a table"),
-    Entry("llm", "base_urls", "OPENAI_BASE_URL, ANTHROPIC_BASE_URL, AZURE_OPENAI_ENDPOINT, OLLAMA_HOST",
-          "endpoint per provider; file: a table `{ llamacpp = \"http://host:8080/v1\" }`"),
-    Entry("llm", "api_keys", "OPENAI_API_KEY, ANTHROPIC_API_KEY, GROQ_API_KEY, …",
-          "API keys: from the environment only, never the config file"),
-    Entry("llm", "azure_api_version", "OPENAI_API_VERSION", "Azure OpenAI API version"),
-    Entry("llm", "structured_output", "CHRONOMEM_LLM_STRUCTURED_OUTPUT",
-          "`auto`, `json_schema`, `json_object` or `prompt`: how answers are constrained to the schema"),
-    Entry("llm", "temperature", "", "sampling temperature (file only; unset to send none)"),
-    Entry("llm", "max_tokens_field", "", "`max_tokens` or `max_completion_tokens` (o-series, gpt-5)"),
-    Entry("llm", "timeout_s", "CHRONOMEM_LLM_TIMEOUT_S", "per-call timeout in seconds"),
-    Entry("llm", "max_attempts", "", "attempts per call on transient failures"),
-    Entry("llm", "initial_backoff_s", "", "first retry delay of a call"),
-    Entry("llm", "max_backoff_s", "", "longest retry delay of a call"),
-    Entry("llm", "corrective_retries", "", "retries that show the model its invalid answer"),
-    Entry("llm", "max_concurrency", "CHRONOMEM_LLM_MAX_CONCURRENCY", "calls in flight per model"),
-    Entry("llm", "requests_per_minute", "CHRONOMEM_LLM_RPM", "request rate limit per model"),
-    Entry("llm", "tokens_per_minute", "CHRONOMEM_LLM_TPM", "token rate limit per model"),
-    Entry("llm", "cache_path", "CHRONOMEM_LLM_CACHE", "on-disk response cache (a SQLite file)"),
-]
+# The model settings: LLMSettings.from_env reads their variables, which chronomem.llm.environment
+# declares; each row here names the variables that fill its field.
+_LLM_FIELDS = {
+    "model": "`provider:model` (e.g. `openai:gpt-4o-mini`, `llamacpp:gemma-3-270m`), or `heuristic`: the "
+             "rule-based stand-in, not an LLM. Unset: no model, episodes stay `unextracted`",
+    "role_models": "a model per role (`extraction`, `resolution`, `summary`, `rerank`, `default`); file: a table",
+    "base_urls": "endpoint per provider; `CHRONOMEM_LLM_BASE_URL` is the default model's provider's; file: a "
+                 "table `{ llamacpp = \"http://127.0.0.1:8080/v1\" }`",
+    "api_keys": "API keys: from the environment only, never the config file",
+    "azure_api_version": "Azure OpenAI API version",
+    "structured_output": "`auto` (negotiated with the endpoint), `json_schema`, `json_object_schema`, "
+                         "`json_object` or `prompt`",
+    "temperature": "sampling temperature (unset to send none)",
+    "max_tokens_field": "`max_tokens` or `max_completion_tokens` (o-series, gpt-5)",
+    "timeout_s": "seconds one call may take; unset: 60, or 300 for local servers",
+    "max_attempts": "attempts per call on transient failures",
+    "initial_backoff_s": "first retry delay of a call",
+    "max_backoff_s": "longest retry delay of a call",
+    "corrective_retries": "retries that show the model its invalid answer",
+    "max_concurrency": "calls in flight per endpoint and model",
+    "requests_per_minute": "request rate limit per endpoint and model",
+    "tokens_per_minute": "token rate limit per endpoint and model",
+    "cache_path": "on-disk response cache (a SQLite file)",
+}
+
+
+def _llm_entries() -> list[Entry]:
+    from chronomem.llm.environment import VARIABLES
+
+    def variables(field: str) -> str:
+        names = [v.name for v in VARIABLES if v.setting == field or v.setting.startswith(f"{field}[")]
+        if field == "base_urls":  # one row, not one per provider
+            names = ["CHRONOMEM_LLM_BASE_URL", "CHRONOMEM_<PROVIDER>_BASE_URL",
+                     *(n for n in names if not n.startswith("CHRONOMEM_"))]
+        if field == "role_models":
+            names = ["CHRONOMEM_LLM_MODEL_<ROLE>"]
+        return ", ".join(names)
+
+    return [Entry("llm", field, variables(field), text) for field, text in _LLM_FIELDS.items()]
+
+
+_LLM = _llm_entries()
 
 CATALOG: tuple[Entry, ...] = (*_TOP, *_WORKERS, *_API, *_SEARCH, *_INGEST, *_COMMUNITIES, *_LLM)
 _SCALAR_SECTIONS = ("workers", "api", "search", "ingest", "communities")
@@ -330,8 +345,9 @@ def _llm(source: _Source) -> LLMSettings | None:
         origin = LLM_SETTINGS_ENV
     if not table.get("model") and not source.environ.get("CHRONOMEM_LLM_MODEL"):
         return None
-    try:
-        from_env = LLMSettings.from_env(source.environ)
+    try:  # the model the variables' CHRONOMEM_LLM_BASE_URL applies to may come from the file
+        from_env = LLMSettings.from_env(source.environ, model=source.environ.get("CHRONOMEM_LLM_MODEL")
+                                        or table.get("model") or LLMSettings.model_fields["model"].default)
         given_by_env = from_env.model_dump(exclude_unset=True)
         merged = {**table, **{k: v for k, v in given_by_env.items() if v not in ({}, None)}}
         for name in ("role_models", "base_urls"):  # tables merge: a variable overrides one entry

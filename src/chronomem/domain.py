@@ -12,6 +12,7 @@ bounds are open).
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 import uuid
@@ -29,10 +30,12 @@ __all__ = [
     "Episode",
     "EpisodeKind",
     "EpisodeStatus",
+    "EvidenceSpan",
     "Fact",
     "Mention",
     "is_current",
     "known_at",
+    "name_key",
     "new_id",
     "normalize_name",
     "to_relation_type",
@@ -51,10 +54,61 @@ _PUNCTUATION = re.compile(r"[^\w\s]")
 
 
 def normalize_name(name: str) -> str:
-    """The form used for exact name matching: NFKC, casefolded, punctuation dropped, spaces folded."""
+    """The coarse *lookup* form the stores index: NFKC, casefolded, punctuation dropped, spaces folded.
+
+    It finds candidates, it does not decide: "C#" and "C" share it. Merging compares :func:`name_key`.
+    """
     # NFKC leaves ASCII as it is, and casefold is lower there: the common case skips both.
     text = name.lower() if name.isascii() else unicodedata.normalize("NFKC", name).casefold()
     return " ".join(_PUNCTUATION.sub(" ", text).split())
+
+
+# Typographic variants of the ASCII quote, apostrophe and hyphen (NFKC keeps them apart).
+_TYPOGRAPHIC = str.maketrans(
+    dict.fromkeys("\u2018\u2019\u201a\u201b\u2032\u00b4`", "'")
+    | dict.fromkeys("\u201c\u201d\u201e\u201f\u2033\u00ab\u00bb", '"')
+    | dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63\uff0d", "-")
+)
+_LETTER = r"[^\W\d_]"
+_DOTTED_ACRONYM = re.compile(rf"(?<![\w.]){_LETTER}(?:\.{_LETTER})+\.?(?!\w)")  # "u.s.a." -> "usa"
+_ABBREVIATION_DOT = re.compile(rf"(?<={_LETTER})\.(?=\s|$)")  # "st. louis", "inc.", "jr."
+_COMMA_BEFORE_SPACE = re.compile(r",(?=\s)")  # "acme, inc", "kennedy, jr"
+_TRAILING = re.compile(r"[.,;:]+$")  # not "!" or "?": "Go!" is not Go, "Jeopardy!" keeps it
+_JOINING_DASH = re.compile(r"(?<=\w)\s*-\s*(?=\w)")  # "coca-cola" = "coca cola"
+_LETTER_DIGIT = re.compile(rf"(?<={_LETTER})(?=\d)|(?<=\d)(?={_LETTER})")  # "ua1234" = "ua 1234"
+_NUMBER_SIGN = re.compile(r"(?<!\w)#\s*(?=\d)")  # "#58213" = "58213"; "c#" keeps its sign
+# a leading article, unless what follows is one short word ("The Who") or starts with a digit ("The 1975")
+_LEADING_ARTICLE = re.compile(rf"^(?:the|an?)\s+(?={_LETTER}(?:\S{{3}}|\S*\s+\S))")
+
+
+def _fold_accents(text: str) -> str:
+    decomposed = unicodedata.normalize("NFKD", text)
+    return unicodedata.normalize("NFC", "".join(c for c in decomposed if not unicodedata.combining(c)))
+
+
+@functools.lru_cache(maxsize=65536)
+def name_key(name: str) -> str:
+    """The conservative form under which two names are the *same* name (merged without a model).
+
+    Folded: case, whitespace, accents, typographic quotes and dashes, a dash or a space joining two
+    words, a space between letters and digits, the dots of "U.S.A." and of abbreviations, a comma
+    before a space, a trailing period, comma or colon, a spaced "&" for "and", a "#" before a number, enclosing
+    quotes and a leading "the"/"a"/"an" (not before one short word, "The Who", or a digit, "The 1975").
+    Kept, so never merged: every letter and digit (numbers, versions, codes, letter suffixes, roman
+    numerals, "Jr."), symbols that carry meaning ("C#", "C++", "Disney+", "AT&T", "Go!"), apostrophes
+    and brackets. The rules and the pairs that decide each are in ``bench/data/resolution_pairs.json``.
+    """
+    text = unicodedata.normalize("NFKC", name).translate(_TYPOGRAPHIC).casefold()
+    text = " ".join(_fold_accents(text).split())
+    if len(text) > 2 and text[0] == text[-1] and text[0] in "'\"":
+        text = text[1:-1].strip()
+    text = _LEADING_ARTICLE.sub("", text)
+    text = _DOTTED_ACRONYM.sub(lambda m: m[0].replace(".", ""), text)
+    text = _ABBREVIATION_DOT.sub("", text)
+    text = _TRAILING.sub("", _COMMA_BEFORE_SPACE.sub("", text))
+    text = text.replace(" & ", " and ")
+    text = _NUMBER_SIGN.sub("", _JOINING_DASH.sub(" ", text))
+    return " ".join(_LETTER_DIGIT.sub(" ", text).split())
 
 
 def to_relation_type(text: str) -> str:
@@ -125,8 +179,19 @@ class Entity(_Frozen):
 
     @property
     def normalized_names(self) -> set[str]:
-        """Normalized name and aliases: what exact-name resolution compares."""
-        return {normalize_name(n) for n in (self.name, *self.aliases)} - {""}
+        """Lookup forms of the name and aliases, as the stores index them: each name's
+        :func:`normalize_name`, and that of its :func:`name_key`, so an entity is found under every
+        name equal to one of its own (resolution then compares the keys themselves)."""
+        names = (self.name, *self.aliases)
+        return ({normalize_name(n) for n in names} | {normalize_name(name_key(n)) for n in names}) - {""}
+
+
+class EvidenceSpan(_Frozen):
+    """Where an episode states a fact: ``episode.text[start:end]`` is the quote (character offsets)."""
+
+    episode_id: str = Field(min_length=1)
+    start: int = Field(ge=0)
+    end: int = Field(ge=0)
 
 
 class Fact(_Frozen):
@@ -140,6 +205,7 @@ class Fact(_Frozen):
     relation_type: str = "RELATES_TO"
     fact: str = Field(min_length=1)
     episode_ids: tuple[str, ...] = ()  # provenance, oldest first
+    evidence: tuple[EvidenceSpan, ...] = ()  # the quotes of its episodes that state it
     attributes: dict[str, Any] = Field(default_factory=dict)
     valid_at: UTCDateTime | None = None
     invalid_at: UTCDateTime | None = None

@@ -49,6 +49,7 @@ def _fact(fact: Fact, score: float | None = None) -> dict[str, Any]:
         "uuid": fact.id, "fact": fact.fact, "relation": fact.relation_type, "source_uuid": fact.source_id,
         "target_uuid": fact.target_id, "valid_at": _iso(fact.valid_at), "invalid_at": _iso(fact.invalid_at),
         "created_at": _iso(fact.created_at), "expired_at": _iso(fact.expired_at), "score": score,
+        "evidence": [{"episode_uuid": s.episode_id, "start": s.start, "end": s.end} for s in fact.evidence],
     }
 
 
@@ -141,9 +142,10 @@ def build_mcp_server(
 
     @server.tool()
     @_tool_errors
-    async def get_context(query: str, group_ids: list[str] | None = None) -> str:
-        """A ready-to-use context block (facts with dates, entity summaries) for answering the query."""
-        return await memory.context(group_ids or [default_group], query)
+    async def get_context(query: str, group_ids: list[str] | None = None, include_evidence: bool = False) -> str:
+        """A ready-to-use context block (facts with dates, entity summaries) for answering the query;
+        with include_evidence, each fact is followed by the words of the memory that state it."""
+        return await memory.context(group_ids or [default_group], query, include_evidence=include_evidence)
 
     @server.tool()
     @_tool_errors

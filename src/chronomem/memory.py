@@ -355,17 +355,20 @@ class Chronomem:
         token_budget: int | None = None,
         include_superseded: bool = False,
         include_episodes: bool = False,
+        include_evidence: bool = False,
     ) -> str:
         """The paper's context block for ``query`` over one group or several (default config: the
         ``settings.search.context_recipe``), within ``token_budget`` (default: the settings'). Current facts only unless
         ``include_superseded`` (marked with when they stopped being true); raw episodes only with
-        ``include_episodes``. The other parameters are :meth:`search`'s."""
+        ``include_episodes``; each fact's quote from its episode with ``include_evidence``. The
+        other parameters are :meth:`search`'s."""
         return await self.searcher.context(
             _groups(group_ids), query, config=config or recipe(self.settings.search.context_recipe),
             filters=filters, now=now, center_entity_id=center_entity_id,
             seed_entity_ids=seed_entity_ids, seed_episode_ids=seed_episode_ids,
             token_budget=self.settings.search.token_budget if token_budget is None else token_budget,
             include_superseded=include_superseded, include_episodes=include_episodes,
+            include_evidence=include_evidence,
         )
 
     async def get_episode(self, group_id: str, episode_id: str) -> Episode:

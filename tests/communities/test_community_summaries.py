@@ -87,3 +87,19 @@ async def test_an_answer_missing_a_community_leaves_only_that_one_empty() -> Non
 
     run = await summarize(FunctionModel(forgetful), [members(3, "jazz"), members(2, "tea")], CONFIG)
     assert run.results[0] is not None and run.results[1] is None
+
+
+async def test_an_answer_that_names_other_keys_describes_no_community(caplog):
+    """A weak model numbering communities its own way (a real llama.cpp answer named '3', '5', '7'
+    where 'c1'... were asked) must not be taken for any community's description."""
+
+    def own_numbering(prompt: Any, context: Any) -> Any:
+        return CommunityDescriptions(communities=[
+            CommunityDescription(key=str(2 * i + 3), summary="made up", topics=["x"])
+            for i in range(len(context.communities))
+        ])
+
+    run = await summarize(FunctionModel(own_numbering), [members(2, "a"), members(2, "b")], CONFIG)
+    assert run.results == [None, None] and run.calls == 1 and run.failed_calls == 0
+    assert run.unanswered == 2
+    assert "left out ['c1', 'c2']" in caplog.text

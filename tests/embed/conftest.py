@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import pytest
 
 from chronomem.llm.fakeserver import FakeProviderServer
-from chronomem.llm.guard import allow_model_requests
+from chronomem.providers.guard import allow_model_requests
 
 
 @pytest.fixture

@@ -8,8 +8,8 @@ import pytest
 from chronomem.embed.openai import OpenAIEmbedder
 from chronomem.errors import ConfigurationError, ModelCallForbiddenError, ModelOutputError, ModelUnavailableError
 from chronomem.llm.fakeserver import Embeddings, Stall, Status
-from chronomem.llm.guard import forbid_model_requests
-from chronomem.llm.retry import RetryPolicy
+from chronomem.providers.guard import forbid_model_requests
+from chronomem.providers.retry import RetryPolicy
 
 FAST = RetryPolicy(max_attempts=3, initial_delay_s=0.01, max_delay_s=0.02)
 

@@ -25,11 +25,16 @@ def at(text: str) -> datetime:
     return datetime.fromisoformat(text).replace(tzinfo=UTC)
 
 
+def _quoted(fact: dict[str, Any], current: str) -> dict[str, Any]:
+    return fact if "quote" in fact else {**fact, "quote": current}
+
+
 class Script:
     """Answers ingestion prompts from per-episode scripts keyed by a fragment of the episode text.
 
     ``episodes[fragment] = (entities, facts)`` where entities are names (or ``(name, type, attrs)``) and
-    facts are dicts of :class:`ExtractedFact` fields. Resolution answers come from ``entity_matches``
+    facts are dicts of :class:`ExtractedFact` fields (without a ``quote``, a fact quotes the whole current
+    message: grounded, as a real model's quote would be). Resolution answers come from ``entity_matches``
     (new name -> existing name) and ``fact_verdict`` (a function of the new fact and candidates).
     """
 
@@ -79,14 +84,16 @@ class Script:
             )
             question = FactQuestion(index, fact["fact"], fact["relation_type"], shown)
             verdict = self.fact_verdict(question) if shown else {}
-            answered.append(ExtractedFact(**fact, duplicate_of=verdict.get("duplicate_of"),
+            answered.append(ExtractedFact(**_quoted(fact, ctx.episode.current),
+                                          duplicate_of=verdict.get("duplicate_of"),
                                           contradicts=verdict.get("contradicts", [])))
         same_as = self._match(ctx.ambiguous)
         return ExtractedFacts(facts=answered, same_as=same_as.matches)
 
     def _extract_graph(self, ctx: Any) -> ExtractedGraph:
         entities, facts = self._find(ctx.episode.current)
-        return ExtractedGraph(entities=[self._entity(e) for e in entities], facts=[ExtractedFact(**f) for f in facts])
+        return ExtractedGraph(entities=[self._entity(e) for e in entities],
+                              facts=[ExtractedFact(**_quoted(f, ctx.episode.current)) for f in facts])
 
     def _resolve_entities(self, ctx: Any) -> EntityMatches:
         return self._match(ctx.questions)

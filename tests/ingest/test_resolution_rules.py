@@ -27,10 +27,23 @@ def entity(name: str, *labels: str, **extra: object) -> Entity:
     return Entity(group_id="g", name=name, labels=("Entity", *labels), **extra)
 
 
-def test_near_identical_spelling_merges_without_a_model():
+def test_near_identical_spelling_is_asked_about_never_merged():
     acme = entity("Acme Corporation")
-    decision = decide("Acme Corporaton", ("Entity",), [Candidate(acme, 0.5)], T)
-    assert decision.verdict is Verdict.MATCH and decision.match == acme
+    decision = decide("Acme Corporaton", ("Entity",), [Candidate(acme, 0.99)], T)
+    assert decision.verdict is Verdict.AMBIGUOUS and decision.candidates == (acme,)
+
+
+def test_look_alike_identifiers_are_asked_about_even_with_near_identical_embeddings():
+    flight = entity("UA 1234")
+    decision = decide("UA 1235", ("Entity",), [Candidate(flight, 0.999)], T)
+    assert decision.verdict is Verdict.AMBIGUOUS and decision.match is None
+
+
+def test_a_name_equal_under_the_key_merges_whichever_search_found_it():
+    zurich = entity("Zürich")
+    assert decide("Zurich", ("Entity",), [Candidate(zurich, 0.1)], T).match == zurich
+    beatles = entity("Beatles", aliases=("Fab Four",))
+    assert decide("the fab four", ("Entity",), [Candidate(beatles, None)], T).match == beatles
 
 
 def test_nickname_or_partial_name_is_ambiguous_not_merged():
@@ -46,8 +59,11 @@ def test_unrelated_names_are_new_and_typed_entities_of_other_types_never_merge()
     assert decide("Paris", ("Entity", "Person"), [Candidate(paris_city, 0.99)], T).verdict is Verdict.NEW
 
 
-def test_match_key_ignores_case_punctuation_and_leading_articles():
+def test_match_key_ignores_case_typography_and_leading_articles_but_not_symbols_or_numbers():
     assert match_key("The Acme, Inc.") == match_key("acme inc")
+    assert match_key("U.S.A.") == match_key("USA") and match_key("Coca\u2011Cola") == match_key("coca-cola")
+    assert match_key("C#") != match_key("C") and match_key("Disney+") != match_key("Disney")
+    assert match_key("Henry VII") != match_key("Henry VIII") and match_key("The Who") != match_key("WHO")
 
 
 def test_merge_extracted_keeps_first_mention_and_the_specific_type():

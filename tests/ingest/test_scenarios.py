@@ -186,7 +186,8 @@ async def test_concurrent_episodes_in_one_group_equal_sequential_ones(embedder, 
         return FunctionModel(script, latency_s=0.002)
 
     def episodes() -> list[Episode]:
-        return [message("g", "narrator", f"episode {i}.", f"2024-01-{i + 1:02d}", id=f"e{i}") for i in range(20)]
+        return [message("g", "narrator", f"{('Alice', 'Bob', 'Carol')[i % 3]} is at Company{i % 4}, episode {i}.",
+                        f"2024-01-{i + 1:02d}", id=f"e{i}") for i in range(20)]
 
     async def graph(store: Store) -> tuple[object, ...]:
         names = {e.id: e.name for e in await store.list_entities("g")}

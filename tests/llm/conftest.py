@@ -9,15 +9,20 @@ import pytest
 
 from chronomem.llm.closing import aclose_model
 from chronomem.llm.fakeserver import FakeProviderServer
-from chronomem.llm.guard import allow_model_requests
 from chronomem.llm.pytest_plugin import no_model_requests
+from chronomem.llm.structured import forget_negotiated_modes
+from chronomem.providers.guard import allow_model_requests
 
 __all__ = ["closing", "fake_server", "no_model_requests"]
 
 
 @pytest.fixture
 def fake_server() -> Iterator[FakeProviderServer]:
-    """A fresh fake provider on 127.0.0.1; real adapters may talk to it (it is local)."""
+    """A fresh fake provider on 127.0.0.1; real adapters may talk to it (it is local).
+
+    Learnt structured-output modes are forgotten first: a port can be reused by a later test.
+    """
+    forget_negotiated_modes()
     with FakeProviderServer() as server, allow_model_requests():
         yield server
 

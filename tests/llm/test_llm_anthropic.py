@@ -11,7 +11,8 @@ from chronomem.errors import ModelOutputError, ModelTruncatedError, ModelUnavail
 from chronomem.llm.anthropic import ANTHROPIC_API_VERSION, AnthropicModel
 from chronomem.llm.base import Message, Prompt
 from chronomem.llm.fakeserver import Answer, RawBody, Stall, Status
-from chronomem.llm.retry import RetryingModel, RetryPolicy
+from chronomem.llm.retry import RetryingModel
+from chronomem.providers.retry import RetryPolicy
 
 ALICE = {"name": "Alice", "role": "speaker"}
 

@@ -11,9 +11,8 @@ import pytest
 from pydantic import BaseModel, Field
 
 from chronomem.errors import InvalidInputError, ModelCallForbiddenError, ModelOutputError, ModelTruncatedError
-from chronomem.llm.accounting import estimate_tokens, usage_scope
+from chronomem.llm.accounting import usage_scope
 from chronomem.llm.base import LanguageModel, Message, Prompt
-from chronomem.llm.guard import ensure_model_requests_allowed
 from chronomem.llm.testing import (
     FunctionModel,
     SchemaModel,
@@ -22,6 +21,8 @@ from chronomem.llm.testing import (
     forbid_model_requests,
     no_model_requests,
 )
+from chronomem.providers.guard import ensure_model_requests_allowed
+from chronomem.providers.tokens import estimate_tokens
 
 
 class Entity(BaseModel):

@@ -15,11 +15,13 @@ from chronomem.errors import (
     ModelUnavailableError,
 )
 from chronomem.llm.fakeserver import Answer, Disconnect, RawBody, Stall, Status
-from chronomem.llm.guard import forbid_model_requests
-from chronomem.llm.limits import LimitedModel, RateLimiter
+from chronomem.llm.limits import LimitedModel
 from chronomem.llm.openai import OpenAIChatModel
-from chronomem.llm.retry import RetryingModel, RetryPolicy
-from chronomem.llm.transport import ProviderRequestError
+from chronomem.llm.retry import RetryingModel
+from chronomem.providers.guard import forbid_model_requests
+from chronomem.providers.http import ProviderRequestError
+from chronomem.providers.limits import RateLimiter
+from chronomem.providers.retry import RetryPolicy
 
 ALICE = {"name": "Alice", "role": "speaker"}
 FAST_RETRIES = RetryPolicy(max_attempts=3, initial_delay_s=0.01, max_delay_s=0.05)
@@ -162,15 +164,15 @@ async def test_truncated_answer_raises_truncation_error_naming_prompt_and_limit(
 
 async def test_auto_mode_steps_down_when_the_endpoint_refuses_response_format(fake_server, closing):
     refusal = {"error": {"message": "response_format json_schema is not supported by this model"}}
-    fake_server.enqueue(Status(400, body=refusal), Status(400, body=refusal), Answer(ALICE), Answer(ALICE))
+    fake_server.enqueue(*[Status(400, body=refusal)] * 3, Answer(ALICE), Answer(ALICE))
     adapter = closing(OpenAIChatModel("local", base_url=fake_server.openai_base_url))
     await adapter.complete(PERSON, Question(text="x"))
-    formats = [r.json.get("response_format", {}).get("type") for r in fake_server.requests]
-    assert formats == ["json_schema", "json_object", None]
-    system = fake_server.requests[2].json["messages"][0]
+    formats = [fake_server.requests[i].response_format for i in range(4)]
+    assert formats == ["json_schema", "json_object_schema", "json_object", None]
+    system = fake_server.requests[3].json["messages"][0]
     assert system["role"] == "system" and '"required":["name","role"]' in system["content"]
     await adapter.complete(PERSON, Question(text="y"))
-    assert "response_format" not in fake_server.requests[3].json  # the step-down is remembered
+    assert "response_format" not in fake_server.requests[4].json  # the step-down is remembered
     assert "authorization" not in fake_server.requests[0].headers  # no key configured, none sent
 
 

@@ -7,7 +7,7 @@ from pydantic import BaseModel
 
 from chronomem.errors import ModelOutputError
 from chronomem.llm.parsing import InvalidAnswerError, extract_json, parse_answer
-from chronomem.llm.transport import parse_retry_after
+from chronomem.providers.http import parse_retry_after
 
 
 class Names(BaseModel):

@@ -20,6 +20,12 @@ EXPECTED = {
     "chronomem.embed": {
         "CachedEmbedder", "Embedder", "HashingEmbedder", "LocalEmbedder", "OpenAIEmbedder", "build_embedder",
     },
+    "chronomem.providers": {
+        "DEFAULT_BASE_URLS", "LazyHttpClient", "OpenAICompatibleEndpoint", "ProviderRequestError",
+        "ProviderUnavailableError", "RateLimiter", "RetryPolicy", "allow_model_requests", "auth_headers",
+        "call_with_retries", "estimate_tokens", "forbid_model_requests", "openai_compatible_endpoint",
+        "parse_model_spec", "post_json", "shared_limiter",
+    },
     "chronomem.crossencoder": {
         "CrossEncoder", "LLMCrossEncoder", "SentenceTransformersCrossEncoder", "TokenOverlapCrossEncoder",
     },

@@ -13,7 +13,8 @@ from chronomem.llm.fakeserver import Answer, Status
 from chronomem.llm.limits import LimitedModel
 from chronomem.llm.openai import OpenAIChatModel
 from chronomem.llm.retry import RetryingModel
-from chronomem.llm.settings import LLMSettings, build_adapter, build_language_model, parse_model_spec
+from chronomem.llm.settings import LLMSettings, build_adapter, build_language_model
+from chronomem.providers.endpoints import parse_model_spec
 
 ALICE = {"name": "Alice", "role": "speaker"}
 

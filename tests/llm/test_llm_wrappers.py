@@ -12,11 +12,13 @@ from chronomem.errors import ModelOutputError, ModelUnavailableError
 from chronomem.llm.accounting import process_usage, reset_process_usage, usage_scope
 from chronomem.llm.base import Prompt
 from chronomem.llm.cache import CachedModel, ResponseCache
-from chronomem.llm.limits import LimitedModel, RateLimiter, shared_limiter
-from chronomem.llm.retry import RetryingModel, RetryPolicy, call_with_retries
+from chronomem.llm.limits import LimitedModel
+from chronomem.llm.retry import RetryingModel
 from chronomem.llm.routing import RoutedModel
 from chronomem.llm.testing import FunctionModel
-from chronomem.llm.transport import ProviderUnavailableError
+from chronomem.providers.http import ProviderUnavailableError
+from chronomem.providers.limits import RateLimiter, shared_limiter
+from chronomem.providers.retry import RetryPolicy, call_with_retries
 
 
 def alice(prompt, context):

@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 
-from chronomem.domain import Community, Entity, Episode, EpisodeKind, EpisodeStatus, Fact, Mention
+from chronomem.domain import Community, Entity, Episode, EpisodeKind, EpisodeStatus, EvidenceSpan, Fact, Mention
 from chronomem.embed.testing import HashingEmbedder
 from chronomem.errors import InvalidInputError, NotFoundError
 from chronomem.filters import SearchFilters, TimeRange, fact_matches
@@ -213,6 +213,27 @@ async def test_a_renamed_entity_is_found_by_its_new_name_only(store: Store) -> N
     assert await store.find_entities_by_names(G, ["bobby"]) == [renamed]
     assert await store.fulltext_search(G, Scope.ENTITIES, "plumber") == []
     assert [h.id for h in await store.fulltext_search(G, Scope.ENTITIES, "electrician")] == [bob.id]
+
+
+async def test_a_facts_evidence_spans_read_back_beside_its_attributes(store: Store) -> None:
+    ann, paris = person("Ann"), person("Paris")
+    spans = (EvidenceSpan(episode_id="e1", start=5, end=22), EvidenceSpan(episode_id="e2", start=0, end=9))
+    quoted = fact(ann, paris, "Ann lives in Paris", evidence=spans, attributes={"since": "2024"})
+    plain = fact(paris, ann, "Paris is home to Ann")
+    await write_facts(store, G, [ann, paris], [quoted, plain])
+    assert await store.get_facts(G, [quoted.id, plain.id]) == [quoted, plain]
+    assert (await store.list_facts(G, limit=10)) and all(
+        f.attributes.keys() <= {"since"} for f in await store.list_facts(G, limit=10))
+
+
+async def test_names_equal_under_the_name_key_find_each_other(store: Store) -> None:
+    zurich, usa, beatles, csharp = person("Zürich"), person("U.S.A."), person("The Beatles"), person("C#")
+    await store.write(GraphWrite(group_id=G, entities=[zurich, usa, beatles, csharp]))
+    assert await store.find_entities_by_names(G, ["Zurich"]) == [zurich]
+    assert await store.find_entities_by_names(G, ["USA"]) == [usa]
+    assert await store.find_entities_by_names(G, ["beatles"]) == [beatles]
+    # the lookup is coarse ("c" finds "C#"); resolution compares the name keys before merging
+    assert csharp in await store.find_entities_by_names(G, ["C"])
 
 
 async def test_a_resent_community_replaces_its_members(store: Store) -> None:

@@ -76,6 +76,7 @@ class SummaryRun:
     results: list[CommunityAbout | None]  # per community; None = the model gave nothing usable
     calls: int = 0
     failed_calls: int = 0
+    unanswered: int = 0  # communities a valid answer left out (it named other keys)
 
 
 class _Caller:
@@ -86,6 +87,7 @@ class _Caller:
         self._gate = asyncio.Semaphore(limit)
         self.calls = 0
         self.failed = 0
+        self.unanswered = 0
 
     async def ask(self, prompt: Prompt[Any, Any], context: Any) -> Any | None:
         async with self._gate:
@@ -98,8 +100,18 @@ class _Caller:
                 return None
 
 
-def _by_key(answer: CommunityDescriptions | None, keys: Sequence[str]) -> list[CommunityAbout | None]:
-    found = {d.key: d for d in answer.communities} if answer else {}
+def _by_key(caller: _Caller, answer: CommunityDescriptions | None, keys: Sequence[str]) -> list[CommunityAbout | None]:
+    """The answer's description of each asked key. A valid answer that names other keys (a weak
+    model numbering communities its own way) is counted and logged, not taken for a description of
+    whichever community happens to share a position: those communities keep the model-free naming."""
+    if answer is None:
+        return [None] * len(keys)
+    found = {d.key: d for d in answer.communities}
+    missing = [key for key in keys if key not in found]
+    if missing:
+        caller.unanswered += len(missing)
+        logger.warning("community answer left out %s (it named %s); those keep the member names",
+                       missing, sorted(found) or "nothing")
     return [found.get(key) for key in keys]
 
 
@@ -107,7 +119,7 @@ async def _shared(caller: _Caller, members: Sequence[Sequence[MemberText]], batc
     keys = [f"c{i + 1}" for i in range(len(batch))]
     drafts = tuple(CommunityDraft(key, tuple(members[c])) for key, c in zip(keys, batch, strict=True))
     answer = await caller.ask(SUMMARIZE_COMMUNITIES, SummarizeCommunities(drafts))
-    return _by_key(answer, keys)
+    return _by_key(caller, answer, keys)
 
 
 async def _map_reduce(
@@ -143,7 +155,7 @@ async def summarize(
             results[c] = about
     for (c, _), about in zip(plan.chunked, answers[len(plan.shared) :], strict=True):
         results[c] = about
-    return SummaryRun(results, caller.calls, caller.failed)
+    return SummaryRun(results, caller.calls, caller.failed, caller.unanswered)
 
 
 async def update_summaries(
@@ -157,5 +169,5 @@ async def update_summaries(
     answers = await asyncio.gather(*(caller.ask(UPDATE_COMMUNITIES, UpdateCommunities(b)) for b in batches))
     results: list[CommunityAbout | None] = []
     for batch, answer in zip(batches, answers, strict=True):
-        results += _by_key(answer, [c.key for c in batch])
-    return SummaryRun(results, caller.calls, caller.failed)
+        results += _by_key(caller, answer, [c.key for c in batch])
+    return SummaryRun(results, caller.calls, caller.failed, caller.unanswered)

@@ -22,8 +22,9 @@ from chronomem.embed.local import LocalEmbedder
 from chronomem.embed.openai import OpenAIEmbedder
 from chronomem.embed.testing import HashingEmbedder
 from chronomem.errors import ConfigurationError
-from chronomem.llm.limits import shared_limiter
-from chronomem.llm.settings import LLMSettings, parse_model_spec
+from chronomem.llm.settings import LLMSettings
+from chronomem.providers.endpoints import openai_compatible_endpoint, parse_model_spec
+from chronomem.providers.limits import shared_limiter
 
 __all__ = ["build_embedder"]
 
@@ -32,26 +33,25 @@ def _remote(spec: str, settings: LLMSettings, dimension: int | None) -> OpenAIEm
     provider, model = parse_model_spec(spec)
     if provider == "anthropic":
         raise ConfigurationError("Anthropic has no embeddings endpoint; use 'local' or an OpenAI-compatible one")
-    azure = provider == "azure"
-    base_url = (
-        f"{settings.base_url_for('azure')}/openai/deployments/{model}" if azure else settings.base_url_for(provider)
+    endpoint = openai_compatible_endpoint(
+        provider, model, base_url=settings.base_url_for(provider), azure_api_version=settings.azure_api_version
     )
     return OpenAIEmbedder(
         model,
-        base_url=base_url,
+        base_url=endpoint.base_url,
         api_key=settings.api_key_for(provider),
         provider=provider,
         dimension=dimension,
-        timeout_s=settings.timeout_s,
+        timeout_s=settings.timeout_for(provider),
         retry=settings.retry_policy(),
         limiter=shared_limiter(
-            f"embeddings:{spec}@{base_url}",
+            f"embeddings:{spec}@{endpoint.base_url}",
             max_concurrency=settings.max_concurrency,
             requests_per_minute=settings.requests_per_minute,
             tokens_per_minute=settings.tokens_per_minute,
         ),
-        auth_header="api-key" if azure else "bearer",
-        api_version=settings.azure_api_version if azure else None,
+        auth_header=endpoint.auth,
+        api_version=endpoint.api_version,
     )
 
 

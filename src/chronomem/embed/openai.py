@@ -1,6 +1,6 @@
 """An embedder for OpenAI-compatible ``POST {base_url}/embeddings`` endpoints (OpenAI, Azure, Ollama,
-vLLM, llama.cpp, LM Studio, Together, …), through the same retry policy and process-wide rate
-limiter as the chat models (:mod:`chronomem.llm.retry`, :mod:`chronomem.llm.limits`).
+vLLM, llama.cpp, LM Studio, Together, …), through the same provider plumbing as the chat models
+(:mod:`chronomem.providers`: transport, retry policy, process-wide rate limiter, auth headers).
 
 Texts go out in batches of ``batch_size``; rows come back in input order (by the ``index`` the
 endpoint returns), L2-normalized float32. A reply with the wrong number of vectors or the wrong
@@ -11,16 +11,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import httpx
 import numpy as np
 
 from chronomem.errors import ConfigurationError, ModelOutputError
-from chronomem.llm.accounting import estimate_tokens
-from chronomem.llm.limits import RateLimiter
-from chronomem.llm.retry import RetryPolicy, call_with_retries
-from chronomem.llm.transport import LazyHttpClient, post_json
+from chronomem.providers.endpoints import AuthScheme, api_version_params, auth_headers
+from chronomem.providers.http import LazyHttpClient, post_json
+from chronomem.providers.limits import RateLimiter
+from chronomem.providers.retry import RetryPolicy, call_with_retries
+from chronomem.providers.tokens import estimate_tokens
 
 __all__ = ["KNOWN_DIMENSIONS", "EmbeddingUsage", "OpenAIEmbedder"]
 
@@ -52,7 +53,7 @@ class OpenAIEmbedder:
         timeout_s: float = 60.0,
         retry: RetryPolicy | None = None,
         limiter: RateLimiter | None = None,
-        auth_header: Literal["bearer", "api-key"] = "bearer",
+        auth_header: AuthScheme = "bearer",
         api_version: str | None = None,
         client: httpx.AsyncClient | None = None,
     ) -> None:
@@ -68,10 +69,8 @@ class OpenAIEmbedder:
         self.retry = retry or RetryPolicy()
         self.limiter = limiter or RateLimiter(max_concurrency=8)
         self.usage = EmbeddingUsage()
-        self._params = {"api-version": api_version} if api_version else None
-        self._headers: dict[str, str] = {}
-        if api_key:
-            self._headers = {"api-key": api_key} if auth_header == "api-key" else {"Authorization": f"Bearer {api_key}"}
+        self._params = api_version_params(api_version)
+        self._headers = auth_headers(api_key, auth_header)
         self._http = LazyHttpClient(timeout_s, client)
 
     @property
@@ -109,7 +108,13 @@ class OpenAIEmbedder:
         tokens = sum(estimate_tokens(t) for t in texts)
         async with self.limiter.slot(tokens) as reservation:
             data = await post_json(
-                self._http.client, self.url, payload, headers=self._headers, params=self._params, target=self.url
+                self._http.client,
+                self.url,
+                payload,
+                headers=self._headers,
+                params=self._params,
+                target=self.url,
+                timeout_s=self._http.timeout_s,
             )
             reported = (data.get("usage") or {}).get("prompt_tokens")
             reservation.settle(int(reported or tokens))

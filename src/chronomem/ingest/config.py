@@ -27,9 +27,9 @@ class IngestConfig(BaseModel):
 
     # entity resolution (see chronomem.ingest.resolution)
     entity_candidates: int = Field(default=8, ge=1)  # per name, from each of cosine and BM25
-    fuzzy_merge: float = 0.92  # rapidfuzz ratio / 100 at or above which names merge without a model
-    embedding_merge: float = 0.95  # name cosine at or above which names merge without a model
-    fuzzy_ambiguous: float = 0.75  # below the merge bound, above this: ask the model
+    # only equal names merge without a model; a name this similar (rapidfuzz ratio / 100, or name
+    # cosine) to an entity is asked about in the batched call
+    fuzzy_ambiguous: float = 0.75
     embedding_ambiguous: float = 0.80
 
     # fact resolution (see chronomem.ingest.fact_resolution)

@@ -1,75 +1,51 @@
-"""Dates from model answers, resolved against the episode's reference time (DESIGN §1).
+"""Dates from model answers and episode text, resolved against the episode's reference time (DESIGN §1).
 
 The model is asked for ISO 8601; models do not always comply, so this also accepts a date without a
-time or zone (read as UTC midnight), a bare year, and the common relative phrases ("two weeks ago",
-"yesterday", "last year"), which it resolves against the reference time. Anything else is ``None``:
-an unparseable date is dropped, never guessed.
+time or zone (read as UTC midnight), a bare year, and any expression :mod:`chronomem.search.timeparse`
+reads ("tomorrow", "next Thursday", "in three days", "the week after next", "two weeks ago", "last
+summer", "in March", "8 May 2023"), resolved against the reference time. When the model gives no
+date at all, :func:`date_in_text` dates the fact from the words of its quote. Anything else is
+``None``: an unreadable date is dropped, never guessed.
+
+Resolution is to the day (midnight UTC), the precision such phrases carry. A bare expression ("in
+March", "on Friday", "the summer") means the next one in a sentence about plans ("will", "going to",
+"next", ...) and the latest one otherwise.
 """
 
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
-__all__ = ["parse_model_datetime", "resolve_relative"]
+from chronomem.search.timeparse import Lean, parse_time
 
-_NUMBERS = {
-    "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
-    "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "a couple of": 2, "a few": 3,
-}
-_UNIT_DAYS = {"day": 1, "week": 7, "month": 30, "year": 365}
-_AGO = re.compile(
-    r"\b(\d+|a couple of|a few|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\s+"
-    r"(day|week|month|year)s?\s+ago\b",
+__all__ = ["date_in_text", "lean_of", "parse_model_datetime", "resolve_relative"]
+
+_FUTURE = re.compile(
+    r"\b(?:will|won't|shall|going\s+to|gonna|about\s+to|plan(?:s|ned|ning)?\s+to|intend(?:s)?\s+to|"
+    r"upcoming|next|tomorrow|soon|looking\s+forward|can't\s+wait|scheduled|in\s+\w+\s+(?:days?|weeks?|months?|years?))\b"
+    r"|'ll\b",
     re.IGNORECASE,
 )
-_LAST = re.compile(r"\blast\s+(week|month|year|summer|winter|spring|fall|autumn|weekend|night)\b", re.IGNORECASE)
-_SEASON_MONTH = {"spring": 3, "summer": 6, "fall": 9, "autumn": 9, "winter": 12}
 
 
-def _midnight(moment: datetime) -> datetime:
-    return moment.replace(hour=0, minute=0, second=0, microsecond=0)
-
-
-def _months_back(moment: datetime, months: int) -> datetime:
-    index = moment.year * 12 + moment.month - 1 - months
-    return moment.replace(year=index // 12, month=index % 12 + 1, day=1)
-
-
-def _last(unit: str, reference: datetime) -> datetime:
-    unit = unit.lower()
-    if unit in ("week", "weekend"):
-        return _midnight(reference - timedelta(days=7))
-    if unit == "night":
-        return _midnight(reference - timedelta(days=1))
-    if unit == "month":
-        return _midnight(_months_back(reference, 1))
-    if unit == "year":
-        return _midnight(reference.replace(year=reference.year - 1, month=1, day=1))
-    month = _SEASON_MONTH[unit]  # the most recent such season that has started
-    year = reference.year if reference.month > month else reference.year - 1
-    return datetime(year, month, 1, tzinfo=UTC)
+def lean_of(text: str) -> Lean:
+    """Whether a sentence speaks of the future (a plan) or of the past and present."""
+    return "future" if _FUTURE.search(text) else "past"
 
 
 def resolve_relative(text: str, reference: datetime) -> datetime | None:
-    """The date a relative phrase in ``text`` points at, seen from ``reference``; ``None`` if none.
+    """The day the first time expression in ``text`` names, seen from ``reference``; ``None`` if none."""
+    parsed = parse_time(text, reference, lean=lean_of(text))
+    if not parsed.windows:
+        return None
+    moment = parsed.windows[0].moment
+    return moment.replace(hour=0, minute=0, second=0, microsecond=0)
 
-    Resolution is to the day (midnight UTC), the precision such phrases carry.
-    """
-    lowered = text.lower()
-    if match := _AGO.search(lowered):
-        count_text, unit = match.group(1), match.group(2)
-        count = int(count_text) if count_text.isdigit() else _NUMBERS[count_text]
-        if unit == "month":
-            return _midnight(_months_back(reference, count).replace(day=min(reference.day, 28)))
-        return _midnight(reference - timedelta(days=count * _UNIT_DAYS[unit]))
-    if re.search(r"\byesterday\b", lowered):
-        return _midnight(reference - timedelta(days=1))
-    if re.search(r"\b(today|tonight|this morning)\b", lowered):
-        return _midnight(reference)
-    if match := _LAST.search(lowered):
-        return _last(match.group(1), reference)
-    return None
+
+def date_in_text(text: str | None, reference: datetime) -> datetime | None:
+    """The date a quote states, for a fact the model left undated (``None`` if it states none)."""
+    return resolve_relative(text, reference) if text else None
 
 
 def _parse_iso(value: str) -> datetime | None:

@@ -22,7 +22,7 @@ from datetime import datetime
 
 from chronomem.domain import Fact
 
-__all__ = ["SUPERSEDED_BY", "Invalidation", "invalidate", "reopen"]
+__all__ = ["SUPERSEDED_BY", "Invalidation", "invalidate", "reopen", "supersede_within_episode"]
 
 SUPERSEDED_BY = "superseded_by"
 
@@ -69,6 +69,26 @@ def invalidate(
             )
         )
     return Invalidation(new_fact=new_fact, expired=tuple(expired))
+
+
+def supersede_within_episode(
+    earlier: Fact, later: Fact, *, now: datetime, reference_time: datetime
+) -> tuple[Fact, Fact]:
+    """Two statements of one episode that contradict: ``(earlier, later)`` after the later one wins.
+
+    Order on T still decides when the dates differ: an earlier statement about a later time ("I'll
+    move to Paris next year. I live in Lisbon.") closes the later one, as :func:`invalidate` does. An
+    earlier statement about an earlier time is history learned now ("I lived in Lisbon; since May I
+    live in Paris"): it is born closed, not expired. With the same start (undated: a self-correction,
+    "I work at Acme. Actually, at Beta.") the earlier one is superseded in our records at once.
+    """
+    result = invalidate(later, [earlier], now=now, reference_time=reference_time)
+    if not result.expired:
+        return earlier, result.new_fact
+    closed = result.expired[0]
+    if _start(earlier, reference_time) < _start(later, reference_time):
+        closed = closed.model_copy(update={"expired_at": None})
+    return closed, result.new_fact
 
 
 def reopen(fact: Fact) -> Fact:

@@ -220,7 +220,7 @@ class Ingestor:
         extracted = await self._extract(session, episode, text, mapping)
         trusted = mapping is not None
         staged = session.config.extraction == "staged" and not trusted
-        named = named_entities(session, extracted.entities, trusted=trusted)
+        named = named_entities(session, extracted.entities, trusted=trusted, text=None if trusted else text)
         # facts near the episode are fetched while its names resolve (they need only its vector)
         resolved, nearby = await asyncio.gather(
             resolve_entities(session, text, named, defer_ambiguous=staged),
@@ -229,7 +229,7 @@ class Ingestor:
         found = FactExtraction(extracted.facts)
         if staged:
             found = await extract_facts(session, text, resolved, nearby)
-        drafts = build_facts(session, found.facts, resolved, found.shown)
+        drafts = build_facts(session, found.facts, resolved, found.shown, text=None if trusted else text)
         outcomes = await resolve_facts(session, drafts)
         changes = apply_invalidation(session, drafts.facts, outcomes)
         await update_summaries(session, resolved, changes)
@@ -260,6 +260,8 @@ class Ingestor:
             facts_invalidated=tuple(changes.invalidated.values()),
             usage=session.usage,
             warnings=tuple(session.warnings),
+            entities_rejected=session.entities_rejected,
+            facts_rejected=session.facts_rejected,
         )
 
     async def _announce(self, result: IngestResult) -> None:

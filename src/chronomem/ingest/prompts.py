@@ -216,6 +216,7 @@ class ExtractedFact(BaseModel):
     relation_type: str = "RELATES_TO"
     target: str = Field(min_length=1)
     fact: str = Field(min_length=1)
+    quote: str | None = None  # the words of the CURRENT MESSAGE that state it (checked: grounding.py)
     valid_at: str | None = None
     invalid_at: str | None = None
     attributes: dict[str, Any] = Field(default_factory=dict)
@@ -252,7 +253,7 @@ class FactExtractionContext:
 
 
 _FACT_SCHEMA = (
-    '{"source": str, "relation_type": str, "target": str, "fact": str, '
+    '{"source": str, "relation_type": str, "target": str, "fact": str, "quote": str, '
     '"valid_at": str|null, "invalid_at": str|null, "attributes": {}}'
 )
 
@@ -260,7 +261,8 @@ _FACT_GUIDELINES = (
     "Extract the facts the CURRENT MESSAGE states between the ENTITIES.\n"
     "1. Only facts between two different listed entities; source and target are entity names as listed.\n"
     "2. relation_type is a short SCREAMING_SNAKE_CASE predicate (LOVES, IS_FRIENDS_WITH, WORKS_FOR){edge_rule}.\n"
-    "3. fact is a self-contained sentence with every relevant detail (resolve pronouns to names).\n"
+    "3. fact is a self-contained sentence with every relevant detail (resolve pronouns to names); quote is the "
+    "shortest span of the CURRENT MESSAGE, copied word for word, that states it.\n"
     "Dates, as ISO 8601 (YYYY-MM-DDTHH:MM:SSZ), only when they are part of the fact:\n"
     "4. valid_at: when the relationship became true; invalid_at: when it stopped being true; else null.\n"
     "5. Resolve relative dates ('two weeks ago', 'next Thursday', 'last summer') against REFERENCE TIME.\n"

@@ -1,13 +1,17 @@
 """Entity resolution, the pure part: name keys, similarity signals and the match/ask/new decision.
 
-Deterministic first (DESIGN §2, step 4): an exact normalized name or alias, a near-identical spelling
-(fuzzy ratio) or a near-identical name embedding merges without a model. Weaker signals (a partial
-name, a nickname, a similar spelling or embedding) make a name *ambiguous*: it goes, with its few
-best candidates, to the one batched model call. No signal at all makes a new entity. Graphiti asks
-the model about every extracted entity; here a repeated exact name costs nothing.
+A merge without a model needs evidence (DESIGN §2, step 4): the two names are equal under the
+conservative :func:`~chronomem.domain.name_key` (case, spacing, accents, typographic variants, a
+leading article, ...), or the name is a declared alias of the entity. Look-alikes are not evidence:
+"UA 1234" and "UA 1235", "Windows 10" and "11", "Henry VII" and "VIII", "C#" and "C" differ in what
+they name, however close their spelling or embedding. So a similar spelling, a similar embedding, a
+partial name or a nickname only makes a name *ambiguous*: it goes, with its few best candidates, to
+the one batched model call (none is configured: a new entity). No signal at all makes a new entity.
+Graphiti asks the model about every extracted entity; here a repeated name costs nothing.
 
-Everything here is pure: candidates are gathered by the stage (cosine and BM25 over the store) and
-passed in.
+The share of merges this gets right is measured on a labelled set of look-alike pairs by
+``bench/resolution.py`` (``bench/data/resolution_pairs.json``). Everything here is pure: candidates
+are gathered by the stage (cosine and BM25 over the store) and passed in.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from enum import StrEnum
 
 from rapidfuzz import fuzz
 
-from chronomem.domain import Entity, normalize_name
+from chronomem.domain import Entity, name_key
 from chronomem.ingest.ontology import GENERIC_LABEL
 from chronomem.ingest.prompts import ExtractedEntity
 
@@ -37,7 +41,6 @@ __all__ = [
     "search_query",
 ]
 
-_ARTICLES = ("the ", "a ", "an ")
 _STOPWORDS = frozenset({"the", "a", "an", "of", "and", "my", "our", "his", "her", "their", "for", "to", "in", "at"})
 
 # Nickname groups of common English given names: a nickname is a *candidate* signal, never a merge.
@@ -54,14 +57,9 @@ _NICKNAMES = (
 _CANONICAL = {alias: group.split()[0] for group in _NICKNAMES for alias in group.split()}
 
 
-@functools.lru_cache(maxsize=65536)
 def match_key(name: str) -> str:
-    """The exact-match form: :func:`normalize_name` without a leading article ("The Acme" = "acme")."""
-    key = normalize_name(name)
-    for article in _ARTICLES:
-        if key.startswith(article) and len(key) > len(article):
-            return key[len(article) :]
-    return key
+    """The form two names must share to merge without a model: :func:`~chronomem.domain.name_key`."""
+    return name_key(name)
 
 
 @functools.lru_cache(maxsize=65536)
@@ -85,8 +83,8 @@ def labels_compatible(a: Iterable[str], b: Iterable[str]) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class ResolutionThresholds:
-    fuzzy_merge: float = 0.92
-    embedding_merge: float = 0.95
+    """When a candidate is worth asking the model about (never a merge: that takes equal names)."""
+
     fuzzy_ambiguous: float = 0.75
     embedding_ambiguous: float = 0.80
     max_candidates: int = 5
@@ -131,28 +129,30 @@ def _partial(name: str, entity: Entity) -> bool:
     return False
 
 
+def _same_name(name: str, entity: Entity) -> bool:
+    key = match_key(name)
+    return any(match_key(other) == key for other in (entity.name, *entity.aliases))
+
+
 def decide(
     name: str, labels: Sequence[str], candidates: Sequence[Candidate], thresholds: ResolutionThresholds
 ) -> EntityDecision:
-    """Match, ask or create, for a name that had no exact match."""
+    """Match (the same name), ask (a resemblance) or create, for a name the exact lookup did not bind."""
+    compatible = [c for c in candidates if labels_compatible(labels, c.entity.labels)]
+    same = next((c.entity for c in compatible if _same_name(name, c.entity)), None)
+    if same is not None:
+        return EntityDecision(Verdict.MATCH, match=same, reason="the same name")
     scored = []
-    for candidate in candidates:
-        if not labels_compatible(labels, candidate.entity.labels):
-            continue
+    for candidate in compatible:
         fuzzy = _fuzzy(name, candidate.entity)
         cosine = candidate.cosine if candidate.cosine is not None else 0.0
-        if fuzzy >= thresholds.fuzzy_merge or cosine >= thresholds.embedding_merge:
-            scored.append((2.0 + max(fuzzy, cosine), candidate.entity))
-        elif fuzzy >= thresholds.fuzzy_ambiguous or cosine >= thresholds.embedding_ambiguous:
+        if fuzzy >= thresholds.fuzzy_ambiguous or cosine >= thresholds.embedding_ambiguous:
             scored.append((1.0 + max(fuzzy, cosine), candidate.entity))
         elif _partial(name, candidate.entity):
             scored.append((1.0 + fuzzy / 10, candidate.entity))
     if not scored:
         return EntityDecision(Verdict.NEW, reason="no candidate resembles the name")
     scored.sort(key=lambda pair: -pair[0])
-    best_score, best = scored[0]
-    if best_score >= 2.0:
-        return EntityDecision(Verdict.MATCH, match=best, reason="near-identical name")
     ambiguous = tuple(entity for _, entity in scored[: thresholds.max_candidates])
     return EntityDecision(Verdict.AMBIGUOUS, candidates=ambiguous, reason="similar or partial name")
 

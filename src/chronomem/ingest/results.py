@@ -28,6 +28,8 @@ class IngestResult:
     usage: Usage = field(default_factory=Usage)
     warnings: tuple[str, ...] = ()
     skipped: bool = False  # nothing done: already processed (or re-added)
+    entities_rejected: int = 0  # extracted but named nowhere in the messages (see ingest.grounding)
+    facts_rejected: int = 0  # extracted but junk, or quoting words the episode does not contain
 
 
 @dataclass(frozen=True, slots=True)

@@ -100,6 +100,8 @@ class Session:
     current_stage: str = "start"
     entities_extracted: int = 0  # distinct entities the episode named
     facts_extracted: int = 0  # valid facts it stated (before resolution)
+    entities_rejected: int = 0  # extracted entities named nowhere in the messages
+    facts_rejected: int = 0  # extracted facts dropped: junk text, or a quote the episode does not contain
     started: float = field(default_factory=time.perf_counter)
     vectors: EmbeddingCache = field(init=False)
     # (group, scope) pairs known to hold vectors, shared by the Ingestor's sessions (see has_vectors)
@@ -142,6 +144,14 @@ class Session:
             self.populated.add(key)
         return found
 
+    def reject(self, kind: str, message: str) -> None:
+        """Count an extracted item dropped by validation (``kind``: "entity" or "fact"), and say why."""
+        if kind == "entity":
+            self.entities_rejected += 1
+        else:
+            self.facts_rejected += 1
+        self.warn(f"{kind} rejected: {message}")
+
     def warn(self, message: str) -> None:
         self.warnings.append(f"{self.current_stage}: {message}")
 
@@ -154,6 +164,8 @@ class Session:
         record["embedding_batches"] = self.vectors.batches
         record["entities_extracted"] = self.entities_extracted
         record["facts_extracted"] = self.facts_extracted
+        record["entities_rejected"] = self.entities_rejected
+        record["facts_rejected"] = self.facts_rejected
         record["warnings"] = list(self.warnings)
         return record
 

@@ -9,11 +9,13 @@ from chronomem.llm.accounting import process_usage, usage_scope
 from chronomem.llm.anthropic import AnthropicModel
 from chronomem.llm.base import Completion, LanguageModel, Message, ModelRole, Prompt, Usage
 from chronomem.llm.cache import CachedModel, ResponseCache
-from chronomem.llm.limits import LimitedModel, RateLimiter, shared_limiter
+from chronomem.llm.limits import LimitedModel
 from chronomem.llm.openai import OpenAIChatModel
-from chronomem.llm.retry import RetryingModel, RetryPolicy
+from chronomem.llm.retry import RetryingModel
 from chronomem.llm.routing import RoutedModel
 from chronomem.llm.settings import LLMSettings, build_language_model
+from chronomem.providers.limits import RateLimiter, shared_limiter
+from chronomem.providers.retry import RetryPolicy
 
 __all__ = [
     "AnthropicModel",

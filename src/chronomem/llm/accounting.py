@@ -11,7 +11,7 @@ a context variable, so tasks spawned inside a scope count towards it too::
 
 Where a provider reports no token counts (test doubles, some local servers) they are estimated
 with :func:`estimate_tokens`: ``ceil(characters / 4)``, the usual rule of thumb for English text
-with BPE tokenizers. It is an estimate, not a count.
+with BPE tokenizers (:mod:`chronomem.providers.tokens`). It is an estimate, not a count.
 """
 
 from __future__ import annotations
@@ -21,25 +21,18 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 
 from chronomem.llm.base import Message, Usage
+from chronomem.providers.tokens import estimate_tokens
 
 __all__ = [
     "estimate_message_tokens",
-    "estimate_tokens",
     "process_usage",
     "record_usage",
     "reset_process_usage",
     "usage_scope",
 ]
 
-_CHARS_PER_TOKEN = 4
-
 _open_scopes: ContextVar[tuple[Usage, ...]] = ContextVar("chronomem_usage_scopes", default=())
 _process_total = Usage()
-
-
-def estimate_tokens(text: str) -> int:
-    """``ceil(len(text) / 4)``: the estimator used wherever a provider reports no counts."""
-    return -(-len(text) // _CHARS_PER_TOKEN)
 
 
 def estimate_message_tokens(messages: Iterable[Message]) -> int:

@@ -22,6 +22,7 @@ from typing import Any
 from chronomem.errors import ModelTruncatedError
 from chronomem.llm.accounting import record_usage
 from chronomem.llm.base import Completion, Message, Prompt, Usage
+from chronomem.llm.budget import output_cap
 from chronomem.llm.parsing import InvalidAnswerError, parse_answer
 
 __all__ = ["Ask", "Reply", "answer_prompt", "correction_message"]
@@ -55,7 +56,7 @@ def correction_message(error: InvalidAnswerError) -> Message:
 def _truncation(prompt: Prompt[Any, Any]) -> ModelTruncatedError:
     return ModelTruncatedError(
         f"prompt {prompt.name!r}: the answer was cut off at its output-token limit "
-        f"(max_output_tokens={prompt.max_output_tokens}); raise the prompt's limit or ask for less"
+        f"(max_output_tokens={output_cap(prompt)}); raise the prompt's limit or ask for less"
     )
 
 

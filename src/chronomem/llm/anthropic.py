@@ -16,11 +16,14 @@ from typing import Any
 
 import httpx
 
-from chronomem.llm.accounting import estimate_message_tokens, estimate_tokens
+from chronomem.llm.accounting import estimate_message_tokens
 from chronomem.llm.answering import Reply, answer_prompt
 from chronomem.llm.base import Completion, Message, Prompt
+from chronomem.llm.budget import output_cap
 from chronomem.llm.cache import answer_schema
-from chronomem.llm.transport import LazyHttpClient, ProviderUnavailableError, post_json
+from chronomem.providers.endpoints import auth_headers
+from chronomem.providers.http import LazyHttpClient, ProviderUnavailableError, post_json
+from chronomem.providers.tokens import estimate_tokens
 
 __all__ = ["ANTHROPIC_API_VERSION", "AnthropicModel"]
 
@@ -70,9 +73,11 @@ class AnthropicModel:
         self.url = base_url.rstrip("/") + "/v1/messages"
         self.temperature = temperature
         self.corrective_retries = corrective_retries
-        self._headers = {"anthropic-version": ANTHROPIC_API_VERSION, **(extra_headers or {})}
-        if api_key:
-            self._headers["x-api-key"] = api_key
+        self._headers = {
+            "anthropic-version": ANTHROPIC_API_VERSION,
+            **(extra_headers or {}),
+            **auth_headers(api_key, "x-api-key"),
+        }
         self._http = LazyHttpClient(timeout_s, client)
 
     async def aclose(self) -> None:
@@ -82,7 +87,7 @@ class AnthropicModel:
         system, turns = _split_messages(messages)
         payload: dict[str, Any] = {
             "model": self.model,
-            "max_tokens": prompt.max_output_tokens,
+            "max_tokens": output_cap(prompt),
             "messages": turns,
             "tools": [
                 {
@@ -118,7 +123,14 @@ class AnthropicModel:
 
         async def ask(messages: list[Message]) -> Reply:
             payload = self._payload(prompt, messages, tool_name)
-            data = await post_json(self._http.client, self.url, payload, headers=self._headers, target=self.url)
+            data = await post_json(
+                self._http.client,
+                self.url,
+                payload,
+                headers=self._headers,
+                target=self.url,
+                timeout_s=self._http.timeout_s,
+            )
             return self._reply(data, messages, tool_name)
 
         return await answer_prompt(

@@ -41,8 +41,9 @@ class Message:
 class Prompt(Generic[Ctx, Ans]):
     """A named prompt: builds messages from a typed context; its answer is an ``answer`` object.
 
-    ``max_output_tokens`` bounds the answer (sized to what the prompt expects); a longer answer is
-    an error, never silently truncated. ``role`` picks which configured model answers it.
+    ``max_output_tokens`` bounds the answer (sized to what the prompt expects), lowered to what the
+    answer schema allows when it bounds its lists and strings (:mod:`chronomem.llm.budget`); a longer
+    answer is an error, never silently truncated. ``role`` picks which configured model answers it.
     """
 
     name: str

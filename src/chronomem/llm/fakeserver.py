@@ -7,6 +7,12 @@ can import it; importing it starts nothing. It serves, on ``127.0.0.1`` and a fr
   ``/embeddings`` works, so Azure-style deployment paths do too);
 - Anthropic ``POST /v1/messages``.
 
+Servers differ in the ``response_format`` they take: ``response_formats`` names the forms this one
+accepts (``json_schema``, ``json_object_schema`` = ``{"type": "json_object", "schema": …}``,
+``json_object``; default: all). A chat request in another form is refused before the script is
+consulted, the way llama-cpp-python's server refuses ``json_schema``: HTTP ``refusal_status`` (500)
+with a validation message naming ``response_format``.
+
 Each request takes the next scripted behaviour from a FIFO queue (:meth:`FakeProviderServer.enqueue`);
 when the queue is empty the ``responder`` decides, and without one, chat routes answer 500 (an
 unscripted request is a test bug) while embeddings get deterministic vectors. Every request is
@@ -40,6 +46,7 @@ from http import HTTPStatus
 from typing import Any, Literal
 
 __all__ = [
+    "FORMATS",
     "Answer",
     "Behaviour",
     "Disconnect",
@@ -53,6 +60,7 @@ __all__ = [
 
 
 _ROUTES = (("chat", "/chat/completions"), ("messages", "/messages"), ("embeddings", "/embeddings"))
+FORMATS = frozenset({"json_schema", "json_object_schema", "json_object"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +73,16 @@ class FakeRequest:
     @property
     def json(self) -> Any:
         return json.loads(self.body) if self.body else None
+
+    @property
+    def response_format(self) -> str | None:
+        """The structured-output form of a chat request (see ``FORMATS``), ``None`` without one."""
+        requested = (self.json or {}).get("response_format") if self.route == "chat" else None
+        if not isinstance(requested, dict):
+            return None
+        if requested.get("type") == "json_object":
+            return "json_object_schema" if "schema" in requested else "json_object"
+        return str(requested.get("type"))
 
     @property
     def route(self) -> str:
@@ -197,6 +215,16 @@ def _embeddings(request: FakeRequest, answer: Embeddings, dimension: int) -> dic
     }
 
 
+def _format_refusal(request: FakeRequest, status: int) -> Status:
+    """What llama-cpp-python's server answers to a ``response_format`` it does not take."""
+    requested = (request.json or {}).get("response_format", {}).get("type")
+    message = (
+        "1 validation error:\n  {'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), "
+        f"'msg': \"Input should be 'text' or 'json_object'\", 'input': {requested!r}}}"
+    )
+    return Status(status, body={"error": {"message": message, "type": "internal_server_error", "code": None}})
+
+
 def _error_body(code: int, body: Any) -> bytes:
     if body is None:
         body = {"error": {"message": HTTPStatus(code).phrase, "type": "fake_error", "code": code}}
@@ -236,8 +264,16 @@ class FakeProviderServer:
         rate_limit_headers: dict[str, str] | None = None,
         embedding_dimension: int = 8,
         seed: int = 0,
+        response_formats: frozenset[str] = FORMATS,
+        refusal_status: int = 500,
     ) -> None:
+        unknown = set(response_formats) - FORMATS
+        if unknown:
+            raise ValueError(f"unknown response formats {sorted(unknown)}; known: {sorted(FORMATS)}")
         self.responder = responder
+        self.response_formats = response_formats
+        self.refusal_status = refusal_status
+        self.refused = 0
         self.latency_s = latency_s
         self.rate_limit_fraction = rate_limit_fraction
         self.rate_limit_headers = dict(rate_limit_headers or {})
@@ -277,6 +313,10 @@ class FakeProviderServer:
             if self.rate_limit_fraction and self._rng.random() < self.rate_limit_fraction:
                 self.rate_limited += 1
                 return Status(429, headers=self.rate_limit_headers)
+            requested = request.response_format
+            if requested is not None and requested not in self.response_formats:
+                self.refused += 1
+                return _format_refusal(request, self.refusal_status)
             if self._script:
                 return self._script.popleft()
         if self.responder is not None:

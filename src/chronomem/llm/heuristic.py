@@ -171,7 +171,7 @@ def _fact(subject: str, target: str, sentence: str, text: EpisodeText) -> Extrac
     fact = (f"{subject} {relation.lower().replace('_', ' ')} {target}" if relation in _STATE_RELATIONS
             else _first_person(sentence.strip(), subject))
     return ExtractedFact(source=subject, relation_type=relation, target=target, fact=fact,
-                         valid_at=when.isoformat() if when else None)
+                         quote=sentence.strip(), valid_at=when.isoformat() if when else None)
 
 
 def _facts(text: EpisodeText, entities: list[EntityRef]) -> list[ExtractedFact]:
@@ -186,7 +186,7 @@ def _facts(text: EpisodeText, entities: list[EntityRef]) -> list[ExtractedFact]:
         facts.extend(_fact(subject, name, sentence, text) for name in named[:2])
         if len(named) >= 2:  # two things named in one sentence are related
             facts.append(ExtractedFact(source=named[0], relation_type="RELATED_TO", target=named[1],
-                                       fact=_first_person(sentence, subject)))
+                                       fact=_first_person(sentence, subject), quote=sentence.strip()))
     return facts[:_MAX_FACTS]
 
 

@@ -2,13 +2,9 @@
 
 One adapter covers OpenAI, Azure OpenAI, Ollama, vLLM, llama.cpp server, LM Studio, Groq, Together,
 OpenRouter and DeepSeek: they differ only in base URL, authentication header and how much of
-``response_format`` they support. Structured output, by ``structured_output``:
-
-- ``json_schema``: ``response_format={"type": "json_schema", ...}`` with the answer's schema;
-- ``json_object``: ``response_format={"type": "json_object"}`` and the schema in the system message;
-- ``prompt``: no ``response_format``; the schema in the system message;
-- ``auto`` (default): start with ``json_schema`` and step down when the endpoint refuses the
-  ``response_format`` with a 400 (remembered for later calls of this adapter).
+``response_format`` they support. ``structured_output`` picks one form (``json_schema``,
+``json_object_schema``, ``json_object``, ``prompt``) or, with ``auto`` (the default), negotiates it
+with the endpoint: see :mod:`chronomem.llm.structured`.
 
 Whatever the mode, the answer text goes through the tolerant parser (code fences, prose,
 ``<think>`` blocks) and validation, with one corrective retry (:mod:`chronomem.llm.answering`).
@@ -20,23 +16,29 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Literal
+from typing import Any
 
 import httpx
 
 from chronomem.errors import ModelOutputError
-from chronomem.llm.accounting import estimate_message_tokens, estimate_tokens
+from chronomem.llm.accounting import estimate_message_tokens
 from chronomem.llm.answering import Reply, answer_prompt
 from chronomem.llm.base import Completion, Message, Prompt
+from chronomem.llm.budget import output_cap
 from chronomem.llm.cache import answer_schema
-from chronomem.llm.transport import LazyHttpClient, ProviderRequestError, ProviderUnavailableError, post_json
+from chronomem.llm.structured import (
+    Negotiation,
+    StructuredOutputMode,
+    WireMode,
+    negotiation_for,
+    refuses_structured_output,
+)
+from chronomem.providers.endpoints import AuthScheme, api_version_params, auth_headers
+from chronomem.providers.http import LazyHttpClient, ProviderRequestError, ProviderUnavailableError, post_json
+from chronomem.providers.tokens import estimate_tokens
 
 __all__ = ["OpenAIChatModel", "StructuredOutputMode", "schema_instruction"]
 
-StructuredOutputMode = Literal["auto", "json_schema", "json_object", "prompt"]
-
-_STEP_DOWN: dict[str, str] = {"json_schema": "json_object", "json_object": "prompt"}
-_RESPONSE_FORMAT_WORDS = ("response_format", "json_schema", "json_object", "structured output")
 _SCHEMA_NAME = re.compile(r"[^a-zA-Z0-9_-]")
 
 
@@ -56,11 +58,6 @@ def _with_instruction(messages: list[Message], instruction: str) -> list[dict[st
     else:
         rendered.insert(0, {"role": "system", "content": instruction})
     return rendered
-
-
-def _refuses_response_format(error: ProviderRequestError) -> bool:
-    body = error.body.casefold()
-    return error.status == 400 and any(word in body for word in _RESPONSE_FORMAT_WORDS)
 
 
 def _content_text(content: Any) -> str:
@@ -88,7 +85,7 @@ class OpenAIChatModel:
         timeout_s: float = 60.0,
         temperature: float | None = 0.0,
         max_tokens_field: str = "max_tokens",
-        auth_header: Literal["bearer", "api-key"] = "bearer",
+        auth_header: AuthScheme = "bearer",
         api_version: str | None = None,
         extra_headers: dict[str, str] | None = None,
         extra_body: dict[str, Any] | None = None,
@@ -99,55 +96,84 @@ class OpenAIChatModel:
         self.model_name = f"{provider}:{model}"
         self.url = base_url.rstrip("/") + "/chat/completions"
         self.structured_output = structured_output
-        self.mode: str = "json_schema" if structured_output == "auto" else structured_output
+        # auto: the mode learnt for this endpoint and model, shared by the process
+        self._negotiation: Negotiation | None = None
+        self._fixed_mode: WireMode = "json_schema"
+        if structured_output == "auto":
+            self._negotiation = negotiation_for(f"{self.url}#{model}")
+        else:
+            self._fixed_mode = structured_output
         self.temperature = temperature
         self.max_tokens_field = max_tokens_field
         self.extra_body = dict(extra_body or {})
         self.corrective_retries = corrective_retries
-        self._params = {"api-version": api_version} if api_version else None
-        self._headers = dict(extra_headers or {})
-        if api_key:
-            self._headers.update(
-                {"api-key": api_key} if auth_header == "api-key" else {"Authorization": f"Bearer {api_key}"}
-            )
+        self._params = api_version_params(api_version)
+        self._headers = {**(extra_headers or {}), **auth_headers(api_key, auth_header)}
         self._http = LazyHttpClient(timeout_s, client)
+
+    @property
+    def mode(self) -> WireMode:
+        """The structured-output form the next request uses."""
+        return self._negotiation.mode if self._negotiation is not None else self._fixed_mode
 
     async def aclose(self) -> None:
         await self._http.aclose()
 
-    def _payload(self, prompt: Prompt[Any, Any], messages: list[Message], mode: str) -> dict[str, Any]:
-        payload: dict[str, Any] = {"model": self.model, self.max_tokens_field: prompt.max_output_tokens}
+    def _payload(self, prompt: Prompt[Any, Any], messages: list[Message], mode: WireMode) -> dict[str, Any]:
+        payload: dict[str, Any] = {"model": self.model, self.max_tokens_field: output_cap(prompt)}
         if self.temperature is not None:
             payload["temperature"] = self.temperature
+        schema = answer_schema(prompt.answer)
         if mode == "json_schema":
             payload["messages"] = [{"role": m.role, "content": m.content} for m in messages]
-            payload["response_format"] = {
-                "type": "json_schema",
-                "json_schema": {
-                    "name": _SCHEMA_NAME.sub("_", prompt.name)[:64] or "answer",
-                    "schema": answer_schema(prompt.answer),
-                },
-            }
+            name = _SCHEMA_NAME.sub("_", prompt.name)[:64] or "answer"
+            payload["response_format"] = {"type": "json_schema", "json_schema": {"name": name, "schema": schema}}
         else:
             payload["messages"] = _with_instruction(messages, schema_instruction(prompt.answer))
-            if mode == "json_object":
+            if mode == "json_object_schema":
+                payload["response_format"] = {"type": "json_object", "schema": schema}
+            elif mode == "json_object":
                 payload["response_format"] = {"type": "json_object"}
         payload.update(self.extra_body)
         return payload
 
+    async def _post(self, payload: dict[str, Any]) -> dict[str, Any]:
+        return await post_json(
+            self._http.client,
+            self.url,
+            payload,
+            headers=self._headers,
+            params=self._params,
+            target=self.url,
+            timeout_s=self._http.timeout_s,
+        )
+
     async def _send(self, prompt: Prompt[Any, Any], messages: list[Message]) -> dict[str, Any]:
+        """One answer, in the structured-output mode the endpoint takes (stepping down on refusals)."""
         while True:
             mode = self.mode
-            payload = self._payload(prompt, messages, mode)
             try:
-                return await post_json(
-                    self._http.client, self.url, payload, headers=self._headers, params=self._params, target=self.url
-                )
-            except ProviderRequestError as error:
-                can_step_down = self.structured_output == "auto" and mode in _STEP_DOWN
-                if not (can_step_down and _refuses_response_format(error)):
+                data = await self._post(self._payload(prompt, messages, mode))
+            except (ProviderRequestError, ProviderUnavailableError) as error:
+                if mode == "prompt" or not refuses_structured_output(error):
                     raise
-                self.mode = _STEP_DOWN[mode]
+                self._step_down(mode, error)
+                continue
+            if self._negotiation is not None:
+                self._negotiation.worked(mode)
+            return data
+
+    def _step_down(self, refused: WireMode, error: ProviderRequestError | ProviderUnavailableError) -> None:
+        """Move to the next mode, or raise a refusal that retrying cannot fix (fixed modes)."""
+        reason = f"HTTP {error.status}: {error.body[:200]}"
+        if self._negotiation is not None and self._negotiation.step_down(refused, reason) is not None:
+            return
+        raise ProviderRequestError(
+            f"{self.url} refuses structured output {refused!r} ({reason}); set structured_output "
+            "(CHRONOMEM_LLM_STRUCTURED_OUTPUT) to 'auto' or a lower mode",
+            status=error.status or 400,
+            body=error.body,
+        ) from error
 
     def _reply(self, data: dict[str, Any], messages: list[Message]) -> Reply:
         choices = data.get("choices")

@@ -2,7 +2,9 @@
 
 Models wrap JSON in many ways even when asked not to: ```json fences, a sentence of prose before
 it, a ``<think>…</think>`` block (reasoning models), trailing remarks. :func:`extract_json` strips
-those and returns the first JSON value it can decode; :func:`parse_answer` validates it and raises
+those and returns the first JSON value it can decode. Raw control characters inside strings (a
+literal newline or tab, which JSON forbids but grammar-constrained local models emit) are accepted
+as the characters they are, rather than costing a corrective retry; :func:`parse_answer` validates it and raises
 :class:`InvalidAnswerError` carrying the raw text and a short description of the problem, which the
 corrective retry shows back to the model.
 """
@@ -24,6 +26,8 @@ Ans = TypeVar("Ans", bound=BaseModel)
 _THINK_BLOCK = re.compile(r"<think(?:ing)?>.*?</think(?:ing)?>", re.DOTALL | re.IGNORECASE)
 _THINK_CLOSE = re.compile(r"</think(?:ing)?>", re.IGNORECASE)
 _FENCE = re.compile(r"```[ \t]*(?:json|JSON)?[ \t]*\n?(.*?)```", re.DOTALL)
+# strict=False: control characters inside strings are taken literally (the repair described above).
+_DECODER = json.JSONDecoder(strict=False)
 _MAX_SCAN_STARTS = 64  # bounds the work on long prose full of stray braces
 _MAX_PROBLEM_CHARS = 1500
 
@@ -47,11 +51,10 @@ def _strip_reasoning(text: str) -> str:
 
 
 def _scan_for_json(text: str) -> Any:
-    decoder = json.JSONDecoder()
     starts = [i for i, ch in enumerate(text) if ch in "{["][:_MAX_SCAN_STARTS]
     for start in starts:
         try:
-            value, _ = decoder.raw_decode(text, start)
+            value, _ = _DECODER.raw_decode(text, start)
         except json.JSONDecodeError:
             continue
         return value
@@ -65,12 +68,12 @@ def extract_json(text: str) -> Any:
     """
     body = _strip_reasoning(text)
     try:
-        return json.loads(body)
+        return _DECODER.decode(body)
     except json.JSONDecodeError:
         pass
     for fenced in _FENCE.findall(body):
         try:
-            return json.loads(fenced.strip())
+            return _DECODER.decode(fenced.strip())
         except json.JSONDecodeError:
             continue
     return _scan_for_json(body)

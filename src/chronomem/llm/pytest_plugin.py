@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from chronomem.llm.guard import forbid_model_requests
+from chronomem.providers.guard import forbid_model_requests
 
 __all__ = ["no_model_requests"]
 

@@ -20,55 +20,22 @@ from chronomem.errors import ConfigurationError
 from chronomem.llm.anthropic import AnthropicModel
 from chronomem.llm.base import LanguageModel, ModelRole
 from chronomem.llm.cache import CachedModel, ResponseCache
-from chronomem.llm.limits import LimitedModel, shared_limiter
+from chronomem.llm.environment import values_from_env
+from chronomem.llm.limits import LimitedModel
 from chronomem.llm.openai import OpenAIChatModel, StructuredOutputMode
-from chronomem.llm.retry import RetryingModel, RetryPolicy
+from chronomem.llm.retry import RetryingModel
 from chronomem.llm.routing import RoutedModel
+from chronomem.providers.endpoints import (
+    DEFAULT_BASE_URLS,
+    default_timeout_s,
+    openai_compatible_endpoint,
+    parse_model_spec,
+)
+from chronomem.providers.limits import shared_limiter
+from chronomem.providers.retry import RetryPolicy
 
-__all__ = [
-    "API_KEY_ENV",
-    "DEFAULT_BASE_URLS",
-    "LLMSettings",
-    "build_adapter",
-    "build_language_model",
-    "parse_model_spec",
-]
+__all__ = ["LLMSettings", "build_adapter", "build_language_model"]
 
-DEFAULT_BASE_URLS: dict[str, str] = {
-    "openai": "https://api.openai.com/v1",
-    "anthropic": "https://api.anthropic.com",
-    "ollama": "http://localhost:11434/v1",
-    "vllm": "http://localhost:8000/v1",
-    "llamacpp": "http://localhost:8080/v1",
-    "lmstudio": "http://localhost:1234/v1",
-    "groq": "https://api.groq.com/openai/v1",
-    "together": "https://api.together.xyz/v1",
-    "openrouter": "https://openrouter.ai/api/v1",
-    "deepseek": "https://api.deepseek.com/v1",
-}
-API_KEY_ENV: dict[str, str] = {
-    "openai": "OPENAI_API_KEY",
-    "azure": "AZURE_OPENAI_API_KEY",
-    "anthropic": "ANTHROPIC_API_KEY",
-    "groq": "GROQ_API_KEY",
-    "together": "TOGETHER_API_KEY",
-    "openrouter": "OPENROUTER_API_KEY",
-    "deepseek": "DEEPSEEK_API_KEY",
-    "vllm": "VLLM_API_KEY",
-}
-PROVIDERS = frozenset(DEFAULT_BASE_URLS) | {"azure"}
-_ROLES: tuple[ModelRole, ...] = ("extraction", "resolution", "summary", "rerank", "default")
-
-
-def parse_model_spec(spec: str) -> tuple[str, str]:
-    """``"provider:model"`` → ``(provider, model)``; the model part may itself contain colons."""
-    provider, sep, model = spec.partition(":")
-    provider = provider.strip().lower()
-    if not sep or not model or provider not in PROVIDERS:
-        raise ConfigurationError(
-            f"model {spec!r} must be 'provider:model' with provider one of {', '.join(sorted(PROVIDERS))}"
-        )
-    return provider, model
 
 
 class LLMSettings(BaseModel):
@@ -84,7 +51,7 @@ class LLMSettings(BaseModel):
     structured_output: StructuredOutputMode = "auto"
     temperature: float | None = 0.0  # None: not sent (reasoning models refuse it)
     max_tokens_field: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"  # o-series/gpt-5 want the latter
-    timeout_s: float = Field(default=60.0, gt=0)
+    timeout_s: float | None = Field(default=None, gt=0)  # None: the provider's default (60 s, local 300 s)
     max_attempts: int = Field(default=6, ge=1)
     initial_backoff_s: float = Field(default=0.5, ge=0)
     max_backoff_s: float = Field(default=30.0, ge=0)
@@ -95,7 +62,7 @@ class LLMSettings(BaseModel):
     cache_path: Path | None = None
 
     def model_for(self, role: str) -> str:
-        return str(self.role_models.get(role, self.model))  # type: ignore[call-overload]
+        return next((spec for routed, spec in self.role_models.items() if routed == role), self.model)
 
     def base_url_for(self, provider: str) -> str:
         url = self.base_urls.get(provider) or DEFAULT_BASE_URLS.get(provider)
@@ -114,46 +81,19 @@ class LLMSettings(BaseModel):
             max_delay_s=self.max_backoff_s,
         )
 
+    def timeout_for(self, provider: str) -> float:
+        """Seconds one call to ``provider`` may take: ``timeout_s``, or the provider's default."""
+        return self.timeout_s if self.timeout_s is not None else default_timeout_s(provider)
+
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> LLMSettings:
-        """Settings from environment variables (see docs/llm.md); ``overrides`` win over them."""
+        """Settings from the environment variables of :mod:`chronomem.llm.environment` (listed in
+        docs/llm.md); ``overrides`` win over them."""
         env = os.environ if environ is None else environ
-        values: dict[str, Any] = {}
-        if model := env.get("CHRONOMEM_LLM_MODEL"):
-            values["model"] = model
-        roles = {
-            r: env[f"CHRONOMEM_LLM_MODEL_{r.upper()}"] for r in _ROLES if env.get(f"CHRONOMEM_LLM_MODEL_{r.upper()}")
-        }
-        if roles:
-            values["role_models"] = roles
-        values["api_keys"] = {p: env[name] for p, name in API_KEY_ENV.items() if env.get(name)}
-        values["base_urls"] = _base_urls_from_env(env)
-        simple = {
-            "CHRONOMEM_LLM_STRUCTURED_OUTPUT": "structured_output",
-            "CHRONOMEM_LLM_TIMEOUT_S": "timeout_s",
-            "CHRONOMEM_LLM_MAX_CONCURRENCY": "max_concurrency",
-            "CHRONOMEM_LLM_RPM": "requests_per_minute",
-            "CHRONOMEM_LLM_TPM": "tokens_per_minute",
-            "CHRONOMEM_LLM_CACHE": "cache_path",
-            "OPENAI_API_VERSION": "azure_api_version",
-        }
-        values.update({field: env[name] for name, field in simple.items() if env.get(name)})
+        default_model = overrides.get("model") or cls.model_fields["model"].default
+        values = values_from_env(env, default_model=default_model)
         values.update(overrides)
         return cls.model_validate(values)
-
-
-def _base_urls_from_env(env: Mapping[str, str]) -> dict[str, str]:
-    urls: dict[str, str] = {}
-    if url := env.get("OPENAI_BASE_URL"):
-        urls["openai"] = url
-    if url := env.get("ANTHROPIC_BASE_URL"):
-        urls["anthropic"] = url
-    if url := env.get("AZURE_OPENAI_ENDPOINT"):
-        urls["azure"] = url
-    if host := env.get("OLLAMA_HOST"):
-        host = host if "://" in host else f"http://{host}"
-        urls["ollama"] = host.rstrip("/") + "/v1"
-    return urls
 
 
 def build_adapter(spec: str, settings: LLMSettings) -> LanguageModel:
@@ -166,28 +106,21 @@ def build_adapter(spec: str, settings: LLMSettings) -> LanguageModel:
     provider, model = parse_model_spec(spec)
     common: dict[str, Any] = {
         "api_key": settings.api_key_for(provider),
-        "timeout_s": settings.timeout_s,
+        "timeout_s": settings.timeout_for(provider),
         "temperature": settings.temperature,
         "corrective_retries": settings.corrective_retries,
     }
     if provider == "anthropic":
         return AnthropicModel(model, base_url=settings.base_url_for(provider), **common)
-    if provider == "azure":
-        deployment_url = f"{settings.base_url_for('azure')}/openai/deployments/{model}"
-        return OpenAIChatModel(
-            model,
-            base_url=deployment_url,
-            provider="azure",
-            auth_header="api-key",
-            api_version=settings.azure_api_version,
-            structured_output=settings.structured_output,
-            max_tokens_field=settings.max_tokens_field,
-            **common,
-        )
+    endpoint = openai_compatible_endpoint(
+        provider, model, base_url=settings.base_url_for(provider), azure_api_version=settings.azure_api_version
+    )
     return OpenAIChatModel(
         model,
-        base_url=settings.base_url_for(provider),
+        base_url=endpoint.base_url,
         provider=provider,
+        auth_header=endpoint.auth,
+        api_version=endpoint.api_version,
         structured_output=settings.structured_output,
         max_tokens_field=settings.max_tokens_field,
         **common,

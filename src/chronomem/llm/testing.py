@@ -4,7 +4,7 @@
   and the typed context). The callback's answer is serialized to text and then goes through the
   same tolerant-parse → validate → corrective-retry path as a real provider's answer
   (:mod:`chronomem.llm.answering`), so an invalid answer raises ``ModelOutputError`` exactly where a
-  real model's would. Usage is estimated with :func:`~chronomem.llm.accounting.estimate_tokens`
+  real model's would. Usage is estimated with :func:`~chronomem.providers.tokens.estimate_tokens`
   (``ceil(chars / 4)``) over the rendered prompt messages (input) and the answer text (output).
 - :class:`ScriptedModel` answers each prompt name from a list of canned answers, in order.
 - :class:`SchemaModel` answers any prompt with minimal schema-valid data: a smoke-test model.
@@ -38,11 +38,13 @@ from typing import Any
 from pydantic import BaseModel
 
 from chronomem.errors import InvalidInputError
-from chronomem.llm.accounting import estimate_message_tokens, estimate_tokens
+from chronomem.llm.accounting import estimate_message_tokens
 from chronomem.llm.answering import Reply, answer_prompt
 from chronomem.llm.base import Completion, Message, Prompt, Usage
-from chronomem.llm.guard import allow_model_requests, forbid_model_requests
+from chronomem.llm.budget import output_cap
 from chronomem.llm.minimal import minimal_instance_data
+from chronomem.providers.guard import allow_model_requests, forbid_model_requests
+from chronomem.providers.tokens import estimate_tokens
 
 __all__ = [
     "AnswerFunction",
@@ -89,8 +91,8 @@ class FunctionModel:
     ``calls`` lists ``(prompt_name, context)`` for every request answered (a corrective retry adds
     one); ``usage`` sums the usage of every completion. ``latency_s`` awaits ``asyncio.sleep`` per
     request to simulate a provider. With ``enforce_output_limit`` an answer whose estimated size
-    exceeds ``prompt.max_output_tokens`` is treated as cut off (``ModelTruncatedError``), as a real
-    provider would cut it.
+    exceeds the prompt's output cap (:func:`~chronomem.llm.budget.output_cap`) is treated as cut off
+    (``ModelTruncatedError``), as a real provider would cut it.
     """
 
     def __init__(
@@ -126,11 +128,12 @@ class FunctionModel:
             value = await value
         text = serialize_answer(value)
         output_tokens = estimate_tokens(text)
-        truncated = self.enforce_output_limit and output_tokens > prompt.max_output_tokens
+        cap = output_cap(prompt)
+        truncated = self.enforce_output_limit and output_tokens > cap
         return Reply(
             text=text,
             input_tokens=estimate_message_tokens(messages),
-            output_tokens=min(output_tokens, prompt.max_output_tokens) if truncated else output_tokens,
+            output_tokens=min(output_tokens, cap) if truncated else output_tokens,
             truncated=truncated,
             model=self.model_name,
         )

@@ -7,13 +7,13 @@ budget in rank order and deduplicated. Pure: the caller passes objects already r
 
 from __future__ import annotations
 
-import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 from chronomem.domain import Community, Entity, Episode, Fact, normalize_name
+from chronomem.providers.tokens import estimate_tokens
 
-__all__ = ["DEFAULT_TOKEN_BUDGET", "build_context", "estimate_tokens", "fact_line"]
+__all__ = ["DEFAULT_TOKEN_BUDGET", "build_context", "estimate_tokens", "evidence_quotes", "fact_line"]
 
 DEFAULT_TOKEN_BUDGET = 2000
 
@@ -31,17 +31,13 @@ _EPISODE_INTRO = "These are the most relevant raw episodes (messages or document
 _SHARES = {"facts": 0.5, "entities": 0.3, "communities": 0.1, "episodes": 0.1}
 
 
-def estimate_tokens(text: str) -> int:
-    """A model-free token estimate: about four characters per token for English text."""
-    return max(1, math.ceil(len(text) / 4)) if text else 0
-
-
 def _date(value: datetime | None) -> str:
     return value.strftime("%Y-%m-%d %H:%M:%SZ") if value is not None else ""
 
 
-def fact_line(fact: Fact, *, now: datetime | None = None) -> str:
-    """``- fact (Date range: from - to)``; superseded facts say when they stopped being true."""
+def fact_line(fact: Fact, *, now: datetime | None = None, quote: str | None = None) -> str:
+    """``- fact (Date range: from - to)``; superseded facts say when they stopped being true; with
+    ``quote``, the words of the episode that state it follow."""
     start = _date(fact.valid_at) or "unknown"
     ended = fact.invalid_at is not None and (now is None or fact.invalid_at <= now)
     end = _date(fact.invalid_at) if ended else "present"
@@ -53,7 +49,21 @@ def fact_line(fact: Fact, *, now: datetime | None = None) -> str:
             line += f" [superseded: retracted on {_date(fact.expired_at)}]"
     elif ended:
         line += f" [ended: no longer true from {_date(fact.invalid_at)}]"
+    if quote:
+        line += f' [source: "{" ".join(quote.split())}"]'
     return line
+
+
+def evidence_quotes(facts: Sequence[Fact], episodes: Sequence[Episode]) -> dict[str, str]:
+    """fact id -> the text of its first evidence span whose episode is among ``episodes``."""
+    texts = {e.id: e.text for e in episodes}
+    quotes: dict[str, str] = {}
+    for fact in facts:
+        for span in fact.evidence:
+            if span.episode_id in texts:
+                quotes[fact.id] = texts[span.episode_id][span.start : span.end]
+                break
+    return quotes
 
 
 def _entity_line(entity: Entity) -> str:
@@ -118,14 +128,16 @@ def build_context(
     *,
     token_budget: int = DEFAULT_TOKEN_BUDGET,
     now: datetime | None = None,
+    quotes: Mapping[str, str] | None = None,
 ) -> str:
     """The paper's context string for already-ranked objects, within about ``token_budget`` tokens.
 
     ``now`` decides whether a fact's ``invalid_at`` is past ("to" date) or still ahead ("present").
+    ``quotes`` (fact id -> the episode's words, :func:`evidence_quotes`) are shown after their facts.
     Empty sections are left out; with nothing at all, the result is an empty string.
     """
     sections = {
-        "facts": _dedupe([fact_line(f, now=now) for f in facts]),
+        "facts": _dedupe([fact_line(f, now=now, quote=(quotes or {}).get(f.id)) for f in facts]),
         "entities": _dedupe([_entity_line(e) for e in entities]),
         "communities": _dedupe([_community_line(c) for c in communities if c.summary or c.name]),
         "episodes": _dedupe([_episode_line(e) for e in episodes]),

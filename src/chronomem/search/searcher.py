@@ -29,7 +29,7 @@ from chronomem.errors import InvalidInputError
 from chronomem.filters import SearchFilters
 from chronomem.search import methods, signals
 from chronomem.search.config import RECIPES, Method, Reranker, ScopeConfig, SearchConfig, TimeMode
-from chronomem.search.context import DEFAULT_TOKEN_BUDGET, build_context
+from chronomem.search.context import DEFAULT_TOKEN_BUDGET, build_context, evidence_quotes
 from chronomem.search.rerank import (
     Ranked,
     cut_below,
@@ -191,10 +191,12 @@ class Searcher:
         token_budget: int = DEFAULT_TOKEN_BUDGET,
         include_superseded: bool = False,
         include_episodes: bool = False,
+        include_evidence: bool = False,
     ) -> str:
         """The paper's context block for ``query`` (default config: the ``context`` recipe, 20 facts
         and 20 entities). Current facts only unless ``include_superseded`` (superseded ones are
-        marked with when they stopped being true); raw episodes only with ``include_episodes``."""
+        marked with when they stopped being true); raw episodes only with ``include_episodes``; each
+        fact followed by the words of the episode that state it with ``include_evidence``."""
         config = config or RECIPES["context"]
         if include_episodes and config.episodes is None:
             config = config.model_copy(update={"episodes": ScopeConfig(limit=5)})
@@ -206,14 +208,25 @@ class Searcher:
             query, config, filters, center_entity_id, seed_entity_ids, seed_episode_ids
         )
         results = await self._fan_out(groups, request)
+        facts = [f for f, _ in results.facts]
         return build_context(
-            [f for f, _ in results.facts],
+            facts,
             [e for e, _ in results.entities],
             [c for c, _ in results.communities],
             [e for e, _ in results.episodes],
             token_budget=token_budget,
             now=filters.known_at or filters.effective_now(),
+            quotes=await self._quotes(facts) if include_evidence else None,
         )
+
+    async def _quotes(self, facts: Sequence[Fact]) -> dict[str, str]:
+        """fact id -> the words of its first evidence span, read from the episode (one read per group)."""
+        wanted: dict[str, set[str]] = {}
+        for fact in facts:
+            if fact.evidence:
+                wanted.setdefault(fact.group_id, set()).add(fact.evidence[0].episode_id)
+        episodes = await asyncio.gather(*(self.store.get_episodes(g, sorted(ids)) for g, ids in wanted.items()))
+        return evidence_quotes(facts, [e for found in episodes for e in found])
 
     # -- one search -------------------------------------------------------------------------------
 

@@ -6,7 +6,7 @@ On start-up the app opens the memory (unless one was passed in), the control pla
 ingestion runs in separate ``chronomem worker`` processes, an in-process worker pool that first
 returns any episode a killed process left ``processing`` to the queue. Routes live under
 ``/api/v3``; probes at ``/healthz`` and ``/readyz``; the OpenAPI document at ``/openapi.json`` and
-its browsable form at ``/docs``.
+its browsable forms at ``/docs`` and ``/redoc``; the web explorer at ``/ui``.
 """
 
 from __future__ import annotations
@@ -25,9 +25,10 @@ from chronomem.service.controlplane import ControlPlane
 from chronomem.service.deps import ServiceState
 from chronomem.service.errors import install_error_handlers
 from chronomem.service.limits import BodySizeLimit
+from chronomem.service.pages import mount_pages
 from chronomem.service.process import tune_gc
 from chronomem.service.project_config import ProjectProfiles
-from chronomem.service.routers import graph, probes, project_config, tasks, threads, users
+from chronomem.service.routers import explorer, graph, probes, project_config, tasks, threads, users
 from chronomem.settings import Settings
 from chronomem.workers import WorkerPool
 
@@ -82,12 +83,15 @@ def create_app(
         ),
         version="0.1.0",
         lifespan=lifespan,
+        docs_url=None,  # served from local assets by mount_pages
+        redoc_url=None,
     )
     install_error_handlers(app)
     app.add_middleware(BodySizeLimit, max_bytes=settings.api.max_request_bytes)
     app.include_router(probes.router)
-    for module in (users, threads, graph, tasks, project_config):
+    for module in (users, threads, graph, tasks, project_config, explorer):
         app.include_router(module.router, prefix=API_PREFIX)
+    mount_pages(app)
     return app
 
 

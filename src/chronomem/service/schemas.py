@@ -30,6 +30,7 @@ __all__ = [
     "EntityOut",
     "EpisodeList",
     "EpisodeOut",
+    "EvidenceOut",
     "FactOut",
     "GraphCreate",
     "GraphList",
@@ -280,6 +281,14 @@ class AddFactRequest(_Target):
         return self
 
 
+class EvidenceOut(BaseModel):
+    """Where an episode states the fact: ``episode.text[start:end]`` (character offsets)."""
+
+    episode_uuid: str
+    start: int
+    end: int
+
+
 class FactOut(BaseModel):
     uuid: str
     name: str  # the relation type
@@ -287,6 +296,7 @@ class FactOut(BaseModel):
     source_node_uuid: str
     target_node_uuid: str
     episodes: list[str]
+    evidence: list[EvidenceOut] = []
     attributes: dict[str, Any]
     valid_at: datetime | None
     invalid_at: datetime | None
@@ -298,7 +308,9 @@ class FactOut(BaseModel):
     def from_domain(cls, fact: Fact, score: float | None = None) -> FactOut:
         return cls(
             uuid=fact.id, name=fact.relation_type, fact=fact.fact, source_node_uuid=fact.source_id,
-            target_node_uuid=fact.target_id, episodes=list(fact.episode_ids), attributes=fact.attributes,
+            target_node_uuid=fact.target_id, episodes=list(fact.episode_ids),
+            evidence=[EvidenceOut(episode_uuid=s.episode_id, start=s.start, end=s.end) for s in fact.evidence],
+            attributes=fact.attributes,
             valid_at=fact.valid_at, invalid_at=fact.invalid_at, created_at=fact.created_at,
             expired_at=fact.expired_at, score=score,
         )

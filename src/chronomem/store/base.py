@@ -26,11 +26,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
-from typing import NamedTuple, Protocol, runtime_checkable
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
-from chronomem.domain import Community, Entity, Episode, EpisodeStatus, Fact, Mention
+from chronomem.domain import Community, Entity, Episode, EpisodeStatus, EvidenceSpan, Fact, Mention
 from chronomem.filters import SearchFilters
 
 __all__ = [
@@ -47,6 +47,8 @@ __all__ = [
     "SearchIndex",
     "Store",
     "WeightedEdge",
+    "fact_attributes_column",
+    "split_fact_attributes",
 ]
 
 
@@ -308,3 +310,26 @@ class Store(GroupAdmin, EpisodeQueue, GraphReader, GraphWriter, SearchIndex, Pro
     """A graph store: every role at once (what a backend implements and ``open_store`` returns). All
     methods are coroutines; all of them are scoped to one group. Consumers are typed against the
     role(s) they use."""
+
+
+# -- how backends keep a fact's evidence spans: in its attributes column, under a reserved key ---------
+
+_EVIDENCE_KEY = "_evidence"
+
+
+def fact_attributes_column(fact: Fact) -> dict[str, Any]:
+    """What a backend stores in a fact's attributes column: the attributes, and its evidence spans."""
+    if not fact.evidence:
+        return fact.attributes
+    spans = [[span.episode_id, span.start, span.end] for span in fact.evidence]
+    return {**fact.attributes, _EVIDENCE_KEY: spans}
+
+
+def split_fact_attributes(stored: dict[str, Any]) -> tuple[dict[str, Any], tuple[EvidenceSpan, ...]]:
+    """The inverse of :func:`fact_attributes_column`: (attributes, evidence)."""
+    if _EVIDENCE_KEY not in stored:
+        return stored, ()
+    attributes = {k: v for k, v in stored.items() if k != _EVIDENCE_KEY}
+    # validated when the fact was built; facts are decoded by the dozen on every search
+    spans = tuple(EvidenceSpan.model_construct(episode_id=e, start=a, end=b) for e, a, b in stored[_EVIDENCE_KEY])
+    return attributes, spans

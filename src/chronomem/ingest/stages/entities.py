@@ -8,6 +8,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from chronomem.domain import Entity
+from chronomem.ingest.grounding import is_named
 from chronomem.ingest.ontology import GENERIC_LABEL
 from chronomem.ingest.prompts import (
     ENTITY_RESOLUTION,
@@ -52,13 +53,21 @@ class NamedEntity:
     attributes: dict[str, object] = field(default_factory=dict)
 
 
-def named_entities(session: Session, extracted: Iterable[ExtractedEntity], *, trusted: bool) -> list[NamedEntity]:
+def named_entities(
+    session: Session, extracted: Iterable[ExtractedEntity], *, trusted: bool, text: EpisodeText | None = None
+) -> list[NamedEntity]:
     """Merge an episode's mentions of one name, and keep only the types and attributes the ontology knows.
 
     ``trusted`` types (a declared JSON mapping, an ``add_fact`` call) are kept even if undeclared.
+    With the episode's ``text`` (a model extracted the names), a name the current and previous
+    messages do not contain is rejected: the model invented it.
     """
     result = []
+    messages = (text.current, *text.previous) if text is not None else ()
     for entity in merge_extracted(extracted):
+        if text is not None and not is_named(entity.name, messages):
+            session.reject("entity", f"{entity.name!r} is named nowhere in the messages")
+            continue
         labels = session.ontology.entity_labels(entity.type)
         if trusted and entity.type != GENERIC_LABEL and entity.type not in labels:
             labels = (GENERIC_LABEL, entity.type)
@@ -200,10 +209,7 @@ async def _decide_unmatched(session: Session, named: Sequence[NamedEntity]) -> l
         session.store.get_vectors(session.group_id, Scope.ENTITIES, text_only),
     ) if ids else ([], {})
     entities = {e.id: e for e in loaded}
-    thresholds = ResolutionThresholds(
-        session.config.fuzzy_merge, session.config.embedding_merge,
-        session.config.fuzzy_ambiguous, session.config.embedding_ambiguous,
-    )
+    thresholds = ResolutionThresholds(session.config.fuzzy_ambiguous, session.config.embedding_ambiguous)
     decisions = []
     for entity, (cosines, texts) in zip(named, found, strict=True):
         candidates = []

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from chronomem.domain import Episode, Fact
+from chronomem.ingest.grounding import junk_reason
 from chronomem.ingest.prompts import (
     COMBINED_EXTRACTION,
     ENTITY_EXTRACTION,
@@ -81,7 +84,26 @@ async def extract_entities(session: Session, text: EpisodeText) -> list[Extracte
 async def extract_graph(session: Session, text: EpisodeText) -> ExtractedGraph:
     """Entities and facts in one call (``extraction="combined"``)."""
     context = CombinedExtractionContext(text, session.ontology.entity_specs(), session.ontology.edge_specs())
-    return await session.ask(COMBINED_EXTRACTION, context)
+    answer = await session.ask(COMBINED_EXTRACTION, context)
+    if junk := _junk(answer.facts):
+        answer = await session.ask(COMBINED_EXTRACTION, _corrected(context, junk))
+    return answer
+
+
+def _junk(facts: Sequence[ExtractedFact]) -> list[ExtractedFact]:
+    return [f for f in facts if junk_reason(f.fact, [f.source, f.target]) is not None]
+
+
+_Context = TypeVar("_Context", CombinedExtractionContext, FactExtractionContext)
+
+
+def _corrected(context: _Context, junk: Sequence[ExtractedFact]) -> _Context:
+    """The context again, told which facts of its last answer were junk: the one corrective retry.
+    Facts still junk after it are dropped (and counted) when the facts are built."""
+    listed = "; ".join(repr(f.fact) for f in junk)
+    note = (f"Your previous answer contained facts that are not sentences about their entities ({listed}). "
+            "Every fact must be a sentence that names its source or target. Answer again, in full.")
+    return dataclasses.replace(context, instructions=f"{context.instructions}\n{note}".strip())
 
 
 @dataclass
@@ -131,6 +153,8 @@ async def extract_facts(
     context = FactExtractionContext(text, tuple(refs), session.ontology.edge_specs(), existing=existing,
                                     ambiguous=questions)
     answer = await session.ask(FACT_EXTRACTION, context)
+    if junk := _junk(answer.facts):
+        answer = await session.ask(FACT_EXTRACTION, _corrected(context, junk))
     matches = read_matches(session, resolved.ambiguous, questions, numbering, answer.same_as)
     settle(session, resolved, resolved.ambiguous, matches)
     return FactExtraction(answer.facts, shown)

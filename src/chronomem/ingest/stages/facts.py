@@ -6,8 +6,8 @@ import asyncio
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from chronomem.domain import Fact, to_relation_type
-from chronomem.ingest.dates import parse_model_datetime
+from chronomem.domain import EvidenceSpan, Fact, to_relation_type
+from chronomem.ingest.dates import date_in_text, parse_model_datetime
 from chronomem.ingest.fact_resolution import (
     FactCandidates,
     FactOutcome,
@@ -16,10 +16,12 @@ from chronomem.ingest.fact_resolution import (
     select_candidates,
     single_valued_outcome,
 )
-from chronomem.ingest.invalidation import invalidate
+from chronomem.ingest.grounding import junk_reason, locate_quote
+from chronomem.ingest.invalidation import invalidate, supersede_within_episode
 from chronomem.ingest.prompts import (
     FACT_RESOLUTION,
     CandidateFact,
+    EpisodeText,
     ExtractedFact,
     FactQuestion,
     FactResolutionContext,
@@ -54,12 +56,21 @@ def build_facts(
     extracted: Iterable[ExtractedFact],
     resolved: ResolvedEntities,
     shown: dict[int, Fact] | None = None,
+    *,
+    text: EpisodeText | None = None,
 ) -> FactDrafts:
-    """Facts with entity ids, SCREAMING_SNAKE relation types, checked signatures and resolved dates."""
+    """Facts with entity ids, SCREAMING_SNAKE relation types, checked signatures and resolved dates.
+
+    With the episode's ``text`` (a model extracted the facts) each fact is grounded: junk text or a
+    quote the episode does not contain rejects it; the quote becomes its evidence span.
+    """
     shown = shown or {}
     drafts = FactDrafts(shown=frozenset(f.id for f in shown.values()))
     for item in extracted:
-        fact = _to_fact(session, item, resolved)
+        evidence = _evidence(session, item, text) if text is not None else ()
+        if evidence is None:
+            continue
+        fact = _to_fact(session, item, resolved, evidence)
         if fact is None or identical_fact(fact, drafts.facts) is not None:
             continue
         drafts.facts.append(fact)
@@ -71,7 +82,24 @@ def build_facts(
     return drafts
 
 
-def _to_fact(session: Session, item: ExtractedFact, resolved: ResolvedEntities) -> Fact | None:
+def _evidence(session: Session, item: ExtractedFact, text: EpisodeText) -> tuple[EvidenceSpan, ...] | None:
+    """The span of the episode the fact's quote is, or ``None`` (counted, with the reason) to reject it."""
+    if (reason := junk_reason(item.fact, [item.source, item.target])) is not None:
+        session.reject("fact", f"{item.fact!r} {reason}")
+        return None
+    span = locate_quote(item.quote, text.current) if item.quote else None
+    if span is None:
+        problem = f"quotes words the episode does not contain: {item.quote!r}" if item.quote else "has no quote"
+        session.reject("fact", f"{item.fact!r} {problem}")
+        return None
+    if session.episode is None:
+        return ()
+    return (EvidenceSpan(episode_id=session.episode.id, start=span[0], end=span[1]),)
+
+
+def _to_fact(
+    session: Session, item: ExtractedFact, resolved: ResolvedEntities, evidence: tuple[EvidenceSpan, ...] = ()
+) -> Fact | None:
     source, target = resolved.find(item.source), resolved.find(item.target)
     if source is None or target is None or source.id == target.id:
         session.warn(f"fact dropped, its entities are not both known and distinct: {item.fact!r}")
@@ -82,13 +110,15 @@ def _to_fact(session: Session, item: ExtractedFact, resolved: ResolvedEntities) 
         relation = "RELATES_TO"
     reference = session.reference_time
     valid_at = parse_model_datetime(item.valid_at, reference)
+    if valid_at is None and item.valid_at is None and evidence:  # undated by the model: its words may date it
+        valid_at = date_in_text(item.quote, reference)
     invalid_at = parse_model_datetime(item.invalid_at, reference)
     if valid_at and invalid_at and invalid_at < valid_at:
         session.warn(f"invalid_at before valid_at dropped: {item.fact!r}")
         invalid_at = None
     return Fact(
         group_id=session.group_id, source_id=source.id, target_id=target.id, relation_type=relation,
-        fact=" ".join(item.fact.split()), episode_ids=session.provenance,
+        fact=" ".join(item.fact.split()), episode_ids=session.provenance, evidence=evidence,
         attributes=session.ontology.edge_attributes(relation, item.attributes),
         valid_at=valid_at, invalid_at=invalid_at, created_at=session.now,
     )
@@ -152,10 +182,54 @@ async def resolve_facts(session: Session, drafts: FactDrafts) -> list[FactOutcom
                 outcomes[index] = vet(fact, hint, candidates)
             elif candidates:
                 questions.append((index, candidates))
-    if questions and not session.deterministic:
+    _within_episode_single_valued(session, facts, outcomes)
+    if questions and not session.deterministic:  # the call is made anyway: the episode's own facts ride along
+        decided = {index for index, _ in questions}
+        questions = _with_earlier_statements(session, facts, questions)
         for index, outcome in (await _ask_about_facts(session, facts, questions)).items():
-            outcomes[index] = outcome
+            if index in decided:
+                outcomes[index] = outcome
+            elif outcomes[index].duplicate_of is None:  # asked only about the episode's earlier facts
+                outcomes[index] = FactOutcome(contradicts=_unique((*outcomes[index].contradicts, *outcome.contradicts)))
     return outcomes
+
+
+def _within_episode_single_valued(session: Session, facts: Sequence[Fact], outcomes: list[FactOutcome]) -> None:
+    """A single-valued relation stated twice in one episode with two targets: the later statement wins."""
+    for index, fact in enumerate(facts):
+        if not session.ontology.is_single_valued(fact.relation_type) or outcomes[index].duplicate_of is not None:
+            continue
+        earlier = single_valued_outcome(fact, facts[:index]).contradicts
+        if earlier:
+            outcomes[index] = FactOutcome(contradicts=_unique((*outcomes[index].contradicts, *earlier)))
+
+
+def _unique(facts: Iterable[Fact]) -> tuple[Fact, ...]:
+    return tuple({fact.id: fact for fact in facts}.values())
+
+
+def _with_earlier_statements(
+    session: Session, facts: Sequence[Fact], questions: Sequence[tuple[int, FactCandidates]]
+) -> list[tuple[int, FactCandidates]]:
+    """The questions, each new fact also offered the episode's earlier facts it may contradict (same
+    rules as for stored facts: an endpoint in the same role, close in meaning); a fact with only such
+    candidates joins the call."""
+    asked = dict(questions)
+    config = session.config
+    for index, fact in enumerate(facts):
+        if index == 0 or session.ontology.is_single_valued(fact.relation_type):
+            continue
+        vector = session.vectors[fact.fact]
+        earlier = facts[:index]
+        cosines = {f.id: float(vector @ session.vectors[f.fact]) for f in earlier}
+        found = select_candidates(fact, earlier, cosines, duplicate_similarity=2.0,  # no duplicates: both are new
+                                  contradiction_similarity=config.contradiction_similarity,
+                                  same_relation_similarity=config.same_relation_similarity,
+                                  limit=config.fact_candidates).contradictions
+        if found:
+            known = asked.get(index, FactCandidates())
+            asked[index] = FactCandidates(known.duplicates, (*known.contradictions, *found))
+    return sorted(asked.items())
 
 
 def vet(fact: Fact, hint: FactOutcome, candidates: FactCandidates) -> FactOutcome:
@@ -219,21 +293,41 @@ class FactChanges:
 
 
 def apply_invalidation(session: Session, facts: Sequence[Fact], outcomes: Sequence[FactOutcome]) -> FactChanges:
-    """Restatements gain provenance; contradictions close facts on both timelines (pure rules)."""
+    """Restatements gain provenance; contradictions close facts on both timelines (pure rules).
+
+    A contradicted fact may be an earlier statement of the same episode: the later one wins
+    (:func:`~chronomem.ingest.invalidation.supersede_within_episode`); if that earlier statement
+    restated a stored fact, the stored fact is the one closed.
+    """
     session.current_stage = "invalidation"
     changes = FactChanges()
+    restating: dict[str, Fact] = {}  # a fact of this episode that restated a stored one -> the stored one
+    position: dict[str, int] = {}  # a fact created by this episode -> its index in changes.created
     for fact, outcome in zip(facts, outcomes, strict=True):
         if outcome.duplicate_of is not None:
-            old = changes.invalidated.get(outcome.duplicate_of.id) or changes.restated.get(
-                outcome.duplicate_of.id, outcome.duplicate_of
-            )
+            old = _latest(changes, outcome.duplicate_of)
             provenance = tuple(dict.fromkeys((*old.episode_ids, *fact.episode_ids)))
-            changes.restated[old.id] = old.model_copy(update={"episode_ids": provenance})
+            evidence = tuple(dict.fromkeys((*old.evidence, *fact.evidence)))
+            changes.restated[old.id] = old.model_copy(update={"episode_ids": provenance, "evidence": evidence})
+            restating[fact.id] = old
             continue
-        current = [changes.invalidated.get(f.id) or changes.restated.get(f.id, f) for f in outcome.contradicts]
-        result = invalidate(fact, current, now=session.now, reference_time=session.reference_time)
-        changes.created.append(result.new_fact)
+        stored = [_latest(changes, restating.get(f.id, f))
+                  for f in outcome.contradicts if f.id not in position]
+        result = invalidate(fact, stored, now=session.now, reference_time=session.reference_time)
+        new_fact = result.new_fact
+        for earlier in (f for f in outcome.contradicts if f.id in position):
+            index = position[earlier.id]
+            changes.created[index], new_fact = supersede_within_episode(
+                changes.created[index], new_fact, now=session.now, reference_time=session.reference_time
+            )
+        position[new_fact.id] = len(changes.created)
+        changes.created.append(new_fact)
         for closed in result.expired:
             changes.invalidated[closed.id] = closed
             changes.restated.pop(closed.id, None)
     return changes
+
+
+def _latest(changes: FactChanges, fact: Fact) -> Fact:
+    """The fact as this episode has changed it so far."""
+    return changes.invalidated.get(fact.id) or changes.restated.get(fact.id, fact)

@@ -75,6 +75,8 @@ async def get_messages(
 @router.get("/{thread_id}/context", response_model=ContextResponse,
             summary="The user's context block for a query, or for the thread's latest messages")
 async def thread_context(
-    thread_id: str, space: Space, query: Annotated[str | None, Query(max_length=4_000)] = None
+    thread_id: str, space: Space, query: Annotated[str | None, Query(max_length=4_000)] = None,
+    evidence: bool = False,
 ) -> ContextResponse:
-    return ContextResponse(context=await space.thread_context(thread_id, query))
+    """With ``evidence=true``, each fact is followed by the words of the episode that state it."""
+    return ContextResponse(context=await space.thread_context(thread_id, query, include_evidence=evidence))

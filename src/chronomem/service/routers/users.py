@@ -62,5 +62,6 @@ async def user_threads(user_id: str, space: Space, limit: PageSize = 50, offset:
 
 @router.get("/{user_id}/context", response_model=ContextResponse,
             summary="The context block of a user's graph for a query (the paper's template)")
-async def user_context(user_id: str, query: QueryText, space: Space) -> ContextResponse:
-    return ContextResponse(context=await space.user_context(user_id, query))
+async def user_context(user_id: str, query: QueryText, space: Space, evidence: bool = False) -> ContextResponse:
+    """With ``evidence=true``, each fact is followed by the words of the episode that state it."""
+    return ContextResponse(context=await space.user_context(user_id, query, include_evidence=evidence))

@@ -18,6 +18,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from chronomem.domain import Community, Entity, Episode, Fact
+from chronomem.store.base import fact_attributes_column, split_fact_attributes
 from chronomem.store.falkordb.fulltext import fold
 
 __all__ = [
@@ -112,7 +113,7 @@ def fact_props(fact: Fact) -> dict[str, Any]:
         "other_entity_ids": list(fact.other_entity_ids), "entity_ids": list(dict.fromkeys(fact.entity_ids)),
         "relation_type": fact.relation_type, "fact": fact.fact, "fact_ft": fold(fact.fact),
         "episode_ids": list(fact.episode_ids),
-        "attributes": _dumps(fact.attributes),
+        "attributes": _dumps(fact_attributes_column(fact)),
         **{name: to_micros(getattr(fact, name)) for name in ("valid_at", "invalid_at", "created_at", "expired_at")},
         "valid_from": EARLIEST if fact.valid_at is None else to_micros(fact.valid_at),
     }
@@ -122,7 +123,7 @@ def fact_from_row(group_id: str, row: list[Any]) -> Fact:
     data = dict(zip(FACT_FIELDS, row, strict=True))
     data["other_entity_ids"] = tuple(data["other_entity_ids"] or ())
     data["episode_ids"] = tuple(data["episode_ids"] or ())
-    data["attributes"] = json.loads(data["attributes"] or "{}")
+    data["attributes"], data["evidence"] = split_fact_attributes(json.loads(data["attributes"] or "{}"))
     for name in ("valid_at", "invalid_at", "created_at", "expired_at"):
         data[name] = from_micros(data[name])
     return Fact(group_id=group_id, **data)

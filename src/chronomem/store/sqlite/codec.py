@@ -16,6 +16,7 @@ import numpy as np
 
 from chronomem.domain import Community, Entity, Episode, EpisodeKind, EpisodeStatus, Fact
 from chronomem.errors import InvalidInputError
+from chronomem.store.base import split_fact_attributes
 from chronomem.timeutil import ensure_utc
 
 __all__ = [
@@ -153,6 +154,7 @@ def entity_from_row(group_id: str, row: tuple[Any, ...]) -> Entity:
 
 def fact_from_row(group_id: str, row: tuple[Any, ...]) -> Fact:
     (id_, source, target, others, relation, text, episodes, attributes, valid, invalid, created, expired) = row
+    attributes, evidence = split_fact_attributes(_json_dict(attributes))
     return _construct(Fact, {
         "id": id_,
         "group_id": group_id,
@@ -162,7 +164,8 @@ def fact_from_row(group_id: str, row: tuple[Any, ...]) -> Fact:
         "relation_type": relation,
         "fact": text,
         "episode_ids": _json_tuple(episodes),
-        "attributes": _json_dict(attributes),
+        "evidence": evidence,
+        "attributes": attributes,
         "valid_at": from_us(valid),
         "invalid_at": from_us(invalid),
         "created_at": from_us(created),

@@ -17,7 +17,7 @@ import numpy as np
 
 from chronomem.domain import Community, Entity, Episode, Fact, Mention
 from chronomem.errors import InvalidInputError
-from chronomem.store.base import GraphWrite, Scope
+from chronomem.store.base import GraphWrite, Scope, fact_attributes_column
 from chronomem.store.sqlite.codec import dumps, to_us, vector_blob
 from chronomem.store.sqlite.indexes import IndexChange
 from chronomem.store.sqlite.timemask import time_row
@@ -314,7 +314,7 @@ def _upsert_fact(tx: _Tx, fact: Fact) -> None:
             fact.relation_type,
             fact.fact,
             episodes,
-            dumps(fact.attributes),
+            dumps(fact_attributes_column(fact)),
             to_us(fact.valid_at),
             to_us(fact.invalid_at),
             to_us(fact.created_at),

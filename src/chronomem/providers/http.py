@@ -14,6 +14,7 @@ the per-call overhead small and lets our retry policy, not an SDK's, decide.
 
 from __future__ import annotations
 
+import asyncio
 import email.utils
 import json
 import time
@@ -22,7 +23,7 @@ from typing import Any
 import httpx
 
 from chronomem.errors import ModelError, ModelUnavailableError
-from chronomem.llm.guard import ensure_model_requests_allowed
+from chronomem.providers.guard import ensure_model_requests_allowed
 
 __all__ = [
     "LazyHttpClient",
@@ -40,10 +41,13 @@ _MAX_BODY_IN_MESSAGE = 500
 class ProviderUnavailableError(ModelUnavailableError):
     """A failure that may pass: retry later (after ``retry_after`` seconds, when given)."""
 
-    def __init__(self, message: str, *, status: int | None = None, retry_after: float | None = None) -> None:
+    def __init__(
+        self, message: str, *, status: int | None = None, retry_after: float | None = None, body: str = ""
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.retry_after = retry_after
+        self.body = body
 
 
 class ProviderRequestError(ModelError):
@@ -92,13 +96,13 @@ class LazyHttpClient:
     """
 
     def __init__(self, timeout_s: float, client: httpx.AsyncClient | None = None) -> None:
-        self._timeout_s = timeout_s
+        self.timeout_s = timeout_s
         self._client = client
 
     @property
     def client(self) -> httpx.AsyncClient:
         if self._client is None:
-            self._client = new_http_client(self._timeout_s)
+            self._client = new_http_client(self.timeout_s)
         return self._client
 
     async def aclose(self) -> None:
@@ -111,7 +115,9 @@ def _error_for_status(response: httpx.Response, target: str) -> ModelError:
     status = response.status_code
     message = f"{target} answered HTTP {status}: {body}"
     if status in _RETRYABLE_STATUS or status >= 500:
-        return ProviderUnavailableError(message, status=status, retry_after=parse_retry_after(response.headers))
+        return ProviderUnavailableError(
+            message, status=status, retry_after=parse_retry_after(response.headers), body=body
+        )
     return ProviderRequestError(message, status=status, body=body)
 
 
@@ -123,13 +129,19 @@ async def post_json(
     headers: dict[str, str],
     target: str,
     params: dict[str, str] | None = None,
+    timeout_s: float | None = None,
 ) -> dict[str, Any]:
-    """POST ``payload`` as JSON and return the decoded JSON object; see the module docstring."""
+    """POST ``payload`` as JSON and return the decoded JSON object; see the module docstring.
+
+    ``timeout_s`` bounds the whole call (httpx's own timeouts bound each read, and a server that
+    trickles bytes would never trip them).
+    """
     ensure_model_requests_allowed(target)
     try:
-        response = await client.post(url, json=payload, headers=headers, params=params)
-    except httpx.TimeoutException as exc:
-        raise ProviderUnavailableError(f"{target} timed out ({type(exc).__name__})") from exc
+        async with asyncio.timeout(timeout_s):
+            response = await client.post(url, json=payload, headers=headers, params=params)
+    except (httpx.TimeoutException, TimeoutError) as exc:
+        raise ProviderUnavailableError(f"{target} timed out ({_timeout_reason(exc, timeout_s)})") from exc
     except httpx.TransportError as exc:
         raise ProviderUnavailableError(f"{target} could not be reached: {exc!r}") from exc
     if response.status_code >= 400:
@@ -144,3 +156,9 @@ async def post_json(
     if not isinstance(data, dict):
         raise ProviderUnavailableError(f"{target} sent JSON that is not an object", status=response.status_code)
     return data
+
+
+def _timeout_reason(exc: Exception, timeout_s: float | None) -> str:
+    if isinstance(exc, httpx.TimeoutException):
+        return type(exc).__name__
+    return f"no answer within the per-call timeout of {timeout_s:g}s"

@@ -1,0 +1,140 @@
+"""Grounded extraction (DESIGN §2, step 5): what a model extracts must be in the episode.
+
+- A fact carries the quote of the current message that states it; the quote must occur in the
+  message (case and whitespace aside, with a small fuzzy tolerance for a model that drops a comma or
+  changes a letter), and where it occurs becomes the fact's evidence span.
+- An entity must be named in the current or previous messages (every word of its name, case,
+  accents and whitespace aside; the speaker counts, being in the "speaker: text" line).
+- A fact text must be a statement about its entities: one with no letters (``'}, {'``), or that
+  names none of its entities, is junk.
+
+Pure functions over strings; the stages apply them and count what they reject.
+"""
+
+from __future__ import annotations
+
+import bisect
+import functools
+import re
+import unicodedata
+from collections.abc import Iterable, Sequence
+
+from rapidfuzz import fuzz
+
+__all__ = ["QUOTE_TOLERANCE", "is_named", "junk_reason", "locate_quote"]
+
+QUOTE_TOLERANCE = 90.0  # rapidfuzz partial-ratio (0-100) a quote must reach when it is not found verbatim
+_MIN_FUZZY_QUOTE = 12  # shorter quotes must occur exactly: a fuzzy match of a few letters proves nothing
+_WORD = re.compile(r"\w+")
+_NON_SPACE = re.compile(r"\S+")
+
+
+@functools.lru_cache(maxsize=8192)
+def _fold(char: str) -> str:
+    decomposed = unicodedata.normalize("NFKD", char)
+    return "".join(c for c in decomposed if not unicodedata.combining(c)).casefold()
+
+
+def _folded_with_offsets(text: str) -> tuple[str, list[int]]:
+    """``text`` casefolded, accents dropped and whitespace runs made one space, with each folded
+    character's offset in ``text`` (so a match maps back to the original)."""
+    chars: list[str] = []
+    offsets: list[int] = []
+    for index, char in enumerate(text):
+        if char.isspace():
+            if chars and chars[-1] != " ":
+                chars.append(" ")
+                offsets.append(index)
+            continue
+        for folded in _fold(char):
+            chars.append(folded)
+            offsets.append(index)
+    return "".join(chars), offsets
+
+
+def _folded(text: str) -> str:
+    if text.isascii():  # the common case, without the per-character walk
+        return " ".join(text.lower().split())
+    return _folded_with_offsets(text)[0].strip()
+
+
+def locate_quote(quote: str, text: str) -> tuple[int, int] | None:
+    """Where ``quote`` occurs in ``text`` as ``(start, end)`` character offsets, or ``None``."""
+    words = quote.strip().strip("\"'").split()
+    if not words:
+        return None
+    wanted = _folded(" ".join(words))
+    if text.isascii() and wanted.isascii():
+        found = _find_ascii(wanted, text)
+        if found is not None:
+            return found
+    haystack, offsets = _folded_with_offsets(text)
+    at = haystack.find(wanted)
+    if at >= 0:
+        return offsets[at], offsets[at + len(wanted) - 1] + 1
+    if len(wanted) < _MIN_FUZZY_QUOTE or len(wanted) > len(haystack) + 2:
+        return None
+    alignment = fuzz.partial_ratio_alignment(wanted, haystack, score_cutoff=QUOTE_TOLERANCE)
+    if alignment is None or alignment.dest_end <= alignment.dest_start:
+        return None
+    return _whole_words(text, offsets[alignment.dest_start], offsets[alignment.dest_end - 1] + 1)
+
+
+def _find_ascii(wanted: str, text: str) -> tuple[int, int] | None:
+    """Exact search, case and spacing aside, for ASCII text (no per-character walk): the text's words,
+    lowercased and joined by single spaces, with where each word starts on both sides."""
+    spans = [m.span() for m in _NON_SPACE.finditer(text)]
+    folded, starts, at = [], [], 0
+    for start, end in spans:
+        starts.append(at)
+        folded.append(text[start:end].lower())
+        at += end - start + 1
+    index = " ".join(folded).find(wanted)
+    if index < 0:
+        return None
+
+    def original(position: int) -> int:
+        word = bisect.bisect_right(starts, position) - 1
+        return spans[word][0] + position - starts[word]
+
+    return original(index), original(index + len(wanted) - 1) + 1
+
+
+def _whole_words(text: str, start: int, end: int) -> tuple[int, int]:
+    """A fuzzy span without surrounding spaces, widened to whole words."""
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    while start > 0 and text[start - 1].isalnum():
+        start -= 1
+    while end < len(text) and text[end].isalnum():
+        end += 1
+    return start, end
+
+
+@functools.lru_cache(maxsize=4096)
+def _words(text: str) -> frozenset[str]:
+    return frozenset(_WORD.findall(_folded(text)))
+
+
+def is_named(name: str, texts: Iterable[str]) -> bool:
+    """Is every word of ``name`` a word of one of ``texts`` (or of a word's start: "Alice" in "Alice's")?"""
+    wanted = _WORD.findall(_folded(name))
+    if not wanted:
+        return False
+    for text in texts:
+        words = _words(text)
+        if all(w in words or any(v.startswith(w) for v in words) for w in wanted):
+            return True
+    return False
+
+
+def junk_reason(fact: str, entity_names: Sequence[str]) -> str | None:
+    """Why a fact text is not a statement about its entities, or ``None`` when it is one."""
+    if not any(char.isalpha() for char in fact):
+        return "has no letters"
+    words = [w for name in entity_names for w in _WORD.findall(name) if len(w) > 1 or w.isdigit()]
+    if words and not any(is_named(word, [fact]) for word in words):
+        return "names none of its entities"
+    return None

@@ -1,0 +1,180 @@
+"""Grounded extraction and junk facts: what the model extracts must be in the episode (issue 13, items 7-8)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ingest_doubles import Script, at
+
+from chronomem.domain import Episode
+from chronomem.embed.testing import HashingEmbedder
+from chronomem.ingest import IngestConfig, Ingestor
+from chronomem.ingest.grounding import is_named, junk_reason, locate_quote
+from chronomem.llm.testing import FunctionModel
+
+
+def message(text: str, when: str = "2024-05-15", speaker: str = "Alice", **extra: object) -> Episode:
+    return Episode(group_id="g", speaker=speaker, content=text, reference_time=at(when), **extra)
+
+
+def fact(source: str, target: str, text: str, quote: str | None, relation: str = "RELATES_TO") -> dict[str, Any]:
+    return {"source": source, "relation_type": relation, "target": target, "fact": text, "quote": quote}
+
+
+# -- the pure checks -----------------------------------------------------------------------------------
+
+
+def test_a_quote_is_found_whatever_its_case_and_spacing_and_maps_back_to_the_original_offsets():
+    text = "Alice: I  joined\nGlobex two weeks ago, as a designer."
+    start, end = locate_quote("i joined globex two weeks ago", text)  # type: ignore[misc]
+    assert text[start:end] == "I  joined\nGlobex two weeks ago"
+
+
+def test_a_quote_with_a_small_slip_is_found_but_an_invented_one_is_not():
+    text = "Alice: I joined Globex two weeks ago, as a designer."
+    span = locate_quote("I joined Globex two weeks ago as a designer", text)  # the comma dropped
+    assert span is not None and "joined Globex two weeks ago, as a designer" in text[span[0]:span[1]]
+    assert locate_quote("I quit Initech last year", text) is None
+    assert locate_quote("Alice", "Bob: hi") is None and locate_quote("", text) is None
+
+
+def test_an_entity_must_be_named_in_the_messages():
+    messages = ["Alice: My sister Zoë moved to São Paulo.", "Bob: nice"]
+    assert is_named("Zoe", messages) and is_named("sao paulo", messages) and is_named("Bob", messages)
+    assert is_named("Alice", messages)  # the speaker is in the "speaker: text" line
+    assert not is_named("Rio de Janeiro", messages) and not is_named("Zoë Smith", messages)
+
+
+def test_junk_fact_texts_are_recognised():
+    assert junk_reason("'}, {'", ["Alice", "Globex"]) == "has no letters"
+    assert junk_reason("...", ["Alice", "Globex"]) == "has no letters"
+    assert junk_reason("2024-05-01", ["Alice", "Globex"]) == "has no letters"
+    assert junk_reason("works somewhere", ["Alice", "Globex"]) == "names none of its entities"
+    assert junk_reason("Alice works at Globex", ["Alice", "Globex"]) is None
+    assert junk_reason("Alice's manager is nice", ["Alice", "Bob"]) is None
+
+
+# -- through the pipeline ------------------------------------------------------------------------------
+
+
+async def test_a_hallucinated_entity_and_fact_are_rejected_and_counted_with_no_extra_call(store, embedder):
+    script = Script()
+    script.episodes["joined Globex"] = (
+        ["Alice", "Globex", "Initech"],  # Initech is named nowhere
+        [fact("Alice", "Globex", "Alice works at Globex", "I joined Globex", "WORKS_FOR"),
+         fact("Alice", "Globex", "Alice founded Globex", "I founded Globex in 2010")],  # quote not in the episode
+    )
+    model = FunctionModel(script)
+    result = await Ingestor(store, embedder, model).add_episode(message("I joined Globex two weeks ago."))
+    assert sorted(e.name for e in await store.list_entities("g")) == ["Alice", "Globex"]
+    assert [f.fact for f in await store.list_facts("g")] == ["Alice works at Globex"]
+    assert (result.entities_rejected, result.facts_rejected) == (1, 1)
+    assert result.episode.usage["entities_rejected"] == 1 and result.episode.usage["facts_rejected"] == 1
+    assert model.prompt_names == ["extract_entities", "extract_facts"]
+    assert any("Initech" in w for w in result.warnings) and any("founded" in w for w in result.warnings)
+
+
+async def test_the_quote_is_stored_as_the_facts_evidence_span(store, embedder):
+    script = Script()
+    script.episodes["joined Globex"] = (["Alice", "Globex"],
+                                        [fact("Alice", "Globex", "Alice works at Globex", "i joined globex")])
+    episode = message("Yesterday I joined Globex, finally.")
+    await Ingestor(store, embedder, FunctionModel(script)).add_episode(episode)
+    (stored,) = await store.list_facts("g")
+    (span,) = stored.evidence
+    assert span.episode_id == episode.id and episode.text[span.start:span.end] == "I joined Globex"
+
+
+async def test_a_restatement_adds_its_quote_to_the_evidence(store, embedder):
+    script = Script()
+    works = fact("Alice", "Globex", "Alice works at Globex", None, "WORKS_AT")
+    script.episodes["at Globex now"] = (["Alice", "Globex"], [{**works, "quote": "I am at Globex now"}])
+    script.episodes["still at Globex"] = (["Alice", "Globex"], [{**works, "quote": "still at Globex"}])
+    ingestor = Ingestor(store, embedder, FunctionModel(script))
+    first, second = message("I am at Globex now."), message("Yes, still at Globex.", "2024-05-16")
+    await ingestor.add_episode(first)
+    await ingestor.add_episode(second)
+    (stored,) = await store.list_facts("g")
+    assert [s.episode_id for s in stored.evidence] == [first.id, second.id]
+
+
+async def test_an_undated_fact_is_dated_by_its_quote(store, embedder):
+    script = Script()
+    script.episodes["next Monday"] = (["Alice", "Globex"], [fact("Alice", "Globex", "Alice starts at Globex",
+                                                                 "I start at Globex next Monday", "STARTS_AT")])
+    await Ingestor(store, embedder, FunctionModel(script)).add_episode(message("I start at Globex next Monday!"))
+    (stored,) = await store.list_facts("g")
+    assert stored.valid_at == at("2024-05-20")  # 2024-05-15 is a Wednesday
+
+
+class JunkOnce:
+    """Answers fact extraction with a junk fact, then (after the correction) with ``second``."""
+
+    def __init__(self, second: list[dict[str, Any]], mode: str = "staged") -> None:
+        self.second, self.mode, self.corrections = second, mode, []  # type: ignore[var-annotated]
+        self.asked = 0
+
+    def __call__(self, prompt: Any, context: Any) -> Any:
+        entities = [{"name": "Alice"}, {"name": "Globex"}]
+        if prompt.name == "extract_entities":
+            return {"entities": entities}
+        junk = [fact("Alice", "Globex", "'}, {'", "I joined Globex"),
+                fact("Alice", "Globex", "Alice works at Globex", "I joined Globex")]
+        self.asked += 1
+        if self.asked > 1:
+            self.corrections.append(context.instructions)
+        facts = junk if self.asked == 1 else self.second
+        return {"facts": facts} if prompt.name == "extract_facts" else {"entities": entities, "facts": facts}
+
+
+async def test_junk_gets_one_corrective_retry_and_a_corrected_answer_is_kept(store, embedder):
+    answers = JunkOnce([fact("Alice", "Globex", "Alice joined Globex", "I joined Globex")])
+    model = FunctionModel(answers)
+    result = await Ingestor(store, embedder, model).add_episode(message("I joined Globex."))
+    assert model.prompt_names == ["extract_entities", "extract_facts", "extract_facts"]
+    assert "'}, {'" in answers.corrections[0]
+    assert [f.fact for f in await store.list_facts("g")] == ["Alice joined Globex"] and result.facts_rejected == 0
+
+
+async def test_junk_still_there_after_the_retry_is_dropped_and_counted(store, embedder):
+    answers = JunkOnce([fact("Alice", "Globex", "}, {", "I joined Globex"),
+                        fact("Alice", "Globex", "Alice works at Globex", "I joined Globex")], mode="combined")
+    model = FunctionModel(answers)
+    ingestor = Ingestor(store, embedder, model, config=IngestConfig(extraction="combined"))
+    result = await ingestor.add_episode(message("I joined Globex."))
+    assert model.prompt_names == ["extract_graph", "extract_graph"]  # one retry, never a second
+    assert [f.fact for f in await store.list_facts("g")] == ["Alice works at Globex"]
+    assert result.facts_rejected == 1 and result.episode.status.value == "done"
+
+
+def test_the_evidence_is_shown_by_the_context_block_on_request_and_returned_by_the_api():
+    from chronomem.domain import EvidenceSpan, Fact
+    from chronomem.mcp_server import _fact
+    from chronomem.search.context import build_context, evidence_quotes
+    from chronomem.service.schemas import FactOut
+
+    episode = message("I joined Globex.")
+    stated = Fact(group_id="g", source_id="a", target_id="b", fact="Alice works at Globex",
+                  evidence=(EvidenceSpan(episode_id=episode.id, start=7, end=22),))
+    quotes = evidence_quotes([stated], [episode])
+    assert quotes == {stated.id: "I joined Globex"}
+    assert '[source: "I joined Globex"]' in build_context([stated], [], quotes=quotes)
+    assert "source:" not in build_context([stated], [])
+    assert FactOut.from_domain(stated).model_dump()["evidence"] == [{"episode_uuid": episode.id, "start": 7, "end": 22}]
+    assert _fact(stated)["evidence"] == [{"episode_uuid": episode.id, "start": 7, "end": 22}]
+
+
+async def test_the_facades_context_quotes_the_episode_that_states_each_fact(tmp_path):
+    from chronomem import Chronomem, Settings
+
+    script = Script()
+    script.episodes["joined Globex"] = (["Alice", "Globex"],
+                                        [fact("Alice", "Globex", "Alice works at Globex", "I joined Globex")])
+    settings = Settings(data_dir=tmp_path)
+    async with await Chronomem.open(settings, embedder=HashingEmbedder(), llm=FunctionModel(script)) as memory:
+        await memory.add_episode("g", "Last week I joined Globex as a designer.", speaker="Alice",
+                                 reference_time=at("2024-05-15"))
+        plain = await memory.context("g", "Where does Alice work?")
+        quoted = await memory.context("g", "Where does Alice work?", include_evidence=True)
+    assert "Alice works at Globex" in plain and "source:" not in plain
+    assert '- Alice works at Globex' in quoted and '[source: "I joined Globex"]' in quoted

@@ -1,0 +1,96 @@
+"""Contradictions between two facts of one episode: the later statement wins (issue 13, item 5)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ingest_doubles import Script, at
+
+from chronomem.domain import Episode, Fact, true_at
+from chronomem.ingest import IngestConfig, Ingestor, Ontology
+from chronomem.ingest.invalidation import supersede_within_episode
+from chronomem.llm.testing import FunctionModel
+
+NOW = at("2024-05-15T12:00")
+
+
+def message(text: str, when: str) -> Episode:
+    return Episode(group_id="g", speaker="Alice", content=text, reference_time=at(when))
+
+
+def said(target: str, relation: str, text: str, valid: str | None = None) -> dict[str, Any]:
+    return {"source": "Alice", "relation_type": relation, "target": target, "fact": text, "valid_at": valid}
+
+
+def draft(text: str, valid: str | None) -> Fact:
+    return Fact(group_id="g", source_id="alice", target_id=text, fact=text, valid_at=at(valid) if valid else None,
+                created_at=NOW)
+
+
+def test_an_earlier_statement_about_an_earlier_time_is_history_born_closed():
+    lisbon, paris = draft("Lisbon", "2020-01-01"), draft("Paris", "2024-05-01")
+    earlier, later = supersede_within_episode(lisbon, paris, now=NOW, reference_time=NOW)
+    assert earlier.invalid_at == at("2024-05-01") and earlier.expired_at is None  # true history, not superseded
+    assert later == paris
+
+
+def test_a_self_correction_supersedes_the_earlier_statement_at_once():
+    acme, beta = draft("Acme", None), draft("Beta", None)
+    earlier, later = supersede_within_episode(acme, beta, now=NOW, reference_time=NOW)
+    assert earlier.expired_at == NOW and earlier.attributes["superseded_by"] == beta.id and later.expired_at is None
+
+
+def test_an_earlier_statement_about_a_later_time_closes_the_later_one():
+    paris_next_year, lisbon_now = draft("Paris", "2025-01-01"), draft("Lisbon", None)
+    earlier, later = supersede_within_episode(paris_next_year, lisbon_now, now=NOW, reference_time=NOW)
+    assert earlier == paris_next_year and later.invalid_at == at("2025-01-01")
+
+
+async def test_a_single_valued_relation_stated_twice_keeps_the_later_value_without_a_call(store, embedder):
+    script = Script()
+    script.episodes["Lisbon"] = (["Alice", "Lisbon", "Paris"], [
+        said("Lisbon", "LIVES_IN", "Alice lived in Lisbon", "2020-01-01T00:00:00Z"),
+        said("Paris", "LIVES_IN", "Alice lives in Paris", "2024-05-01T00:00:00Z"),
+    ])
+    model = FunctionModel(script)
+    ingestor = Ingestor(store, embedder, model, ontology=Ontology(single_valued=["LIVES_IN"]))
+    await ingestor.add_episode(message("I lived in Lisbon from 2020; since May I live in Paris.", "2024-05-15"))
+    facts = {f.fact: f for f in await _all(store)}
+    lisbon, paris = facts["Alice lived in Lisbon"], facts["Alice lives in Paris"]
+    assert lisbon.invalid_at == at("2024-05-01") and true_at(lisbon, at("2022-01-01"))
+    assert not true_at(lisbon, at("2024-06-01")) and paris.invalid_at is None
+    assert "resolve_facts" not in model.prompt_names
+
+
+async def _all(store: Any) -> list[Fact]:
+    from chronomem.filters import SearchFilters
+
+    return await store.list_facts("g", filters=SearchFilters(include_superseded=True), limit=100)
+
+
+async def test_the_batched_call_made_anyway_judges_the_episodes_own_facts_too(store, embedder):
+    script = Script()
+    script.episodes["I like jazz."] = (["Alice", "Jazz"], [said("Jazz", "LIKES", "Alice likes jazz")])
+    script.episodes["Actually"] = (["Alice", "Jazz", "Acme", "Beta"], [
+        said("Acme", "WORKS_FOR", "Alice works at Acme"),
+        said("Beta", "WORKS_FOR", "Alice works at Beta"),
+        said("Jazz", "LIKES", "Alice likes jazz a lot"),  # has a stored candidate: the call happens anyway
+    ])
+    asked: list[Any] = []
+
+    def verdict(question: Any) -> dict[str, Any]:
+        asked.append(question)
+        job = [c.index for c in question.candidates if "works at" in c.fact and "works at" in question.fact]
+        return {"index": question.index, "contradicts": job}
+
+    script.fact_verdict = verdict
+    model = FunctionModel(script)
+    ingestor = Ingestor(store, embedder, model, config=IngestConfig(extraction="combined"))
+    await ingestor.add_episode(message("I like jazz.", "2024-05-01"))
+    await ingestor.add_episode(message("I work at Acme. Actually, I work at Beta. And I like jazz a lot.",
+                                       "2024-05-15"))
+    facts = {f.fact: f for f in await _all(store)}
+    assert facts["Alice works at Acme"].expired_at is not None  # corrected within the episode
+    assert facts["Alice works at Beta"].expired_at is None and facts["Alice works at Beta"].invalid_at is None
+    assert model.prompt_names.count("resolve_facts") == 1  # no extra call for the episode's own facts
+    assert any(c.fact == "Alice works at Acme" for q in asked for c in q.candidates)
