@@ -52,6 +52,12 @@ def test_what_the_zep_api_stores_reads_unchanged():
     ({"entity_types": [{"name": "P", "properties": [{"name": "summary"}]}]}, "reserved"),
     ({"entity_types": [{"name": "P", "properties": [{"name": "a", "type": "Date"}]}]}, "entity_types.0"),
     ({"entity_type": []}, "entity_type"),
+    ({"entity_types": [{"name": "P", "properties": [{"name": "_hidden"}]}]}, "pattern"),  # fuzz found a 500 here
+    ({"entity_types": [{"name": "P", "properties": [{"name": "model_config"}]}]}, "model_"),
+    ({"entity_types": [{"name": "P"}, {"name": "P"}]}, "entity types repeat P"),
+    ({"edge_types": [{"name": "works for"}, {"name": "WORKS_FOR"}]}, "edge types repeat WORKS_FOR"),
+    ({"entity_types": [{"name": "P", "properties": [{"name": "x"}, {"name": "x"}]}]}, "properties of P repeat x"),
+    ({"single_valued": [""]}, "not a relation name"),
 ])
 def test_an_invalid_declaration_says_what_is_wrong(data, complaint):
     with pytest.raises(ConfigurationError, match=complaint):

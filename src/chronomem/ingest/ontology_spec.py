@@ -22,10 +22,21 @@ are the properties, which is what :class:`~chronomem.ingest.ontology.Ontology` r
 
 from __future__ import annotations
 
+import re
 import types
 from typing import Any, Literal, Union, get_args, get_origin
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    PydanticUserError,
+    ValidationError,
+    create_model,
+    field_validator,
+    model_validator,
+)
 
 from chronomem.domain import to_relation_type
 from chronomem.errors import ConfigurationError
@@ -50,10 +61,22 @@ class _Spec(BaseModel):
         return value
 
 
+# Attribute names become fields of a generated model: identifiers, and none of pydantic's own.
+_ATTRIBUTE_NAME = r"^[A-Za-z][A-Za-z0-9_]*$"
+_TYPE_NAME = r"^[A-Za-z][A-Za-z0-9 _-]*$"  # "Person", "WORKS_FOR", "works for"
+
+
 class AttributeSpec(_Spec):
-    name: str = Field(min_length=1, max_length=100)
+    name: str = Field(min_length=1, max_length=100, pattern=_ATTRIBUTE_NAME)
     type: AttributeType = "Text"
     description: str = Field(default="", max_length=1_000)
+
+    @field_validator("name")
+    @classmethod
+    def _not_pydantics(cls, name: str) -> str:
+        if name.startswith("model_"):
+            raise ValueError(f"{name!r}: names starting with model_ are reserved")
+        return name
 
 
 class SourceTarget(_Spec):
@@ -62,10 +85,15 @@ class SourceTarget(_Spec):
 
 
 class EntityTypeSpec(_Spec):
-    name: str = Field(min_length=1, max_length=100)
+    name: str = Field(min_length=1, max_length=100, pattern=_TYPE_NAME)
     description: str = Field(default="", max_length=2_000)
     properties: tuple[AttributeSpec, ...] = Field(
         default=(), validation_alias=AliasChoices("properties", "attributes"), max_length=50)
+
+    @model_validator(mode="after")
+    def _distinct_properties(self) -> EntityTypeSpec:
+        _refuse_repeats([p.name for p in self.properties], f"properties of {self.name}")
+        return self
 
 
 class EdgeTypeSpec(EntityTypeSpec):
@@ -79,6 +107,20 @@ class OntologySpec(_Spec):
     entity_types: tuple[EntityTypeSpec, ...] = Field(default=(), max_length=100)
     edge_types: tuple[EdgeTypeSpec, ...] = Field(default=(), max_length=100)
     single_valued: tuple[str, ...] = ()  # relations single-valued without a declared edge type
+
+    @field_validator("single_valued")
+    @classmethod
+    def _relation_names(cls, names: tuple[str, ...]) -> tuple[str, ...]:
+        for name in names:
+            if not re.match(_TYPE_NAME, name):
+                raise ValueError(f"{name!r} is not a relation name")
+        return names
+
+    @model_validator(mode="after")
+    def _distinct_types(self) -> OntologySpec:
+        _refuse_repeats([t.name for t in self.entity_types], "entity types")
+        _refuse_repeats([to_relation_type(t.name) for t in self.edge_types], "edge types")
+        return self
 
     @classmethod
     def parse(cls, data: Any, *, origin: str = "ontology") -> OntologySpec:
@@ -102,7 +144,7 @@ class OntologySpec(_Spec):
                 },
                 single_valued=[*self.single_valued, *(t.name for t in self.edge_types if t.single_valued)],
             )
-        except (ConfigurationError, ValueError, TypeError) as exc:
+        except (ConfigurationError, ValueError, TypeError, PydanticUserError) as exc:
             raise ConfigurationError(f"{origin} is not a valid ontology: {exc}") from None
 
     @classmethod
@@ -121,6 +163,12 @@ class OntologySpec(_Spec):
             ),
             single_valued=tuple(sorted(ontology.single_valued - declared)),
         )
+
+
+def _refuse_repeats(names: list[str], what: str) -> None:
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise ValueError(f"{what} repeat {', '.join(repeated)}")
 
 
 def _model(spec: EntityTypeSpec) -> type[BaseModel]:
