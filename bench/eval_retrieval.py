@@ -2,6 +2,10 @@
 
     .venv/bin/python bench/eval_retrieval.py                       # the dev files in ../shared/data
     .venv/bin/python bench/eval_retrieval.py --locomo PATH --longmemeval PATH --limit 2
+    .venv/bin/python bench/eval_retrieval.py --folds 0      # the default configs only, no selection
+
+By default the weights are chosen by 5-fold cross-validation and each metric is printed out of fold
+(``_oof``: each fold scored with the config chosen on the others) beside in-sample and BM25.
 
 Same arguments as ``chronomem eval``; both call :func:`chronomem.eval.harness.run_eval`.
 """
@@ -24,7 +28,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--limit", type=int, help="first N LoCoMo conversations and N LongMemEval questions")
     parser.add_argument("--store-url", help="keep ingested groups in this store (default: a temporary SQLite file)")
     parser.add_argument("--cache-dir", type=Path, default=Path("bench/out/eval-cache"), help="embedding cache")
+    parser.add_argument("--folds", type=int, default=5, help="folds for the out-of-fold figures (0: none)")
     parser.add_argument("--hashing", action="store_true", help="use the hashing test embedder instead of MiniLM")
+    parser.add_argument("--embedder", help="embedder spec (build_embedder: 'local', 'local:/dir', …); default MiniLM")
     args = parser.parse_args(argv)
     if args.locomo is None and args.longmemeval is None:
         args.locomo = DATA / "locomo10.json"
@@ -38,13 +44,13 @@ async def main(argv: list[str] | None = None) -> int:
 
     args = parse_args(argv)
     embedder = None
-    if args.hashing:
-        from chronomem.embed.testing import HashingEmbedder
+    if args.hashing or args.embedder:
+        from chronomem.embed.factory import build_embedder
 
-        embedder = HashingEmbedder()
+        embedder = build_embedder("hashing" if args.hashing else args.embedder, cache=False)  # run_eval caches
     report = await run_eval(
         args.locomo, args.longmemeval, limit=args.limit, store_url=args.store_url, embedder=embedder,
-        cache_dir=args.cache_dir, progress=lambda message: print(message, file=sys.stderr),
+        cache_dir=args.cache_dir, folds=args.folds or None, progress=lambda message: print(message, file=sys.stderr),
     )
     for line in report.lines():
         print(line)

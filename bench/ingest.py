@@ -12,6 +12,11 @@ the deterministic hashing embedder; the store is SQLite in a temporary directory
    model (median and mean of each ``add_episode`` call's wall time — persist, stages, the one write —
    minus the time spent in model calls), and the process CPU time per episode (all threads, the
    stand-in model's own CPU excluded), which a loaded machine does not inflate.
+   With ``--summaries``, Zep's user and thread summaries are kept too, as the service keeps them:
+   the conversation's first speaker is the user, every turn is a message of one thread, and after
+   each episode both summaries are read (the service refreshes one with one call once 24 new facts
+   or messages piled up). Their calls and input tokens are reported per episode on their own
+   (``summary_*``) and added to the ingestion figures (``with_summaries_*``).
 2. Throughput: ``--groups`` groups (10) each ingesting the first ``--throughput-episodes`` turns
    (30) at once, every model call taking ``--latency-ms`` (500): episodes per second overall.
 
@@ -19,6 +24,7 @@ Prints ``name: value`` lines (combined-mode figures are prefixed ``combined_``);
 
     .venv/bin/python bench/ingest.py
     .venv/bin/python bench/ingest.py --episodes 100 --throughput-episodes 10
+    .venv/bin/python bench/ingest.py --summaries --skip-combined
 """
 
 from __future__ import annotations
@@ -37,8 +43,10 @@ from typing import Any
 from chronomem.domain import Episode
 from chronomem.embed.testing import HashingEmbedder
 from chronomem.ingest import IngestConfig, Ingestor, IngestResult
+from chronomem.llm.accounting import estimate_message_tokens
 from chronomem.llm.heuristic import heuristic_answer
 from chronomem.llm.testing import FunctionModel
+from chronomem.memory import Chronomem
 from chronomem.store.factory import open_store
 from chronomem.timeutil import assume_utc
 
@@ -68,13 +76,48 @@ def _p95(values: list[float]) -> float:
     return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
 
 
-async def measure_cost(mode: str, episodes: int | None) -> dict[str, float]:
+class SummaryReader:
+    """Reads the user's and the thread's summaries after each episode, through the service's own
+    code (``ProjectSpace``), and counts the summary calls and their input tokens per episode."""
+
+    PROMPTS = ("user_summary", "thread_summary")
+
+    def __init__(self, memory: Any, first_speaker: str) -> None:
+        from chronomem.service.controlplane import ControlPlane
+        from chronomem.service.tenancy import ProjectSpace
+
+        self.control = ControlPlane.open(":memory:")
+        self.space = ProjectSpace(self.control.ensure_project("bench"), self.control, memory)
+        self.user = self.space.create_user("user", first_name=first_speaker)
+        self.space.create_thread("thread", "user")
+        self.calls: list[int] = []
+        self.tokens: list[int] = []
+        self._calls = self._tokens = 0
+
+    def count(self, prompt: Any, context: Any) -> None:
+        if prompt.name in self.PROMPTS:
+            self._calls += 1
+            self._tokens += estimate_message_tokens(prompt.messages(context))
+
+    async def after(self, episode: Episode) -> None:
+        self.control.append_messages(self.space.project.id, "thread", [episode.id])
+        await self.space.user_summary("user")
+        await self.space.thread_summary("thread")
+        self.calls.append(self._calls)
+        self.tokens.append(self._tokens)
+        self._calls = self._tokens = 0
+
+
+async def measure_cost(mode: str, episodes: int | None, *, summaries: bool = False) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as tmp:
         store = await open_store(f"sqlite:///{tmp}/bench.db")
         model_cpu = [0.0]
+        reader: SummaryReader | None = None
 
         def timed_heuristic(prompt: Any, context: Any) -> Any:  # the stand-in's own CPU time is model time
             started = time.process_time()
+            if reader is not None:
+                reader.count(prompt, context)
             try:
                 return heuristic_answer(prompt, context)
             finally:
@@ -82,14 +125,23 @@ async def measure_cost(mode: str, episodes: int | None) -> dict[str, float]:
 
         model = FunctionModel(timed_heuristic, model_name="heuristic")
         ingestor = Ingestor(store, HashingEmbedder(), model, config=IngestConfig(extraction=mode))  # type: ignore[arg-type]
+        turns = locomo_episodes("bench", episodes)
+        if summaries:
+            # the summaries are read through a facade over the same store and model; ingestion stays the
+            # plain Ingestor above, so its figures are the ones measured without summaries
+            memory = Chronomem(store=store, embedder=HashingEmbedder(), llm=model, owns_store=False)
+            reader = SummaryReader(memory, turns[0].speaker or "user")
+            turns = [e.model_copy(update={"group_id": reader.user.group_id}) for e in turns]
         results: list[IngestResult] = []
         pipeline_ms: list[float] = []  # the whole add_episode (persist, stages, write) minus model time
         cpu_started = time.process_time()
         try:
-            for episode in locomo_episodes("bench", episodes):
+            for episode in turns:
                 started = time.perf_counter()
                 results.append(await ingestor.add_episode(episode))
                 pipeline_ms.append(1000 * (time.perf_counter() - started - results[-1].usage.latency_s))
+                if reader is not None:
+                    await reader.after(episode)
         finally:
             await store.close()
         cpu_ms = 1000 * (time.process_time() - cpu_started - model_cpu[0]) / max(1, len(results))
@@ -119,6 +171,20 @@ async def measure_cost(mode: str, episodes: int | None) -> dict[str, float]:
         "failed_episodes": sum(1 for r in results if r.episode.status.value != "done"),
     }
     figures.update({f"calls_{name}_total": count for name, count in sorted(by_prompt.items())})
+    if reader is not None:
+        reader.control.close()
+        both_calls = [c + s for c, s in zip(calls, reader.calls, strict=True)]
+        both_tokens = [u["input_tokens"] + t for u, t in zip(usages, reader.tokens, strict=True)]
+        figures.update({
+            "summary_calls_per_episode_mean": statistics.mean(reader.calls),
+            "summary_calls_total": sum(reader.calls),
+            "summary_input_tokens_per_episode_mean": statistics.mean(reader.tokens),
+            "summary_input_tokens_per_call_mean": sum(reader.tokens) / max(1, sum(reader.calls)),
+            "with_summaries_llm_calls_per_episode_mean": statistics.mean(both_calls),
+            "with_summaries_llm_calls_per_episode_p95": _p95(both_calls),
+            "with_summaries_llm_calls_per_episode_max": max(both_calls),
+            "with_summaries_input_tokens_per_episode_mean": statistics.mean(both_tokens),
+        })
     return figures
 
 
@@ -150,7 +216,7 @@ def _print(figures: dict[str, float], prefix: str = "") -> None:
 
 async def run(args: argparse.Namespace) -> None:
     print("staged extraction…", file=sys.stderr)
-    _print(await measure_cost("staged", args.episodes))
+    _print(await measure_cost("staged", args.episodes, summaries=args.summaries))
     if not args.skip_combined:
         print("combined extraction…", file=sys.stderr)
         _print(await measure_cost("combined", args.episodes), prefix="combined_")
@@ -165,6 +231,8 @@ def main() -> None:
     parser.add_argument("--throughput-episodes", type=int, default=30, help="turns per group for the throughput run")
     parser.add_argument("--latency-ms", type=float, default=500.0)
     parser.add_argument("--skip-combined", action="store_true")
+    parser.add_argument("--summaries", action="store_true",
+                        help="keep Zep's user and thread summaries too, and report what they cost per episode")
     asyncio.run(run(parser.parse_args()))
 
 

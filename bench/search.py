@@ -1,12 +1,13 @@
 """Retrieval latency on a synthetic group of 100,000 facts; prints ``name: value`` lines.
 
-    .venv/bin/python bench/search.py [--facts 100000] [--queries 60] [--hashing]
+    .venv/bin/python bench/search.py [--facts 100000] [--queries 60] [--hashing] [--embedder SPEC]
 
 The group (facts, 20,000 entities, 10,000 episodes, 200 communities, random unit vectors: the worst
 case for any index) is built once in ``bench/out/search-<facts>.db`` and reused. Queries are
 embedded with the local MiniLM model. Reported: p50/p95 of ``Searcher.context()`` end to end (query
 embedding + cosine + BM25 + BFS over facts and entities, cosine + BM25 over communities, RRF, the
-block) and of each step alone.
+block) and of each step alone; the build time, the database file's size and the process's peak
+resident memory.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import argparse
 import asyncio
 import os
 import random
+import resource
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -95,6 +97,7 @@ async def main() -> int:
     parser.add_argument("--facts", type=int, default=100_000)
     parser.add_argument("--queries", type=int, default=60)
     parser.add_argument("--hashing", action="store_true", help="hashing embedder instead of MiniLM")
+    parser.add_argument("--embedder", default="local", help="embedder spec (build_embedder), default MiniLM")
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from chronomem.filters import SearchFilters
@@ -104,18 +107,16 @@ async def main() -> int:
     from chronomem.store.factory import open_store
 
     OUT.mkdir(parents=True, exist_ok=True)
-    store = await open_store(f"sqlite:///{OUT / f'search-{args.facts}.db'}")
+    path = OUT / f"search-{args.facts}.db"
+    store = await open_store(f"sqlite:///{path}")
+    built = time.perf_counter()
     if (await store.stats(GROUP)).facts < args.facts:
         await store.delete_group(GROUP)
         await build(store, args.facts)
-    if args.hashing:
-        from chronomem.embed.testing import HashingEmbedder
+        print(f"build_seconds: {time.perf_counter() - built:.1f}")
+    from chronomem.embed.factory import build_embedder
 
-        embedder = HashingEmbedder()
-    else:
-        from chronomem.embed.local import LocalEmbedder
-
-        embedder = LocalEmbedder()
+    embedder = build_embedder("hashing" if args.hashing else args.embedder, cache=False)
     searcher = Searcher(store, embedder)
     rng = random.Random(11)
     facts = await store.list_facts(GROUP, limit=2000)
@@ -144,6 +145,8 @@ async def main() -> int:
     for name in ("context", "search", "embed_query", "cosine", "bm25", "bfs", "rrf"):
         print(f"{name}_p50_ms: {p(samples[name], 50):.2f}")
         print(f"{name}_p95_ms: {p(samples[name], 95):.2f}")
+    print(f"db_file_mb: {sum(f.stat().st_size for f in OUT.glob(path.name + '*')) / 2**20:.0f}")
+    print(f"peak_rss_mb: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f}")  # Linux: KiB
     await store.close()
     return 0
 

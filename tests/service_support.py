@@ -73,14 +73,14 @@ def free_port() -> int:
 
 
 def start_live_server(
-    data_dir: Path, port: int, *, latency: float = 0.0, workers: bool = True
+    data_dir: Path, port: int, *, latency: float = 0.0, workers: bool = True, model: str = "speakers"
 ) -> subprocess.Popen[bytes]:
     """Start ``live_server.py`` (with or without its in-process workers) and wait until it is ready."""
     log = data_dir / "server.log"
     with open(log, "ab") as sink:
         process = subprocess.Popen(
             [sys.executable, str(LIVE_SERVER), "--data-dir", str(data_dir), "--port", str(port),
-             "--latency", str(latency), "--role", "all" if workers else "api"],
+             "--latency", str(latency), "--role", "all" if workers else "api", "--model", model],
             cwd=ROOT, stdout=subprocess.DEVNULL, stderr=sink,
         )
     deadline = time.monotonic() + 30

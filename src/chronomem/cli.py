@@ -551,15 +551,21 @@ def eval_command(
     locomo: Annotated[Path | None, typer.Option(help="LoCoMo file (locomo10.json).")] = None,
     longmemeval: Annotated[Path | None, typer.Option(help="LongMemEval file (.json or .json.gz).")] = None,
     limit: Annotated[int | None, typer.Option(help="Only the first N conversations / questions.")] = None,
+    folds: Annotated[int | None, typer.Option(
+        min=2, help="Also choose the config on K-1 folds and report each metric out of fold (_oof)."
+    )] = None,
 ) -> None:
-    """Run the retrieval evaluation on LoCoMo and/or LongMemEval and print name: value lines."""
+    """Run the retrieval evaluation on LoCoMo and/or LongMemEval and print name: value lines.
+
+    With --folds K, weights are chosen on the other folds (LoCoMo: by conversation; LongMemEval: by
+    question) and every metric is reported out of fold (_oof) beside in-sample (_in_sample) and BM25."""
     from chronomem.eval import run_eval
 
     if locomo is None and longmemeval is None:
         raise typer.BadParameter("give --locomo and/or --longmemeval")
     embedder = _chosen_embedder(ctx)
     with err_console.status("evaluating…") as status:
-        report = _run(run_eval(locomo=locomo, longmemeval=longmemeval, limit=limit, embedder=embedder,
+        report = _run(run_eval(locomo=locomo, longmemeval=longmemeval, limit=limit, embedder=embedder, folds=folds,
                                progress=lambda line: status.update(f"evaluating: {line}")))
     for line in report.lines():
         console.print(line, markup=False, highlight=False)

@@ -171,3 +171,9 @@ def test_worker_takes_its_own_store_url_over_the_global_one(tmp_path):
     sqlite = f"sqlite:///{tmp_path / 'x.db'}"
     result = runner.invoke(app, ["--store", "falkordb://127.0.0.1:1", "worker", "--shard", "1/2", "--store", sqlite])
     assert result.exit_code == 2 and "one worker process" in result.output  # refused as SQLite, not FalkorDB
+
+
+def test_eval_refuses_more_folds_than_conversations_with_a_clean_message(cli, tiny_locomo):
+    result = cli("eval", "--locomo", str(tiny_locomo), "--folds", "2")
+    assert result.exit_code == 1
+    assert "between 2 and the number of LoCoMo conversations (1)" in result.output

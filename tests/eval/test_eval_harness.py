@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 
@@ -9,6 +10,7 @@ import pytest
 from test_eval_loaders import LME, LOCOMO
 
 from chronomem.embed.testing import HashingEmbedder
+from chronomem.errors import InvalidInputError
 from chronomem.eval.harness import run_eval
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
@@ -59,3 +61,37 @@ async def test_a_slice_of_the_real_files_with_the_local_model(tmp_path):
         assert recalls == sorted(recalls) and recalls[0] >= 0 and recalls[-1] <= 100
         assert m[f"lme_recall_all_at_5{suffix}"] <= m[f"lme_recall_any_at_5{suffix}"]
     assert m["locomo_recall_at_10"] > 40  # far above chance (10 of ~400 turns)
+
+
+def _two_of_each(tmp_path):
+    """Two conversations and two answerable questions: the fewest that two folds need."""
+    second_sample = {**copy.deepcopy(LOCOMO[0]), "sample_id": "s2"}
+    second_question = {**copy.deepcopy(LME[0]), "question_id": "q3", "question_type": "multi-session"}
+    locomo, lme = tmp_path / "locomo.json", tmp_path / "lme.json"
+    locomo.write_text(json.dumps([*LOCOMO, second_sample]))
+    lme.write_text(json.dumps([*LME, second_question]))
+    return locomo, lme
+
+
+async def test_folds_report_out_of_fold_and_in_sample_twins_with_each_choice(tmp_path):
+    locomo, lme = _two_of_each(tmp_path)
+    report = await run_eval(locomo, lme, embedder=HashingEmbedder(), cache_dir=tmp_path / "cache", folds=2)
+    m = report.metrics
+    assert m["locomo_folds"] == 2 and m["lme_folds"] == 2
+    assert m["locomo_recall_at_10_oof"] == 100.0 and m["locomo_recall_at_10_in_sample"] == 100.0
+    assert m["lme_recall_all_at_5_oof"] == 1.0
+    assert m["lme_recall_all_at_5_multi_session_oof"] == 1.0  # per question type too
+    assert m["locomo_fold_1_config"] == "default"  # every candidate ties: the default is kept
+    names = list(m)
+    at_10 = names.index("locomo_recall_at_10")
+    assert names[at_10 : at_10 + 4] == [  # each metric, then its twins
+        "locomo_recall_at_10", "locomo_recall_at_10_oof", "locomo_recall_at_10_in_sample", "locomo_recall_at_10_bm25"
+    ]
+
+
+async def test_more_folds_than_conversations_is_refused_before_any_work(tmp_path):
+    locomo, _ = _two_of_each(tmp_path)
+    embedder = HashingEmbedder()
+    with pytest.raises(InvalidInputError, match="between 2 and the number of LoCoMo conversations"):
+        await run_eval(locomo, embedder=embedder, cache_dir=tmp_path / "cache", folds=3)
+    assert embedder.texts_embedded == 0

@@ -5,7 +5,15 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from chronomem.domain import Episode, Fact
-from chronomem.search.signals import by_conversation, dated_inside, is_dated_inside, replies_to_top, speaker_named
+from chronomem.search.signals import (
+    across_conversations,
+    by_conversation,
+    dated_inside,
+    dated_near,
+    is_dated_inside,
+    replies_to_top,
+    speaker_named,
+)
 from chronomem.search.timeparse import TimeWindow
 
 MAY = TimeWindow(datetime(2023, 5, 1, tzinfo=UTC), datetime(2023, 6, 1, tzinfo=UTC), "May 2023")
@@ -55,3 +63,28 @@ def test_replies_to_a_top_hit_follow_the_order_of_the_hit():
     fused = [("q1", 0.9), ("q2", 0.8), ("far", 0.5), ("a2", 0.2), ("a1", 0.1)]
     assert replies_to_top(fused, episodes) == ["a1", "a2"]
     assert replies_to_top(fused, episodes, top=1) == ["a1"]
+
+
+def test_dated_near_follows_the_inside_ones_nearest_first_within_the_margin():
+    def episode(key: str, day: int) -> Episode:
+        when = datetime(2023, 5, day, tzinfo=UTC)
+        return Episode(id=key, group_id="g", content=key, reference_time=when, created_at=when)
+
+    week = TimeWindow(datetime(2023, 5, 8, tzinfo=UTC), datetime(2023, 5, 15, tzinfo=UTC), "last week")
+    objects = {"far": episode("far", 30), "inside": episode("inside", 10), "next": episode("next", 16),
+               "before": episode("before", 4)}
+    order = ["far", "next", "before", "inside"]
+    assert dated_near(order, objects, [week], margin=0) == ["inside"]
+    # 16 May is one day after the window, 4 May four days before it; 30 May is beyond one window length
+    assert dated_near(order, objects, [week], margin=1.0) == ["inside", "next", "before"]
+
+
+def test_across_conversations_deals_each_conversation_its_best_first():
+    def turn(key: str, session: str) -> Episode:
+        when = datetime(2023, 5, 1, tzinfo=UTC)
+        return Episode(id=key, group_id="g", content=key, reference_time=when, created_at=when,
+                       source_description=session)
+
+    objects = {"a1": turn("a1", "A"), "a2": turn("a2", "A"), "a3": turn("a3", "A"), "b1": turn("b1", "B")}
+    fused = [("a1", 0.9), ("a2", 0.8), ("a3", 0.7), ("b1", 0.1)]
+    assert across_conversations(fused, objects) == ["a1", "b1", "a2", "a3"]

@@ -4,7 +4,7 @@ appended to ``<data-dir>/processed.log`` (after the store's atomic write), so a 
 any episode was processed twice across a SIGKILL and a restart.
 
     python tests/service/live_server.py --data-dir DIR --port PORT [--latency 0.2] [--role all|api|worker]
-        [--store URL] [--shard i/n]
+        [--store URL] [--shard i/n] [--model speakers|heuristic]
 
 ``--role api`` serves without ingestion workers and ``--role worker`` runs only the worker pool (no
 port), as ``chronomem serve --no-workers`` and ``chronomem worker [--shard i/n]`` do, on the same
@@ -18,11 +18,12 @@ import asyncio
 import os
 from pathlib import Path
 
+from chronomem.crossencoder.testing import TokenOverlapCrossEncoder
 from chronomem.embed.testing import HashingEmbedder
 from chronomem.ingest.prompts import ExtractedEntities, ExtractedEntity
+from chronomem.llm.heuristic import heuristic_answer
 from chronomem.llm.testing import FunctionModel
 from chronomem.memory import Chronomem
-from chronomem.service.app import create_app, serve_app
 from chronomem.settings import Settings, WorkerSettings
 from chronomem.store.factory import open_store
 from chronomem.workers import Shard, run_until_stopped
@@ -42,19 +43,26 @@ def main() -> None:
     parser.add_argument("--role", choices=["all", "api", "worker"], default="all")
     parser.add_argument("--store")
     parser.add_argument("--shard", type=Shard.parse, default=Shard())
+    parser.add_argument("--model", choices=["speakers", "heuristic"], default="speakers",
+                        help="speakers: extract only each message's speaker; heuristic: the rule-based stand-in")
     args = parser.parse_args()
     settings = Settings(data_dir=args.data_dir, workers=WorkerSettings(concurrency=4, poll_interval_s=0.1))
     store_url = args.store or f"sqlite:///{args.data_dir / 'graph.db'}"
 
-    asyncio.run(serve(args.data_dir, args.port, args.latency, settings, args.role, store_url, args.shard))
+    asyncio.run(serve(args.data_dir, args.port, args.latency, settings, args.role, store_url, args.shard, args.model))
 
 
 async def serve(
-    data_dir: Path, port: int, latency: float, settings: Settings, role: str, store_url: str, shard: Shard
+    data_dir: Path, port: int, latency: float, settings: Settings, role: str, store_url: str, shard: Shard,
+    model_name: str = "speakers",
 ) -> None:
     store = await open_store(store_url)
-    model = FunctionModel(speakers_only, latency_s=latency)
-    memory = Chronomem(store=store, embedder=HashingEmbedder(), llm=model, settings=settings)
+    if model_name == "heuristic":
+        model = FunctionModel(heuristic_answer, model_name="heuristic", latency_s=latency)
+    else:
+        model = FunctionModel(speakers_only, latency_s=latency)
+    memory = Chronomem(store=store, embedder=HashingEmbedder(), llm=model, settings=settings,
+                       cross_encoder=TokenOverlapCrossEncoder())
     extract = memory.process
     log_path = data_dir / "processed.log"
 
@@ -69,6 +77,8 @@ async def serve(
 
     memory.process = logged  # type: ignore[method-assign]
     if role != "worker":
+        from chronomem.service.app import create_app, serve_app  # a worker does not pay for the HTTP app
+
         await serve_app(create_app(memory, workers=role == "all"), port=port, log_level="warning")
         return
     await run_until_stopped(memory, shard=shard, on_ready=lambda: print("worker ready", flush=True))

@@ -67,3 +67,14 @@ def test_the_python_example_runs(served):
                             timeout=60)
     assert result.returncode == 0, result.stderr
     assert "Ada lives in Lisbon (Date range: 2024-05-01" in result.stdout
+
+
+@pytest.mark.integration
+def test_the_zep_sdk_example_runs(served):
+    base, key = served
+    env = {**os.environ, "CHRONOMEM_URL": base, "CHRONOMEM_API_KEY": key}
+    result = subprocess.run([sys.executable, "-c", example("zep")], env=env, capture_output=True, text=True,
+                            timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("Grace lives in Oslo\n")
+    assert "Grace lives in Oslo (Date range: 2024-03-01" in result.stdout

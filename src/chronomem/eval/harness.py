@@ -2,7 +2,7 @@
 
 Called by ``chronomem eval`` and ``bench/eval_retrieval.py``::
 
-    report = await run_eval(locomo="locomo10.json", longmemeval="longmemeval_s_dev.json.gz")
+    report = await run_eval(locomo="locomo10.json", longmemeval="longmemeval_s_dev.json.gz", folds=5)
     for line in report.lines():
         print(line)  # "name: value"
 
@@ -23,6 +23,10 @@ Metrics (the official LLM-free ones):
 
 Every metric has a ``_bm25`` twin: plain Okapi BM25 over single turns ("speaker: text") for LoCoMo
 and over whole sessions' user text for LongMemEval, the baselines the benchmarks' papers report.
+
+With ``folds=K`` every candidate of :data:`~chronomem.eval.configs.CANDIDATES` is run as well, and
+each metric gets an ``_oof`` twin (each fold scored with the candidate chosen on the other folds,
+see :mod:`chronomem.eval.folds`) and an ``_in_sample`` twin (the best candidate on all questions).
 """
 
 from __future__ import annotations
@@ -31,21 +35,24 @@ import re
 import statistics
 import tempfile
 import time
-from collections import defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 
 from chronomem.embed.base import Embedder
 from chronomem.embed.cache import CachedEmbedder
+from chronomem.errors import InvalidInputError
 from chronomem.eval.bm25 import BM25
+from chronomem.eval.configs import CANDIDATES, DEPTH, EVAL_CONFIG, LME_CONFIG
+from chronomem.eval.folds import QuestionScores, best_candidate, cross_validate
 from chronomem.eval.ingest import ingest, lme_episodes, lme_group, locomo_episodes, locomo_group
 from chronomem.eval.locomo import CATEGORY_NAMES, LocomoSample, load_locomo
 from chronomem.eval.longmemeval import LmeQuestion, load_longmemeval
 from chronomem.eval.metrics import distinct, evidence_recall, ndcg_any, recall_all, recall_any
 from chronomem.memory import Chronomem
-from chronomem.search.config import Method, ScopeConfig, SearchConfig, TimeMode
+from chronomem.search.config import SearchConfig
 from chronomem.search.rerank import rrf
 from chronomem.settings import Settings
 
@@ -54,41 +61,21 @@ __all__ = ["DEFAULT_CACHE_DIR", "EVAL_CONFIG", "LME_CONFIG", "EvalReport", "run_
 DEFAULT_CACHE_DIR = Path("bench/out/eval-cache")
 LOCOMO_KS = (5, 10, 25, 50)
 LME_KS = (5, 10)
-_DEPTH = 50  # results fetched per question: the largest k
-
-# Episodes only (what exists without an LLM-built graph): cosine + BM25 fused by RRF, plus the
-# episode signals. Tuned on locomo10 (recall@10, categories 1–4): rrf_k 60 → 20 +3 points,
-# time_boost 1 → 2 +1, conversation_boost 1 → 1.5 +0.5, reply signal +1.9; 200 candidates per method.
-EVAL_CONFIG = SearchConfig(
-    facts=None, entities=None, communities=None,
-    episodes=ScopeConfig(
-        methods=(Method.COSINE, Method.BM25), limit=_DEPTH * 2, candidates=_DEPTH * 4, rrf_k=20.0
-    ),
-    time_mode=TimeMode.BOOST,
-    time_boost=2.0,
-    conversation_boost=1.5,
-)
-# LongMemEval's user turns are long and chatty: word overlap misleads more often than on LoCoMo's
-# short turns, so BM25 counts half (tuned on the 58 dev questions: recall_all@5 0.862 → 0.914; a
-# small sample, so treat the difference as indicative).
-LME_CONFIG = EVAL_CONFIG.model_copy(
-    update={
-        "episodes": EVAL_CONFIG.episodes.model_copy(  # type: ignore[union-attr]
-            update={"rrf_k": 10.0, "method_weights": {Method.BM25: 0.5}}
-        )
-    }
-)
+DEFAULT = "default"  # the candidate name of the benchmark's own config
+LOCOMO_OBJECTIVE = "recall_at_10"  # what --folds maximizes on the training folds
+LME_OBJECTIVE = "recall_all_at_5"
 
 Progress = Callable[[str], None]
+Scores = dict[str, float]
 
 
 @dataclass
 class EvalReport:
     """Named metrics in a stable order; ``lines()`` renders them as ``name: value``."""
 
-    metrics: dict[str, float | int] = field(default_factory=dict)
+    metrics: dict[str, float | int | str] = field(default_factory=dict)
 
-    def add(self, name: str, value: float | int) -> None:
+    def add(self, name: str, value: float | int | str) -> None:
         self.metrics[name] = value
 
     def lines(self) -> Iterator[str]:
@@ -116,7 +103,14 @@ async def _ranked_units(
     return [unit for unit, _ in rrf([distinct(fact_units), distinct(episode_units)])]
 
 
-def _mean(values: list[float]) -> float:
+async def _score_candidates(
+    memory: Chronomem, group: str, question: str, now: datetime, configs: Mapping[str, SearchConfig],
+    score: Callable[[list[str]], Scores],
+) -> dict[str, Scores]:
+    return {name: score(await _ranked_units(memory, group, question, now, c)) for name, c in configs.items()}
+
+
+def _mean(values: Sequence[float]) -> float:
     return statistics.fmean(values) if values else float("nan")
 
 
@@ -127,11 +121,14 @@ def _safe(name: str) -> str:
 # -- LoCoMo -----------------------------------------------------------------------------------------
 
 
+def _locomo_scores(ranked: list[str], evidence: tuple[str, ...]) -> Scores:
+    return {f"recall_at_{k}": evidence_recall(ranked, evidence, k) for k in LOCOMO_KS}
+
+
 async def _eval_locomo(
-    samples: list[LocomoSample], memory: Chronomem, config: SearchConfig, log: Progress
-) -> dict[str, float | int]:
-    ours: _Recalls = defaultdict(list)  # (category, k) -> recalls
-    base: _Recalls = defaultdict(list)
+    samples: list[LocomoSample], memory: Chronomem, configs: Mapping[str, SearchConfig], log: Progress
+) -> list[QuestionScores]:
+    scored = []
     for sample in samples:
         group = locomo_group(sample)
         await ingest(memory.store, memory.embedder, group, locomo_episodes(sample))
@@ -140,35 +137,33 @@ async def _eval_locomo(
         dia_ids = [t.dia_id for t in sample.turns]
         bm25 = BM25([f"{t.speaker}: {t.text}" for t in sample.turns])
         for q in questions:
-            ranked = await _ranked_units(memory, group, q.question, sample.last_date, config)
-            baseline = [dia_ids[i] for i in bm25.rank(q.question, _DEPTH)]
-            for k in LOCOMO_KS:
-                ours[q.category, k].append(evidence_recall(ranked, q.evidence, k))
-                base[q.category, k].append(evidence_recall(baseline, q.evidence, k))
+            ours = await _score_candidates(
+                memory, group, q.question, sample.last_date, configs,
+                partial(_locomo_scores, evidence=q.evidence),
+            )
+            baseline = [dia_ids[i] for i in bm25.rank(q.question, DEPTH)]
+            scored.append(QuestionScores(sample.sample_id, CATEGORY_NAMES[q.category], ours,
+                                         _locomo_scores(baseline, q.evidence)))
         log(f"locomo {sample.sample_id}: {len(questions)} questions")
-    return _locomo_metrics(ours, base)
+    return scored
 
 
-_Recalls = dict[tuple[int, int], list[float]]
-
-
-def _locomo_metrics(ours: _Recalls, base: _Recalls) -> dict[str, float | int]:
-    metrics: dict[str, float | int] = {"locomo_questions": sum(len(v) for (_, k), v in ours.items() if k == 10)}
+def _locomo_metrics(rows: Sequence[tuple[str, Mapping[str, float]]], suffix: str) -> dict[str, float | int]:
+    """Percent recall at each k over all questions, and at 10 per category. ``rows``: (category, scores)."""
+    metrics: dict[str, float | int] = {}
     for k in LOCOMO_KS:
-        for suffix, table in (("", ours), ("_bm25", base)):
-            every = [r for (c, kk), v in table.items() if kk == k for r in v]
-            metrics[f"locomo_recall_at_{k}{suffix}"] = 100 * _mean(every)
-    for category, name in CATEGORY_NAMES.items():
-        if (category, 10) in ours:
-            for suffix, table in (("", ours), ("_bm25", base)):
-                metrics[f"locomo_recall_at_10_{name}{suffix}"] = 100 * _mean(table[category, 10])
+        metrics[f"locomo_recall_at_{k}{suffix}"] = 100 * _mean([s[f"recall_at_{k}"] for _, s in rows])
+    for name in CATEGORY_NAMES.values():
+        in_category = [s["recall_at_10"] for kind, s in rows if kind == name]
+        if in_category:
+            metrics[f"locomo_recall_at_10_{name}{suffix}"] = 100 * _mean(in_category)
     return metrics
 
 
 # -- LongMemEval ------------------------------------------------------------------------------------
 
 
-def _lme_scores(ranked: list[str], gold: tuple[str, ...], corpus_size: int) -> dict[str, float]:
+def _lme_scores(ranked: list[str], gold: tuple[str, ...], corpus_size: int) -> Scores:
     scores = {}
     for k in LME_KS:
         scores[f"recall_all_at_{k}"] = recall_all(ranked, gold, k)
@@ -178,41 +173,70 @@ def _lme_scores(ranked: list[str], gold: tuple[str, ...], corpus_size: int) -> d
 
 
 async def _eval_longmemeval(
-    questions: list[LmeQuestion], memory: Chronomem, config: SearchConfig, log: Progress
-) -> dict[str, float | int]:
-    ours: _ByType = defaultdict(list)  # question type -> per-question scores
-    base: _ByType = defaultdict(list)
+    questions: list[LmeQuestion], memory: Chronomem, configs: Mapping[str, SearchConfig], log: Progress
+) -> list[QuestionScores]:
+    scored = []
     for number, q in enumerate(questions, start=1):
         if q.is_abstention:
             continue
         group = lme_group(q)
         await ingest(memory.store, memory.embedder, group, lme_episodes(q))
-        ranked = await _ranked_units(memory, group, q.question, q.question_date, config)
         session_ids = [s.session_id for s in q.sessions]
+        ours = await _score_candidates(
+            memory, group, q.question, q.question_date, configs,
+            partial(_lme_scores, gold=q.answer_session_ids, corpus_size=len(session_ids)),
+        )
         bm25 = BM25([s.user_text for s in q.sessions])
-        baseline = [session_ids[i] for i in bm25.rank(q.question, _DEPTH)]
-        ours[q.question_type].append(_lme_scores(ranked, q.answer_session_ids, len(session_ids)))
-        base[q.question_type].append(_lme_scores(baseline, q.answer_session_ids, len(session_ids)))
+        baseline = [session_ids[i] for i in bm25.rank(q.question, DEPTH)]
+        scored.append(QuestionScores(q.question_id, q.question_type, ours,
+                                     _lme_scores(baseline, q.answer_session_ids, len(session_ids))))
         if number % 10 == 0:
             log(f"longmemeval: {number}/{len(questions)} questions")
-    return _lme_metrics(ours, base)
+    return scored
 
 
-_ByType = dict[str, list[dict[str, float]]]
+_LME_METRICS = ("recall_all_at_5", "recall_all_at_10", "recall_any_at_5", "recall_any_at_10", "ndcg_any_at_10")
 
 
-def _lme_metrics(ours: _ByType, base: _ByType) -> dict[str, float | int]:
-    metrics: dict[str, float | int] = {"lme_questions": sum(len(v) for v in ours.values())}
-    names = ["recall_all_at_5", "recall_all_at_10", "recall_any_at_5", "recall_any_at_10", "ndcg_any_at_10"]
-    for name in names:
-        for suffix, table in (("", ours), ("_bm25", base)):
-            metrics[f"lme_{name}{suffix}"] = _mean([s[name] for rows in table.values() for s in rows])
+def _lme_metrics(rows: Sequence[tuple[str, Mapping[str, float]]], suffix: str) -> dict[str, float | int]:
+    """Every metric over all questions, and recall_all@5/10 per question type. ``rows``: (type, scores)."""
+    metrics: dict[str, float | int] = {}
+    for name in _LME_METRICS:
+        metrics[f"lme_{name}{suffix}"] = _mean([s[name] for _, s in rows])
     for name in ("recall_all_at_5", "recall_all_at_10"):
-        for qtype in sorted(ours):
-            slug = qtype.replace("-", "_")
-            for suffix, table in (("", ours), ("_bm25", base)):
-                metrics[f"lme_{name}_{slug}{suffix}"] = _mean([s[name] for s in table[qtype]])
+        for qtype in sorted({kind for kind, _ in rows}):
+            of_type = [s[name] for kind, s in rows if kind == qtype]
+            metrics[f"lme_{name}_{qtype.replace('-', '_')}{suffix}"] = _mean(of_type)
     return metrics
+
+
+# -- the report -------------------------------------------------------------------------------------
+
+_Metrics = Callable[[Sequence[tuple[str, Mapping[str, float]]], str], dict[str, float | int]]
+
+
+def _report_benchmark(
+    report: EvalReport, prefix: str, scored: Sequence[QuestionScores], metrics: _Metrics,
+    objective: str, folds: int | None,
+) -> None:
+    """The default config's figures and BM25's; with folds, the out-of-fold and in-sample ones too."""
+    report.add(f"{prefix}_questions", len(scored))
+    twins = {"": metrics([(q.kind, q.by_candidate[DEFAULT]) for q in scored], "")}
+    if folds is not None and scored:
+        names = list(scored[0].by_candidate)
+        held_out, choices = cross_validate(scored, names, objective, folds)
+        twins["_oof"] = metrics([(q.kind, q.by_candidate[chosen]) for q, chosen in held_out], "_oof")
+        best, _ = best_candidate(scored, names, objective)
+        twins["_in_sample"] = metrics([(q.kind, q.by_candidate[best]) for q in scored], "_in_sample")
+        report.add(f"{prefix}_folds", folds)
+        report.add(f"{prefix}_in_sample_config", best)
+        for choice in choices:
+            report.add(f"{prefix}_fold_{choice.fold + 1}_config", choice.candidate)
+    twins["_bm25"] = metrics([(q.kind, q.bm25) for q in scored], "_bm25")
+    for name in twins[""]:  # each metric, then its twins
+        for suffix, figures in twins.items():
+            if f"{name}{suffix}" in figures:
+                report.add(f"{name}{suffix}", figures[f"{name}{suffix}"])
 
 
 # -- entry point ------------------------------------------------------------------------------------
@@ -224,6 +248,21 @@ def _default_embedder() -> Embedder:
     return LocalEmbedder()
 
 
+def _configs(
+    default: SearchConfig, folds: int | None, candidates: Mapping[str, SearchConfig] | None
+) -> dict[str, SearchConfig]:
+    """The benchmark's own config first; with folds, every candidate after it."""
+    if folds is None:
+        return {DEFAULT: default}
+    return {DEFAULT: default, **(candidates if candidates is not None else CANDIDATES)}
+
+
+def _check_folds(folds: int | None, keys: int, what: str) -> None:
+    """Before any work: each fold needs at least one conversation or question of its own."""
+    if folds is not None and not 2 <= folds <= keys:
+        raise InvalidInputError(f"--folds must be between 2 and the number of {what} ({keys}), got {folds}")
+
+
 async def run_eval(
     locomo: str | Path | None = None,
     longmemeval: str | Path | None = None,
@@ -233,6 +272,8 @@ async def run_eval(
     embedder: Embedder | None = None,
     cache_dir: str | Path | None = DEFAULT_CACHE_DIR,
     config: SearchConfig | None = None,
+    folds: int | None = None,
+    candidates: Mapping[str, SearchConfig] | None = None,
     progress: Progress | None = None,
 ) -> EvalReport:
     """Evaluate retrieval on a LoCoMo file and/or a LongMemEval file (plain or gzipped JSON).
@@ -242,7 +283,8 @@ async def run_eval(
     default a temporary SQLite file is used and removed. ``embedder`` defaults to the local MiniLM
     model; its vectors are cached under ``cache_dir`` (``None``: a temporary directory). ``config``
     replaces both benchmarks' search configs (default: :data:`EVAL_CONFIG` for LoCoMo,
-    :data:`LME_CONFIG` for LongMemEval).
+    :data:`LME_CONFIG` for LongMemEval). ``folds`` adds the out-of-fold and in-sample figures of a
+    choice among ``candidates`` (default :data:`~chronomem.eval.configs.CANDIDATES`) and the default.
     """
     log = progress or (lambda _message: None)
     started = time.perf_counter()
@@ -256,14 +298,17 @@ async def run_eval(
         try:
             async with await Chronomem.open(settings, embedder=cached) as memory:
                 if locomo is not None:
+                    configs = _configs(config or EVAL_CONFIG, folds, candidates)
                     samples = load_locomo(locomo)[:limit]
-                    for name, value in (await _eval_locomo(samples, memory, config or EVAL_CONFIG, log)).items():
-                        report.add(name, value)
+                    _check_folds(folds, len(samples), "LoCoMo conversations")
+                    scored = await _eval_locomo(samples, memory, configs, log)
+                    _report_benchmark(report, "locomo", scored, _locomo_metrics, LOCOMO_OBJECTIVE, folds)
                 if longmemeval is not None:
+                    configs = _configs(config or LME_CONFIG, folds, candidates)
                     questions = load_longmemeval(longmemeval)[:limit]
-                    lme = await _eval_longmemeval(questions, memory, config or LME_CONFIG, log)
-                    for name, value in lme.items():
-                        report.add(name, value)
+                    _check_folds(folds, sum(not q.is_abstention for q in questions), "LongMemEval questions")
+                    lme = await _eval_longmemeval(questions, memory, configs, log)
+                    _report_benchmark(report, "lme", lme, _lme_metrics, LME_OBJECTIVE, folds)
         finally:
             await cached.aclose()
     report.add("eval_seconds", time.perf_counter() - started)

@@ -17,7 +17,8 @@ What it does, realistically enough to exercise every stage of the pipeline:
   spelled alike is a duplicate;
 - fact resolution: a same-pair candidate with mostly the same words is a duplicate; a state relation
   (``WORKS_AT``, ``LIVES_IN``, ``PLANS``…) of the same source towards another target is contradicted;
-- summary rewrites keep the most recent sentences within the target length.
+- summary rewrites keep the most recent sentences within the target length, and user and thread
+  summaries append what is new to the previous text, keeping the most recent part.
 
 Its quality is far below a real model's; its *shape* (how many entities, facts, candidates and
 contradictions per episode) is what the benchmark needs.
@@ -263,6 +264,15 @@ def _rewrite(ctx: Any) -> RewrittenSummaries:
     return RewrittenSummaries.model_validate({"summaries": items})
 
 
+def _running_summary(ctx: Any) -> BaseModel:
+    """A user or thread summary: the previous one and the new lines, the most recent kept."""
+    from chronomem.context_summaries import WrittenSummary
+
+    lines = [ctx.previous, *(" ".join(line.removeprefix("- ").split()) for line in ctx.new_lines)]
+    text = " ".join(line for line in lines if line)
+    return WrittenSummary(summary=text[-ctx.max_chars :])
+
+
 def heuristic_answer(prompt: Any, context: Any) -> Any:
     """The FunctionModel callback: one deterministic answer per ingestion prompt (by ``prompt.name``)."""
     name = prompt.name
@@ -283,6 +293,8 @@ def heuristic_answer(prompt: Any, context: Any) -> Any:
         return _resolve_facts(context)
     if name == "rewrite_summaries":
         return _rewrite(context)
+    if name in ("user_summary", "thread_summary"):
+        return _running_summary(context)
     if name.startswith("community_"):
         return _community_answer(name, context)
     if name == "rerank_passages":

@@ -76,10 +76,17 @@ class SearchConfig(BaseModel):
     communities: ScopeConfig | None = ScopeConfig(limit=3, candidates=10)  # few, long summaries
     time_mode: TimeMode = TimeMode.BOOST
     time_boost: float = Field(default=1.0, ge=0.0)  # RRF weight of the "dated inside the window" ranking
+    # boost mode: candidates dated up to this many window lengths outside it follow, nearest first
+    time_margin: float = Field(default=1.0, ge=0.0)
     speaker_boost: float = Field(default=1.0, ge=0.0)  # episodes: RRF weight of "spoken by someone named"
     conversation_boost: float = Field(default=1.0, ge=0.0)  # episodes: RRF weight of "in a strong conversation"
     reply_boost: float = Field(default=1.0, ge=0.0)  # episodes: RRF weight of "replies to a top hit"
+    coverage_boost: float = Field(default=0.0, ge=0.0)  # episodes: RRF weight of "best of its conversation"
     recent_episodes_for_bfs: int = Field(default=4, ge=0)  # BFS seeds when no other seed exists
+    # A query naming several events ("between the day I … and the day I …", "'A' or 'B'") is also
+    # searched once per event and the rankings fused, the whole query at this weight.
+    event_queries: bool = True
+    whole_query_weight: float = Field(default=2.0, ge=0.0)
 
     def with_limit(self, limit: int) -> SearchConfig:
         """The same config returning ``limit`` results in every searched scope."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -30,6 +30,7 @@ from chronomem.filters import SearchFilters
 from chronomem.search import methods, signals
 from chronomem.search.config import RECIPES, Method, Reranker, ScopeConfig, SearchConfig, TimeMode
 from chronomem.search.context import DEFAULT_TOKEN_BUDGET, build_context, evidence_quotes
+from chronomem.search.decompose import event_queries
 from chronomem.search.rerank import (
     Ranked,
     cut_below,
@@ -72,6 +73,7 @@ class _Request:
     center_entity_id: str | None
     seed_entity_ids: tuple[str, ...]
     seed_episode_ids: tuple[str, ...]
+    events: tuple[str, ...] = ()  # the events the query names, each searched on its own
 
 
 def _groups(group_ids: str | Sequence[str]) -> list[str]:
@@ -106,17 +108,34 @@ def _fuse(
             rankings = [[i for i in ranking if i in keep] for ranking in rankings]
             fused = [(i, s) for i, s in fused if i in keep]
         else:
-            extra.append((inside, config.time_boost))
+            near = signals.dated_near([i for i, _ in fused], objects, windows, margin=config.time_margin)
+            extra.append((near, config.time_boost))
     if scope is Scope.EPISODES and fused:
         extra.append((signals.speaker_named([i for i, _ in fused], objects, request.query), config.speaker_boost))
         extra.append((signals.by_conversation(fused, objects), config.conversation_boost))
         extra.append((signals.replies_to_top(fused, objects), config.reply_boost))
+        if config.coverage_boost > 0:
+            extra.append((signals.across_conversations(fused, objects), config.coverage_boost))
     extra = [(ranking, weight) for ranking, weight in extra if ranking and weight > 0]
     if not extra:
         return fused
     return rrf(
         [*rankings, *(ranking for ranking, _ in extra)], k=rrf_k, weights=[*weights, *(w for _, w in extra)]
     )
+
+
+def _fuse_queries(per_query: Sequence[SearchResults], request: _Request) -> SearchResults:
+    """Each scope's rankings for the whole query and for each event, fused by RRF (the whole query
+    at ``whole_query_weight``, each event at 1): every event's best hits reach the top."""
+    config = request.config
+    weights = [config.whole_query_weight, *[1.0] * (len(per_query) - 1)]
+    fused: dict[str, list[tuple[Any, float]]] = {}
+    for name, sc in config.scopes().items():
+        rankings = [getattr(results, name) for results in per_query]
+        objects = {obj.id: obj for ranking in rankings for obj, _ in ranking}
+        order = rrf([[obj.id for obj, _ in ranking] for ranking in rankings], k=sc.rrf_k, weights=weights)
+        fused[name] = [(objects[i], score) for i, score in order[: sc.limit]]
+    return SearchResults(**fused, time=request.time)
 
 
 def _ranks_on_objects(scope: Scope, sc: ScopeConfig, windows: Sequence[TimeWindow], request: _Request) -> bool:
@@ -231,6 +250,24 @@ class Searcher:
     # -- one search -------------------------------------------------------------------------------
 
     async def _fan_out(self, groups: list[str], request: _Request) -> SearchResults:
+        """The whole query, and each event it names on its own, fused (see :mod:`.decompose`)."""
+        if not request.events:
+            return await self._fan_out_groups(groups, request)
+        per_query = await asyncio.gather(
+            self._fan_out_groups(groups, request),
+            *(self._fan_out_groups(groups, self._event_request(request, event)) for event in request.events),
+        )
+        return _fuse_queries(per_query, request)
+
+    def _event_request(self, request: _Request, event: str) -> _Request:
+        """One event of the query: its own words and embedding, the whole query's time."""
+        own = parse_time(event, request.filters.effective_now())
+        return replace(
+            request, query=event, bm25_query=own.remainder or event, events=(),
+            vector=asyncio.ensure_future(self._embed(event)),
+        )
+
+    async def _fan_out_groups(self, groups: list[str], request: _Request) -> SearchResults:
         """One search per group (the store is per group), merged; the query embedding is shared."""
         try:
             per_group = await asyncio.gather(*(self._search_group(g, request) for g in groups))
@@ -258,6 +295,7 @@ class Searcher:
             vector = asyncio.get_running_loop().create_future()
             vector.set_result(None)
         return _Request(
+            events=tuple(event_queries(query)) if config.event_queries else (),
             query=query,
             bm25_query=time.remainder or query,  # "May" the month must not match "may" the verb
             vector=vector,

@@ -4,10 +4,14 @@ Each returns candidate ids (a subset, or a reordering, of the fused order) that 
 once more with RRF at a configurable weight, so a signal lifts candidates without erasing the
 methods' evidence:
 
-- :func:`dated_inside`: dated inside a time window the query named ("last May").
+- :func:`dated_inside`: dated inside a time window the query named ("last May");
+  :func:`dated_near`: the same, then those dated just outside it, nearest first (a window read from
+  "two weeks before the trip" or "last weekend" is approximate, and so is when a thing was told).
 - :func:`speaker_named`: episodes spoken by someone the query names ("what did Dave open?").
 - :func:`by_conversation`: episodes ranked by the best candidate of their conversation (same source,
   same day): the turns around a strong hit are likelier to hold the answer than isolated matches.
+- :func:`across_conversations`: each conversation's best candidate, then each one's second best, …
+  — coverage across sessions, for questions whose evidence is spread over many ("all the …").
 - :func:`replies_to_top`: messages replying (``metadata["reply_to"]``) to one of the best hits — the
   answer that follows a question which matched the query.
 """
@@ -16,16 +20,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from datetime import date
+from datetime import date, datetime, timedelta
 from typing import Any
 
 from chronomem.domain import Episode, Fact
 from chronomem.search.timeparse import TimeWindow
 
 __all__ = [
+    "across_conversations",
     "by_conversation",
     "conversation_key",
     "dated_inside",
+    "dated_near",
     "is_dated_inside",
     "replies_to_top",
     "speaker_named",
@@ -46,6 +52,43 @@ def is_dated_inside(obj: Any, windows: Sequence[TimeWindow]) -> bool:
 
 def dated_inside(ordered_ids: Sequence[str], objects: Mapping[str, Any], windows: Sequence[TimeWindow]) -> list[str]:
     return [i for i in ordered_ids if is_dated_inside(objects[i], windows)]
+
+
+def _event_time(obj: Any) -> datetime | None:
+    if isinstance(obj, Episode):
+        return obj.reference_time
+    if isinstance(obj, Fact):
+        return obj.valid_at
+    return None
+
+
+def _distance(moment: datetime, window: TimeWindow) -> timedelta:
+    if moment < window.start:
+        return window.start - moment
+    if moment >= window.end:
+        return moment - window.end
+    return timedelta(0)
+
+
+def dated_near(
+    ordered_ids: Sequence[str], objects: Mapping[str, Any], windows: Sequence[TimeWindow], *, margin: float
+) -> list[str]:
+    """Candidates dated inside a window (in the given order), then those within ``margin`` window
+    lengths outside one, nearest first. ``margin`` 0 is :func:`dated_inside`."""
+    inside = dated_inside(ordered_ids, objects, windows)
+    if margin <= 0:
+        return inside
+    taken = set(inside)
+    near: list[tuple[float, int, str]] = []
+    for n, i in enumerate(ordered_ids):
+        moment = _event_time(objects[i])
+        if i in taken or moment is None:
+            continue
+        # how far outside, in window lengths, from the window it is nearest to
+        relative = min(_distance(moment, w) / (w.end - w.start) for w in windows)
+        if relative <= margin:
+            near.append((relative, n, i))
+    return inside + [i for _, _, i in sorted(near)]
 
 
 def speaker_named(ordered_ids: Sequence[str], episodes: Mapping[str, Episode], query: str) -> list[str]:
@@ -72,6 +115,18 @@ def by_conversation(fused: Sequence[tuple[str, float]], episodes: Mapping[str, E
         best[key] = max(best.get(key, float("-inf")), score)
     position = {episode_id: n for n, (episode_id, _) in enumerate(fused)}
     return sorted(position, key=lambda i: (-best[conversation_key(episodes[i])], position[i]))
+
+
+def across_conversations(fused: Sequence[tuple[str, float]], episodes: Mapping[str, Episode]) -> list[str]:
+    """Candidates dealt round-robin over their conversations: the best of each conversation (in fused
+    order), then the second best of each, and so on."""
+    seen: dict[tuple[str, date], int] = {}
+    depth = []
+    for n, (episode_id, _) in enumerate(fused):
+        key = conversation_key(episodes[episode_id])
+        seen[key] = seen.get(key, 0) + 1
+        depth.append((seen[key], n, episode_id))
+    return [episode_id for _, _, episode_id in sorted(depth)]
 
 
 def replies_to_top(fused: Sequence[tuple[str, float]], episodes: Mapping[str, Episode], *, top: int = 10) -> list[str]:

@@ -21,6 +21,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from chronomem.memory import Chronomem
+from chronomem.service.compat import mount_compat
 from chronomem.service.controlplane import ControlPlane
 from chronomem.service.deps import ServiceState
 from chronomem.service.errors import install_error_handlers
@@ -28,7 +29,7 @@ from chronomem.service.limits import BodySizeLimit
 from chronomem.service.pages import mount_pages
 from chronomem.service.process import tune_gc
 from chronomem.service.project_config import ProjectProfiles
-from chronomem.service.routers import explorer, graph, probes, project_config, tasks, threads, users
+from chronomem.service.routers import explorer, graph, probes, project_config, tasks, templates, threads, users
 from chronomem.settings import Settings
 from chronomem.workers import WorkerPool
 
@@ -89,8 +90,9 @@ def create_app(
     install_error_handlers(app)
     app.add_middleware(BodySizeLimit, max_bytes=settings.api.max_request_bytes)
     app.include_router(probes.router)
-    for module in (users, threads, graph, tasks, project_config, explorer):
+    for module in (users, threads, graph, tasks, templates, project_config, explorer):
         app.include_router(module.router, prefix=API_PREFIX)
+    mount_compat(app)  # /api/v2: Zep's SDK works unchanged
     mount_pages(app)
     return app
 

@@ -484,14 +484,15 @@ class ControlPlane:
         )
         return None if row is None else str(row["project_id"])
 
-    def group_ids(self, project_id: str) -> list[str]:
-        """Every store group of the project: its users' graphs, then its named graphs."""
+    def owned_groups(self, project_id: str) -> list[tuple[str, str, str]]:
+        """Every store group of the project as ``(kind, name, group_id)``: ``("user", user_id, …)``
+        for its users' graphs, then ``("graph", graph_id, …)`` for its named graphs."""
         rows = self._all(
-            "SELECT group_id FROM users WHERE project_id = ? "
-            "UNION ALL SELECT group_id FROM graphs WHERE project_id = ?",
+            "SELECT 'user' AS kind, user_id AS name, group_id FROM users WHERE project_id = ? "
+            "UNION ALL SELECT 'graph', graph_id, group_id FROM graphs WHERE project_id = ?",
             (project_id, project_id),
         )
-        return [r["group_id"] for r in rows]
+        return [(r["kind"], r["name"], r["group_id"]) for r in rows]
 
     @staticmethod
     def _graph(row: sqlite3.Row) -> GraphRecord:

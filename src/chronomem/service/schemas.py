@@ -28,10 +28,14 @@ __all__ = [
     "CommunityOut",
     "ContextResponse",
     "EntityOut",
+    "EntityPage",
+    "EntityUpdate",
     "EpisodeList",
     "EpisodeOut",
     "EvidenceOut",
     "FactOut",
+    "FactPage",
+    "FactUpdate",
     "GraphCreate",
     "GraphList",
     "GraphOut",
@@ -43,8 +47,12 @@ __all__ = [
     "SearchFiltersIn",
     "SearchRequest",
     "SearchResponse",
+    "SummaryResponse",
     "TaskEpisode",
     "TaskOut",
+    "TemplateIn",
+    "TemplateList",
+    "TemplateOut",
     "ThreadCreate",
     "ThreadList",
     "ThreadOut",
@@ -331,6 +339,54 @@ class EntityOut(BaseModel):
             uuid=entity.id, name=entity.name, labels=list(entity.labels), summary=entity.summary,
             attributes=entity.attributes, created_at=entity.created_at, score=score,
         )
+
+
+class EntityPage(BaseModel):
+    entities: list[EntityOut]
+    next_cursor: str | None  # pass it back as ``cursor`` for the next page; null on the last one
+
+
+class FactPage(BaseModel):
+    facts: list[FactOut]
+    next_cursor: str | None
+
+
+class EntityUpdate(_In):
+    """A hand edit of an entity (recorded as an edit episode that mentions it)."""
+
+    name: Annotated[str, StringConstraints(min_length=1, max_length=512)] | None = None
+    summary: Annotated[str, StringConstraints(max_length=10_000)] | None = None
+    labels: Annotated[list[Short], Field(min_length=1, max_length=20)] | None = None
+    attributes: Metadata | None = None
+
+
+class FactUpdate(_In):
+    """A hand edit of a fact: its text, relation type, validity or attributes."""
+
+    fact: Text | None = None
+    relation_type: Annotated[str, StringConstraints(min_length=1, max_length=128)] | None = None
+    valid_at: UTCDateTime | None = None
+    invalid_at: UTCDateTime | None = None
+    attributes: Metadata | None = None
+
+
+class TemplateIn(_In):
+    template_id: Annotated[str, StringConstraints(min_length=1, max_length=100)]
+    template: Annotated[str, StringConstraints(min_length=1, max_length=1_200)]
+
+
+class TemplateOut(BaseModel):
+    template_id: str
+    template: str
+    updated_at: datetime
+
+
+class TemplateList(BaseModel):
+    templates: list[TemplateOut]
+
+
+class SummaryResponse(BaseModel):
+    summary: str
 
 
 class CommunityOut(BaseModel):

@@ -16,14 +16,28 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from chronomem.domain import Entity, Episode, EpisodeStatus, Fact
-from chronomem.errors import InvalidInputError, NotFoundError
+from chronomem.context_summaries import (
+    THREAD_SUMMARY,
+    USER_SUMMARY,
+    SummaryUpdate,
+    WrittenSummary,
+    folded,
+    graph_summary,
+    write_summary,
+)
+from chronomem.domain import Entity, Episode, EpisodeStatus, Fact, to_relation_type
+from chronomem.errors import ConflictError, InvalidInputError, NotFoundError
 from chronomem.ingest.json_mapping import JsonMapping
 from chronomem.ingest.ontology_spec import OntologySpec
+from chronomem.llm.base import Prompt
 from chronomem.memory import Chronomem, NewMessage
+from chronomem.search.config import ScopeConfig, SearchConfig
+from chronomem.search.context import fact_line
+from chronomem.search.templates import parse_template, render_template
 from chronomem.service import project_config
 from chronomem.service.controlplane import (
     ControlPlane,
+    DocumentRecord,
     GraphRecord,
     Project,
     TaskRecord,
@@ -36,8 +50,25 @@ from chronomem.store.base import GraphWrite
 if TYPE_CHECKING:
     from chronomem.search.searcher import SearchResults
 
-__all__ = ["GraphRef", "Page", "ProjectSpace", "TaskView", "decode_cursor", "encode_cursor", "task_status"]
+__all__ = [
+    "CONTEXT_TEMPLATE",
+    "SUMMARY_INSTRUCTION",
+    "SUMMARY_REFRESH_LINES",
+    "GraphRef",
+    "Page",
+    "ProjectSpace",
+    "TaskView",
+    "decode_cursor",
+    "encode_cursor",
+    "task_status",
+]
 
+CONTEXT_TEMPLATE = "context_template"  # project document kind
+_SUMMARY_MESSAGES = 50  # a thread summary without a model covers the facts of its latest messages
+SUMMARY_INSTRUCTION = "user_summary_instruction"  # project document kinds; scope "" = project default
+SUMMARY_REFRESH_LINES = 24  # new facts (user) or messages (thread) that make a summary worth one call
+USER_SUMMARY_DOC = "user_summary"
+THREAD_SUMMARY_DOC = "thread_summary"
 _THREAD_CONTEXT_MESSAGES = 2  # a thread's context is about its latest exchange when no query is given
 
 
@@ -101,6 +132,10 @@ class TaskView:
         return next((e.last_error for e in self.episodes if e.status is EpisodeStatus.FAILED), None)
 
 
+def _display_name(user: UserRecord) -> str:
+    return " ".join(p for p in (user.first_name, user.last_name) if p) or user.user_id
+
+
 def _page(found: list[T], limit: int, offset: int) -> Page[T]:
     more = len(found) > limit
     return Page(found[:limit], encode_cursor(offset + limit) if more else None)
@@ -162,6 +197,9 @@ class ProjectSpace:
     def list_graphs(self, *, limit: int, offset: int) -> list[GraphRecord]:
         return self._control.list_graphs(self._pid, limit=limit, offset=offset)
 
+    def update_graph(self, graph_id: str, *, name: str | None = None, description: str | None = None) -> GraphRecord:
+        return self._control.update_graph(self._pid, graph_id, name=name, description=description)
+
     async def delete_graph(self, graph_id: str) -> GraphRecord:
         graph = self._control.delete_graph(self._pid, graph_id)
         await self._memory.delete_group(graph.group_id)
@@ -212,19 +250,129 @@ class ProjectSpace:
         ids = self._control.message_ids(self._pid, thread_id, last=last)
         return await self._memory.get_episodes(group_id, ids)
 
-    async def thread_context(self, thread_id: str, query: str | None, **options: Any) -> str:
-        """The user's context block for ``query``, or for the thread's latest messages."""
+    async def thread_context(self, thread_id: str, query: str | None, *, template_id: str | None = None,
+                             **options: Any) -> str:
+        """The user's context block for ``query``, or for the thread's latest messages; in the
+        form of a stored template when ``template_id`` names one."""
         thread = self._control.get_thread(self._pid, thread_id)
+        if template_id is not None:
+            self.get_template(template_id)  # 404 before any search
         if not query:
             latest = await self.thread_messages(thread_id, last=_THREAD_CONTEXT_MESSAGES)
             query = "\n".join(e.text for e in latest)
         if not query:
             return ""
+        if template_id is not None:
+            return await self.templated_context(thread.user_id, query, template_id, thread_id=thread_id)
         return await self.user_context(thread.user_id, query, **options)
 
-    async def user_context(self, user_id: str, query: str, **options: Any) -> str:
+    async def user_context(self, user_id: str, query: str, *, template_id: str | None = None, **options: Any) -> str:
+        """The user's context block for ``query`` (in a stored template's form if named)."""
+        if template_id is not None:
+            return await self.templated_context(user_id, query, template_id)
         group_id = self._control.get_user(self._pid, user_id).group_id
         return await self._memory.context([group_id], query, **options)
+
+    # -- context templates and summaries -----------------------------------------------------------
+
+    def save_template(self, template_id: str, text: str, *, create: bool) -> DocumentRecord:
+        """Store a named context template (parsed first, so a stored template always renders).
+        ``create``: refuse an id in use (409); otherwise the template must exist (404)."""
+        parse_template(text)
+        exists = any(d.name == template_id for d in self.list_templates())
+        if create and exists:
+            raise ConflictError(f"context template {template_id!r} already exists")
+        if not create and not exists:
+            raise NotFoundError(f"context template {template_id!r} not found")
+        return self._control.put_document(self._pid, CONTEXT_TEMPLATE, "", template_id, text)
+
+    def get_template(self, template_id: str) -> DocumentRecord:
+        return self._control.get_document(self._pid, CONTEXT_TEMPLATE, "", template_id)
+
+    def list_templates(self) -> list[DocumentRecord]:
+        return self._control.list_documents(self._pid, CONTEXT_TEMPLATE, scope="")
+
+    def delete_template(self, template_id: str) -> None:
+        if not self._control.delete_document(self._pid, CONTEXT_TEMPLATE, "", template_id):
+            raise NotFoundError(f"context template {template_id!r} not found")
+
+    async def templated_context(self, user_id: str, query: str, template_id: str,
+                                thread_id: str | None = None) -> str:
+        """The user's context for ``query`` in the form of a stored template: one search sized to
+        the template's sections, then each section filled in rank order."""
+        template = parse_template(self.get_template(template_id).body)
+        group_id = self._control.get_user(self._pid, user_id).group_id
+
+        def scope(kind: str) -> ScopeConfig | None:
+            limit = template.limit(kind)
+            return ScopeConfig(limit=min(100, limit * 3), candidates=max(50, limit * 3)) if limit else None
+
+        config = SearchConfig(facts=scope("facts"), entities=scope("entities"), episodes=scope("episodes"),
+                              communities=None)
+        found = await self._memory.search([group_id], query, config=config)
+        summaries: dict[str, list[str]] = {}
+        if template.limit("user_summary"):
+            summaries["user_summary"] = [await self.user_summary(user_id)]
+        if template.limit("thread_summaries") and thread_id is not None:
+            summaries["thread_summaries"] = [await self.thread_summary(thread_id)]
+        return render_template(
+            template, facts=[f for f, _ in found.facts], entities=[e for e, _ in found.entities],
+            episodes=[e for e, _ in found.episodes], summaries=summaries,
+        )
+
+    async def user_summary(self, user_id: str) -> str:
+        """The user's persistent summary, brought up to date with one model call when the graph
+        holds facts about them the summary has not folded in yet (none otherwise), and steered by
+        the project's and the user's summary instructions. Without a model: what the graph says."""
+        user = self._control.get_user(self._pid, user_id)
+        facts = await self._user_facts(user)
+        lines = [fact_line(f) for f in facts]
+        instructions = [d.body for scope in ("", user.group_id)
+                        for d in self._control.list_documents(self._pid, SUMMARY_INSTRUCTION, scope=scope)]
+        subject = f"the user {_display_name(user)}"
+        return await self._summary(USER_SUMMARY_DOC, user.group_id, USER_SUMMARY, subject, lines, instructions,
+                                   fallback=graph_summary(f"user {user_id}", [f.fact for f in facts]))
+
+    async def thread_summary(self, thread_id: str) -> str:
+        """The thread's summary, brought up to date with one model call when it has messages the
+        summary has not folded in yet. Without a model: the facts its latest messages gave."""
+        thread = self._control.get_thread(self._pid, thread_id)
+        group_id = self._control.get_user(self._pid, thread.user_id).group_id
+        messages = await self.thread_messages(thread_id)
+        texts: list[str] = []
+        for episode in messages[-_SUMMARY_MESSAGES:]:
+            texts += [f.fact for f in await self._memory.store.facts_of_episode(group_id, episode.id)]
+        lines = [f"({e.reference_time:%Y-%m-%d}) {e.text}" for e in messages]
+        return await self._summary(THREAD_SUMMARY_DOC, f"{group_id}:{thread_id}", THREAD_SUMMARY,
+                                   f"the thread {thread_id}", lines, [],
+                                   fallback=graph_summary(f"thread {thread_id}", texts))
+
+    async def _summary(self, kind: str, name: str, prompt: Prompt[SummaryUpdate, WrittenSummary], subject: str,
+                       lines: Sequence[str], instructions: Sequence[str], *, fallback: str) -> str:
+        """The stored summary, refreshed first (one call) once ``lines`` grew ``SUMMARY_REFRESH_LINES``
+        past its watermark (at once when there is none yet): so a summary costs about one call per
+        that many new facts or messages, however often it is read, and lags by fewer than that."""
+        try:
+            stored = self._control.get_document(self._pid, kind, "", name).body
+        except NotFoundError:
+            stored = None
+        text, covered = (stored["text"], int(stored["covered"])) if stored else ("", 0)
+        due = len(lines) - covered >= (SUMMARY_REFRESH_LINES if text else 1)
+        if self._memory.llm is not None and due:
+            update = SummaryUpdate(subject, text, tuple(lines[covered:]), tuple(instructions))
+            written = await write_summary(self._memory.llm, prompt, update)
+            if written is not None:
+                text, covered = written, covered + folded(update)
+                self._control.put_document(self._pid, kind, "", name, {"text": text, "covered": covered})
+        return text or fallback
+
+    async def _user_facts(self, user: UserRecord) -> list[Fact]:
+        """Facts about the user's own entity (by their name or id), oldest first, ended ones too."""
+        names = [n for n in (_display_name(user), user.first_name, user.user_id) if n]
+        entities = await self._memory.store.find_entities_by_names(user.group_id, names)
+        facts = await self._memory.store.facts_of_entities(user.group_id, [e.id for e in entities],
+                                                          include_superseded=True)
+        return sorted(facts, key=lambda f: (f.created_at, f.id))
 
     # -- graph writes ------------------------------------------------------------------------------
 
@@ -234,6 +382,18 @@ class ProjectSpace:
         episode = Chronomem.new_episode(group_id, content, **fields)
         [stored] = await self._memory.enqueue([episode])
         task = self._control.create_task(self._pid, group_id, [stored.id])
+        self._notify()
+        return stored, task
+
+    async def add_episodes(
+        self, ref: GraphRef, items: Sequence[tuple[str, dict[str, Any]]]
+    ) -> tuple[list[Episode], TaskRecord]:
+        """Store several episodes ``(content, fields)`` durably, in order, under one task."""
+        group_id = self.group_of(ref)
+        episodes = [Chronomem.new_episode(group_id, content, **fields) for content, fields in items]
+        self._refuse_duplicate_ids(episodes)
+        stored = await self._memory.enqueue(episodes)
+        task = self._control.create_task(self._pid, group_id, [e.id for e in stored])
         self._notify()
         return stored, task
 
@@ -304,6 +464,7 @@ class ProjectSpace:
 
         group_id = self.group_of(ref)
         stored = await self._memory.get_fact(group_id, fact_id)
+        relation_type = to_relation_type(relation_type) if relation_type is not None else None
         wanted = {k: v for k, v in {"fact": fact, "relation_type": relation_type, "valid_at": valid_at,
                                      "invalid_at": invalid_at, "attributes": attributes}.items() if v is not None}
         changes = changed_fields(stored.model_dump(include=set(wanted)), wanted)

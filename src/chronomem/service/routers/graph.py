@@ -16,9 +16,13 @@ from chronomem.service.schemas import (
     AddEpisodeResponse,
     AddFactRequest,
     EntityOut,
+    EntityPage,
+    EntityUpdate,
     EpisodeList,
     EpisodeOut,
     FactOut,
+    FactPage,
+    FactUpdate,
     GraphCreate,
     GraphList,
     GraphOut,
@@ -33,6 +37,8 @@ __all__ = ["router"]
 router = APIRouter(tags=["graph"], responses=ERROR_RESPONSES)
 
 IdQuery = Annotated[str | None, Query(min_length=1, max_length=256)]
+PageSize = Annotated[int, Query(ge=1, le=100)]
+Cursor = Annotated[str | None, Query(max_length=256, description="next_cursor of the previous page")]
 
 
 def graph_ref(user_id: IdQuery = None, graph_id: IdQuery = None) -> GraphRef:
@@ -121,6 +127,19 @@ async def add_fact(body: AddFactRequest, space: Space) -> FactOut:
     return FactOut.from_domain(fact)
 
 
+@router.get("/graph/facts", response_model=FactPage,
+            summary="A graph's facts, superseded versions included, oldest first, a page at a time")
+async def list_facts(target: Target, space: Space, limit: PageSize = 50, cursor: Cursor = None) -> FactPage:
+    page = await space.list_facts(target, limit=limit, cursor=cursor)
+    return FactPage(facts=[FactOut.from_domain(f) for f in page.items], next_cursor=page.next_cursor)
+
+
+@router.patch("/graph/facts/{uuid}", response_model=FactOut,
+              summary="Change a fact's text, relation type, validity or attributes (recorded as an edit)")
+async def update_fact(uuid: str, body: FactUpdate, target: Target, space: Space) -> FactOut:
+    return FactOut.from_domain(await space.update_fact(target, uuid, **body.model_dump(exclude_unset=True)))
+
+
 @router.get("/graph/facts/{uuid}", response_model=FactOut, summary="Get a fact (an edge)")
 async def get_fact(uuid: str, target: Target, space: Space) -> FactOut:
     return FactOut.from_domain(await space.get_fact(target, uuid))
@@ -130,6 +149,18 @@ async def get_fact(uuid: str, target: Target, space: Space) -> FactOut:
 async def delete_fact(uuid: str, target: Target, space: Space) -> Response:
     await space.delete_fact(target, uuid)
     return Response(status_code=204)
+
+
+@router.get("/graph/entities", response_model=EntityPage, summary="A graph's entities, oldest first, a page at a time")
+async def list_entities(target: Target, space: Space, limit: PageSize = 50, cursor: Cursor = None) -> EntityPage:
+    page = await space.list_entities(target, limit=limit, cursor=cursor)
+    return EntityPage(entities=[EntityOut.from_domain(e) for e in page.items], next_cursor=page.next_cursor)
+
+
+@router.patch("/graph/entities/{uuid}", response_model=EntityOut,
+              summary="Rename an entity or change its summary, labels or attributes (recorded as an edit)")
+async def update_entity(uuid: str, body: EntityUpdate, target: Target, space: Space) -> EntityOut:
+    return EntityOut.from_domain(await space.update_entity(target, uuid, **body.model_dump(exclude_unset=True)))
 
 
 @router.get("/graph/entities/{uuid}", response_model=EntityOut, summary="Get an entity (a node)")

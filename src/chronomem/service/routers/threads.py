@@ -14,6 +14,7 @@ from chronomem.service.schemas import (
     ContextResponse,
     MessageList,
     MessageOut,
+    SummaryResponse,
     ThreadCreate,
     ThreadList,
     ThreadOut,
@@ -75,8 +76,19 @@ async def get_messages(
 @router.get("/{thread_id}/context", response_model=ContextResponse,
             summary="The user's context block for a query, or for the thread's latest messages")
 async def thread_context(
-    thread_id: str, space: Space, query: Annotated[str | None, Query(max_length=4_000)] = None,
+    thread_id: str,
+    space: Space,
+    query: Annotated[str | None, Query(max_length=4_000)] = None,
     evidence: bool = False,
+    template_id: Annotated[str | None, Query(min_length=1, max_length=100)] = None,
 ) -> ContextResponse:
-    """With ``evidence=true``, each fact is followed by the words of the episode that state it."""
-    return ContextResponse(context=await space.thread_context(thread_id, query, include_evidence=evidence))
+    """With ``evidence=true``, each fact is followed by the words of the episode that state it; with
+    ``template_id``, the block takes the form of that stored template."""
+    return ContextResponse(context=await space.thread_context(thread_id, query, template_id=template_id,
+                                                              include_evidence=evidence))
+
+
+@router.get("/{thread_id}/summary", response_model=SummaryResponse,
+            summary="The thread's summary (without a model: the facts its messages gave, marked so)")
+async def thread_summary(thread_id: str, space: Space) -> SummaryResponse:
+    return SummaryResponse(summary=await space.thread_summary(thread_id))

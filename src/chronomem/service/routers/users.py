@@ -9,6 +9,7 @@ from fastapi import APIRouter, Query, Response
 from chronomem.service.deps import ERROR_RESPONSES, Space
 from chronomem.service.schemas import (
     ContextResponse,
+    SummaryResponse,
     ThreadList,
     ThreadOut,
     UserCreate,
@@ -24,6 +25,7 @@ router = APIRouter(prefix="/users", tags=["users"], responses=ERROR_RESPONSES)
 PageSize = Annotated[int, Query(ge=1, le=100)]
 Offset = Annotated[int, Query(ge=0, le=1_000_000)]
 QueryText = Annotated[str, Query(min_length=1, max_length=4_000)]
+TemplateId = Annotated[str | None, Query(min_length=1, max_length=100, description="a stored context template")]
 
 
 @router.post("", status_code=201, response_model=UserOut, summary="Create a user (and their graph)",
@@ -62,6 +64,15 @@ async def user_threads(user_id: str, space: Space, limit: PageSize = 50, offset:
 
 @router.get("/{user_id}/context", response_model=ContextResponse,
             summary="The context block of a user's graph for a query (the paper's template)")
-async def user_context(user_id: str, query: QueryText, space: Space, evidence: bool = False) -> ContextResponse:
-    """With ``evidence=true``, each fact is followed by the words of the episode that state it."""
-    return ContextResponse(context=await space.user_context(user_id, query, include_evidence=evidence))
+async def user_context(user_id: str, query: QueryText, space: Space, evidence: bool = False,
+                       template_id: TemplateId = None) -> ContextResponse:
+    """With ``evidence=true``, each fact is followed by the words of the episode that state it; with
+    ``template_id``, the block takes the form of that stored template."""
+    return ContextResponse(context=await space.user_context(user_id, query, template_id=template_id,
+                                                            include_evidence=evidence))
+
+
+@router.get("/{user_id}/summary", response_model=SummaryResponse,
+            summary="The user's summary (without a model: what the graph holds about them, marked so)")
+async def user_summary(user_id: str, space: Space) -> SummaryResponse:
+    return SummaryResponse(summary=await space.user_summary(user_id))

@@ -1,0 +1,85 @@
+"""Errors as Zep's SDK expects them: ``{"message": ...}`` bodies, 400 for bad input (the SDK raises
+``BadRequestError``), 404 (``NotFoundError``), 409 for duplicates, and 501 for a call or a field
+chronomem does not implement, with a body that names the SDK call.
+
+The status of each library error comes from the native API's table
+(:func:`chronomem.service.errors.status_for`); only invalid input changes, 422 → 400, because that is
+what Zep answers and what the SDK turns into ``BadRequestError``.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import ValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from chronomem.errors import ChronomemError
+from chronomem.service.errors import status_for
+
+__all__ = ["NotImplementedCallError", "install_compat_error_handlers", "refuse_unsupported"]
+
+log = logging.getLogger(__name__)
+
+
+class NotImplementedCallError(ChronomemError):
+    """A Zep call, or an option of one, that chronomem does not implement (501)."""
+
+
+def refuse_unsupported(call: str, **fields: Any) -> None:
+    """Raise ``NotImplementedCallError`` naming ``call`` and each field that was given a value
+    (``None``, ``False`` and empty collections count as not given)."""
+    given = sorted(name for name, value in fields.items() if value not in (None, False, [], {}, ""))
+    if given:
+        raise NotImplementedCallError(f"{call}: chronomem does not implement {', '.join(given)}")
+
+
+def _body(message: str, status: int, headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse({"message": message}, status_code=status, headers=headers)
+
+
+def _describe(errors: list[dict[str, Any]]) -> str:
+    parts = []
+    for err in errors[:5]:
+        where = ".".join(str(p) for p in err.get("loc", ()) if p != "body") or "request"
+        parts.append(f"{where}: {err.get('msg', 'invalid')}")
+    return "; ".join(parts)
+
+
+async def _on_domain_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, ChronomemError)
+    if isinstance(exc, NotImplementedCallError):
+        return _body(str(exc), 501)
+    status = status_for(exc)
+    if status == 422:
+        status = 400
+    if status >= 500:
+        log.error("%s %s failed: %s", request.method, request.url.path, exc, exc_info=exc)
+    return _body(str(exc), status, {"WWW-Authenticate": "Api-Key"} if status == 401 else None)
+
+
+async def _on_validation_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError | ValidationError)
+    return _body(_describe([dict(e) for e in exc.errors()]), 400)
+
+
+async def _on_http_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, StarletteHTTPException)
+    return _body(str(exc.detail), exc.status_code, dict(exc.headers) if exc.headers else None)
+
+
+async def _on_unexpected(request: Request, exc: Exception) -> JSONResponse:
+    log.error("%s %s crashed", request.method, request.url.path, exc_info=exc)
+    return _body("internal error; see the server log", 500)
+
+
+def install_compat_error_handlers(app: FastAPI) -> None:
+    app.add_exception_handler(ChronomemError, _on_domain_error)
+    app.add_exception_handler(RequestValidationError, _on_validation_error)
+    app.add_exception_handler(ValidationError, _on_validation_error)
+    app.add_exception_handler(StarletteHTTPException, _on_http_error)
+    app.add_exception_handler(Exception, _on_unexpected)
