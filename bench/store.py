@@ -9,15 +9,19 @@ Generic over the Store port (``open_store(url)``); prints one ``name: value`` li
 The synthetic group: ``--entities`` entities and ``--facts`` facts with random 384-d unit vectors
 (the worst case for approximate indexes), fact texts drawn from a Zipf-distributed vocabulary (so
 common query words hit many rows), four timestamps spread over five years, a fifth of the facts
-superseded. The 1M-fact file is ten such groups, built once under bench/out/ and reused.
+superseded. History: 5,000 open facts are then invalidated (each keeps its replaced version), giving
+the storage cost of a version and ``asof_known`` ("true at t as known at t'", t' before them). The
+1M-fact file is ten such groups, built once under bench/out/ and reused.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import fcntl
 import os
+import sqlite3
 import statistics
 import sys
 import time
@@ -237,6 +241,55 @@ async def upsert_figures(store: Store, work: Workload) -> dict[str, float]:
     return percentiles("upsert", await timed(ROUNDS, one))
 
 
+HISTORY_FACTS = 5_000  # facts invalidated (one new version each) to measure what history costs
+
+
+def sqlite_version_bytes(url: str) -> int | None:
+    """Pages of the version table and its index (SQLite's dbstat), or None for other backends."""
+    if not url.startswith("sqlite:///"):
+        return None
+    with contextlib.closing(sqlite3.connect(url.removeprefix("sqlite:///"))) as conn:
+        row = conn.execute(
+            "SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name IN ('fact_versions', 'fact_versions_in_force')"
+        ).fetchone()
+    return int(row[0])
+
+
+async def history_figures(store: Store, work: Workload, url: str) -> dict[str, float]:
+    """Invalidate HISTORY_FACTS open facts (each keeps its replaced version), then ask "true at t as
+    known at t'" with t' before them, so every one of them is judged by its earlier version."""
+    open_ones = [i for i, f in enumerate(work.facts) if f.expired_at is None][:HISTORY_FACTS]
+    known_before = datetime.now(UTC)
+    bytes_before, memory_before = sqlite_version_bytes(url), await server_memory(store)
+    for start in range(0, len(open_ones), 500):
+        now = datetime.now(UTC)
+        changed = [work.facts[i].model_copy(update={"expired_at": now, "invalid_at": now, "recorded_at": now})
+                   for i in open_ones[start:start + 500]]
+        await store.write(GraphWrite(group_id=work.group_id, facts=changed))
+    figures: dict[str, float] = {}
+    bytes_after, memory_after = sqlite_version_bytes(url), await server_memory(store)
+    if bytes_before is not None and bytes_after is not None:
+        figures["version_bytes_per_invalidation"] = (bytes_after - bytes_before) / len(open_ones)
+    if memory_before and memory_after:
+        figures["version_memory_bytes_per_invalidation"] = (
+            (memory_after["memory_mb"] - memory_before["memory_mb"]) * 1e6 / len(open_ones)
+        )
+    sample = work.facts[open_ones[0]].id
+    figures["versions_per_invalidated_fact"] = len(await store.fact_history(work.group_id, sample)) - 1
+    log("  as_of + known_at …")
+    figures |= percentiles(
+        "asof_known",
+        await timed(
+            ROUNDS,
+            lambda: store.vector_search(
+                work.group_id, Scope.FACTS, work.vector_query(),
+                filters=SearchFilters(as_of=work.time_point(), known_at=known_before),
+            ),
+        ),
+    )
+    return figures
+
+
 async def server_memory(store: Store) -> dict[str, float]:
     """Memory a server backend holds for the loaded group (FalkorDB: INFO memory); none for embedded ones."""
     probe = getattr(store, "memory_used_mb", None)
@@ -258,6 +311,7 @@ async def bench_100k(url: str, args: argparse.Namespace) -> dict[str, float]:
         figures = {"load_facts_per_s": await load(store, work)}
         figures |= await search_figures(store, work)
         figures |= await upsert_figures(store, work)
+        figures |= await history_figures(store, work, url)
         figures |= await server_memory(store)
     finally:
         if not url.startswith("sqlite"):

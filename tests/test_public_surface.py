@@ -9,7 +9,7 @@ import chronomem
 
 EXPECTED = {
     "Chronomem", "NewMessage", "Settings",
-    "Community", "Entity", "Episode", "EpisodeKind", "EpisodeStatus", "Fact", "Mention",
+    "Community", "Entity", "Episode", "EpisodeKind", "EpisodeStatus", "Fact", "FactSource", "FactVersion", "Mention",
     "is_current", "known_at", "true_at",
     "SearchFilters", "TimeRange", "SearchConfig", "SearchResults", "Searcher", "RECIPES",
     "Ingestor", "IngestConfig", "IngestResult", "Ontology", "JsonMapping",

@@ -8,6 +8,12 @@ Bi-temporal model: ``valid_at``/``invalid_at`` live on T (the world's timeline),
 ``expired_at`` on T' (our database's timeline). A fact is *true at t* when
 ``valid_at <= t < invalid_at`` and *known at t'* when ``created_at <= t' < expired_at`` (``None``
 bounds are open).
+
+History is append-only (DESIGN §1): a fact is a sequence of *versions* under one id. A change to
+what a fact says (its text, participants, attributes or any of its four timestamps) is recorded as
+a new version with its own transaction time, ``recorded_at``; the version before it stays as it was,
+in force on T' from its own ``recorded_at`` until the next one's. Provenance (``episode_ids``,
+``sources``) only grows (or loses a deleted episode) and is kept on the latest version.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from chronomem.timeutil import UTCDateTime, ensure_utc, utc_now
 
@@ -32,6 +38,8 @@ __all__ = [
     "EpisodeStatus",
     "EvidenceSpan",
     "Fact",
+    "FactSource",
+    "FactVersion",
     "Mention",
     "is_current",
     "known_at",
@@ -194,8 +202,26 @@ class EvidenceSpan(_Frozen):
     end: int = Field(ge=0)
 
 
+class FactSource(_Frozen):
+    """A named source outside the episodes that states a fact: a CRM record, a file and line, …
+
+    ``name`` says where (``"crm"``, ``"handbook.md"``), ``reference`` which part of it
+    (``"account/4711"``, ``"line 42"``)."""
+
+    name: str = Field(min_length=1)
+    reference: str = ""
+
+    @field_validator("name", "reference")
+    @classmethod
+    def _trimmed(cls, value: str) -> str:
+        return value.strip()
+
+
 class Fact(_Frozen):
-    """An entity edge: a natural-language fact between entities, with four timestamps."""
+    """An entity edge: a natural-language fact between entities, with four timestamps.
+
+    ``version`` and ``recorded_at`` say which version of the fact this is and since when (on T')
+    our records hold it; a new fact is version 1, recorded when it was created."""
 
     id: str = Field(default_factory=new_id, min_length=1)
     group_id: str = Field(min_length=1)
@@ -205,12 +231,24 @@ class Fact(_Frozen):
     relation_type: str = "RELATES_TO"
     fact: str = Field(min_length=1)
     episode_ids: tuple[str, ...] = ()  # provenance, oldest first
+    sources: tuple[FactSource, ...] = ()  # provenance outside the episodes, oldest first
     evidence: tuple[EvidenceSpan, ...] = ()  # the quotes of its episodes that state it
     attributes: dict[str, Any] = Field(default_factory=dict)
     valid_at: UTCDateTime | None = None
     invalid_at: UTCDateTime | None = None
     created_at: UTCDateTime = Field(default_factory=utc_now)
     expired_at: UTCDateTime | None = None
+    version: int = Field(default=1, ge=1)
+    recorded_at: UTCDateTime = Field(default_factory=utc_now)  # transaction time of this version
+
+    @model_validator(mode="before")
+    @classmethod
+    def _first_version_recorded_at_creation(cls, data: Any) -> Any:
+        """Unless told otherwise, a fact's version was recorded when the fact was created."""
+        if isinstance(data, dict) and data.get("recorded_at") is None:
+            created = data.get("created_at") or utc_now()
+            data = {**data, "created_at": created, "recorded_at": created}
+        return data
 
     @field_validator("relation_type")
     @classmethod
@@ -222,6 +260,23 @@ class Fact(_Frozen):
     @property
     def entity_ids(self) -> tuple[str, ...]:
         return (self.source_id, self.target_id, *self.other_entity_ids)
+
+    @property
+    def source_count(self) -> int:
+        """How many episodes and external sources state the fact."""
+        return len(self.episode_ids) + len(self.sources)
+
+
+class FactVersion(_Frozen):
+    """One version of a fact as our records held it from ``fact.recorded_at`` until
+    ``recorded_to`` (``None``: the latest version, in force now)."""
+
+    fact: Fact
+    recorded_to: UTCDateTime | None = None
+
+    @property
+    def recorded_from(self) -> datetime:
+        return self.fact.recorded_at
 
 
 class Mention(_Frozen):

@@ -8,7 +8,11 @@ Semantics, shared by all backends (the store contract suite pins them):
   timestamp of facts (``start <= value < end``); a fact whose timestamp is null matches only when the
   range says ``include_null``.
 - ``as_of`` (T): facts true at t, ``valid_at <= t < invalid_at`` (null bounds open), superseded or not.
-- ``known_at`` (T'): facts our database held at t', ``created_at <= t' < expired_at``.
+- ``known_at`` (T'): the records as they stood at t'. Each fact is judged, and returned, as the
+  version our records held at t' (history is append-only: a later invalidation or correction is a
+  later version, invisible at t'); facts recorded after t' are absent. Alone, it keeps the facts
+  held as current at t', ``created_at <= t' < expired_at``; with ``as_of``, the facts true at t as
+  known at t' (a fact superseded before t' may still have been true at an earlier t).
 - With neither ``as_of`` nor ``known_at`` and ``include_superseded`` false, only *current* facts:
   ``expired_at`` null and ``invalid_at`` null or later than ``now``.
 
@@ -71,8 +75,18 @@ class SearchFilters(BaseModel):
         return self.now or utc_now()
 
 
+def _known(fact: Fact, filters: SearchFilters) -> bool:
+    """The ``known_at`` clause, on the version held at that time."""
+    assert filters.known_at is not None
+    if filters.as_of is not None:
+        return fact.created_at <= filters.known_at
+    return known_at(fact, filters.known_at)
+
+
 def fact_matches(fact: Fact, filters: SearchFilters | None, *, endpoint_labels: set[str] | None = None) -> bool:
     """Reference implementation of the fact filters, for tests and for in-memory post-filtering.
+
+    ``fact`` is the version being judged: with ``known_at``, the one our records held then.
 
     ``endpoint_labels`` are the labels of the fact's source and target (needed only when
     ``filters.labels`` is set).
@@ -89,6 +103,6 @@ def fact_matches(fact: Fact, filters: SearchFilters | None, *, endpoint_labels: 
             return False
     if filters.as_of is not None and not true_at(fact, filters.as_of):
         return False
-    if filters.known_at is not None and not known_at(fact, filters.known_at):
+    if filters.known_at is not None and not _known(fact, filters):
         return False
     return not (filters.current_only and not is_current(fact, filters.effective_now()))

@@ -1,7 +1,7 @@
 """The MCP server: chronomem's operations as tools for agents (official ``mcp`` SDK, ``MCPServer``).
 
 Tools: ``add_memory``, ``search_facts``, ``search_entities``, ``get_context``, ``get_episodes``,
-``delete_episode``, ``delete_fact``, ``delete_entity``, ``task_status`` and ``get_configuration``
+``delete_episode``, ``delete_fact``, ``delete_entity``, ``task_status``, ``fact_history`` and ``get_configuration``
 (the model, ontology and JSON mappings memories are extracted with). Each parses its
 arguments, calls one :class:`~chronomem.Chronomem` method and returns plain JSON. Memories are
 queued durably and extracted by an in-process worker pool, as in the HTTP service; ``task_status``
@@ -23,7 +23,7 @@ from typing import Any, Literal, ParamSpec, TypeVar
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
-from chronomem.domain import Entity, Episode, Fact
+from chronomem.domain import Entity, Episode, Fact, FactVersion
 from chronomem.errors import ChronomemError, ConfigurationError
 from chronomem.filters import SearchFilters
 from chronomem.memory import Chronomem
@@ -47,10 +47,18 @@ _INSTRUCTIONS = (
 def _fact(fact: Fact, score: float | None = None) -> dict[str, Any]:
     return {
         "uuid": fact.id, "fact": fact.fact, "relation": fact.relation_type, "source_uuid": fact.source_id,
-        "target_uuid": fact.target_id, "valid_at": _iso(fact.valid_at), "invalid_at": _iso(fact.invalid_at),
+        "target_uuid": fact.target_id, "other_uuids": list(fact.other_entity_ids),
+        "valid_at": _iso(fact.valid_at), "invalid_at": _iso(fact.invalid_at),
         "created_at": _iso(fact.created_at), "expired_at": _iso(fact.expired_at), "score": score,
+        "version": fact.version, "recorded_at": _iso(fact.recorded_at),
+        "episodes": list(fact.episode_ids), "sources": [s.model_dump() for s in fact.sources],
         "evidence": [{"episode_uuid": s.episode_id, "start": s.start, "end": s.end} for s in fact.evidence],
     }
+
+
+def _version(version: FactVersion) -> dict[str, Any]:
+    return {"recorded_from": _iso(version.recorded_from), "recorded_to": _iso(version.recorded_to),
+            "fact": _fact(version.fact)}
 
 
 def _entity(entity: Entity, score: float | None = None) -> dict[str, Any]:
@@ -181,8 +189,18 @@ def build_mcp_server(
         (with the error; add it again or retry from the CLI/HTTP API)."""
         return _episode(await memory.get_episode(group(group_id), episode_id))
 
+    _history_tools(server, memory, group)
     _add_configuration_tool(server, memory)
     return server
+
+
+def _history_tools(server: MCPServer[Any], memory: Chronomem, group: Callable[[str | None], str]) -> None:
+    @server.tool()
+    @_tool_errors
+    async def fact_history(fact_id: str, group_id: str | None = None) -> list[dict[str, Any]]:
+        """Every version of a fact, oldest first: what we believed, and from when to when
+        (recorded_from, recorded_to; the last is what we believe now)."""
+        return [_version(v) for v in await memory.fact_history(group(group_id), fact_id)]
 
 
 def _add_configuration_tool(server: MCPServer[Any], memory: Chronomem) -> None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from types import EllipsisType
 from typing import TYPE_CHECKING, Any, TypedDict, TypeVar, Unpack
 
 from chronomem.communities import CommunityBuilder, CommunityConfig
@@ -31,10 +32,13 @@ from chronomem.domain import (
     EpisodeKind,
     EpisodeStatus,
     Fact,
+    FactSource,
+    FactVersion,
     to_relation_type,
 )
 from chronomem.errors import ConfigurationError, ConflictError, InvalidInputError, NotFoundError
 from chronomem.export import GroupExport, export_group, import_group
+from chronomem.filters import SearchFilters
 from chronomem.ingest import IngestConfig, Ingestor, IngestResult, JsonMapping, Ontology, RemovalResult
 from chronomem.search import Searcher, SearchResults
 from chronomem.search.config import recipe
@@ -300,10 +304,34 @@ class Chronomem:
         *,
         valid_at: datetime | None = None,
         invalid_at: datetime | None = None,
+        participants: Sequence[str] = (),
+        provenance: str | FactSource | None = None,
     ) -> Fact:
-        """Add a fact triple with its timestamps, resolved without a model (see ``Ingestor.add_fact``)."""
+        """Add a fact triple with its timestamps, resolved without a model (see ``Ingestor.add_fact``).
+
+        ``participants`` names further entities of a fact over three or more (a hyperedge);
+        ``provenance`` is its source: an episode id, or a :class:`FactSource` such as
+        ``FactSource(name="crm", reference="account/4711")``. Restating a fact adds its source."""
         return await self.ingestor.add_fact(
-            group_id, source, to_relation_type(relation_type), target, fact, valid_at=valid_at, invalid_at=invalid_at
+            group_id, source, to_relation_type(relation_type), target, fact, valid_at=valid_at, invalid_at=invalid_at,
+            participants=participants, provenance=provenance,
+        )
+
+    async def update_fact(
+        self,
+        group_id: str,
+        fact_id: str,
+        *,
+        fact: str | None = None,
+        valid_at: datetime | EllipsisType | None = ...,
+        invalid_at: datetime | EllipsisType | None = ...,
+        source: str | FactSource | None = None,
+    ) -> Fact:
+        """Correct a fact's text or time range: a new version recorded now, citing ``source`` (an
+        episode id or a :class:`FactSource`); the version it replaces stays in
+        :meth:`fact_history`. ``...`` keeps a field, ``None`` clears a date."""
+        return await self.ingestor.update_fact(
+            group_id, fact_id, fact=fact, valid_at=valid_at, invalid_at=invalid_at, provenance=source
         )
 
     async def reprocess(self, group_id: str) -> int:
@@ -393,9 +421,21 @@ class Chronomem:
     async def list_entities(self, group_id: str, *, limit: int | None = None, offset: int = 0) -> list[Entity]:
         return await self.store.list_entities(group_id, limit=limit, offset=offset)
 
-    async def list_facts(self, group_id: str, *, limit: int | None = None, offset: int = 0) -> list[Fact]:
-        """Every fact of the group, superseded ones included."""
-        return await self.store.list_facts(group_id, limit=limit, offset=offset)
+    async def list_facts(
+        self, group_id: str, *, filters: SearchFilters | None = None, limit: int | None = None, offset: int = 0
+    ) -> list[Fact]:
+        """The group's facts matching ``filters`` (labels, relation types, ranges on the four
+        timestamps, ``as_of``, ``known_at``: see :class:`SearchFilters`), oldest first; without
+        filters every fact, superseded ones included. With ``known_at``, each fact as we knew it then."""
+        return await self.store.list_facts(group_id, filters=filters, limit=limit, offset=offset)
+
+    async def fact_history(self, group_id: str, fact_id: str) -> list[FactVersion]:
+        """Every version of a fact, oldest first, each with when our records held it
+        (``recorded_from``, ``recorded_to``); raises ``NotFoundError`` for an unknown fact."""
+        history = await self.store.fact_history(group_id, fact_id)
+        if not history:
+            raise NotFoundError(f"no fact {fact_id!r} in group {group_id!r}")
+        return history
 
     async def list_groups(self) -> list[str]:
         return await self.store.list_groups()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from ingest_doubles import at
 
 from chronomem.domain import Fact
@@ -59,6 +61,6 @@ def test_already_expired_facts_are_not_closed_twice():
 def test_reopen_undoes_an_invalidation():
     old, new = fact("Alice works at Acme", "2020-01-01"), fact("Alice works at Beta", "2024-05-18")
     (closed,) = invalidate(new, [old], now=NOW, reference_time=at("2024-06-01")).expired
-    reopened = reopen(closed)
+    reopened = reopen(closed, now=closed.expired_at + timedelta(days=1))
     assert reopened.invalid_at is None and reopened.expired_at is None
     assert SUPERSEDED_BY not in reopened.attributes

@@ -131,12 +131,14 @@ def test_removal_plan_cascades_and_rebuilds_summaries():
     old_job = fact(alice.id, acme.id, "Alice interned at Acme", episode_ids=("e0",), invalid_at=at("2024-01-01"),
                    expired_at=at("2024-06-01"), attributes={"superseded_by": hobby.id})
     plan = plan_removal("e2", [job, hobby], [job, hobby, old_job], [alice, piano, acme],
-                        {alice.id: ["e1", "e2"], piano.id: ["e2"], acme.id: ["e1", "e2"]}, summary_max_chars=500)
+                        {alice.id: ["e1", "e2"], piano.id: ["e2"], acme.id: ["e1", "e2"]}, summary_max_chars=500,
+                        now=at("2024-07-01"))
     assert plan.deleted_fact_ids == (hobby.id,)
     assert plan.deleted_entity_ids == (piano.id,)
     updated = {f.id: f for f in plan.updated_facts}
     assert updated[job.id].episode_ids == ("e1",)
     assert updated[old_job.id].expired_at is None and updated[old_job.id].invalid_at is None
+    assert updated[old_job.id].recorded_at == at("2024-07-01")  # the reopening is a new version, recorded now
     (rebuilt,) = [e for e in plan.updated_entities if e.id == alice.id]
     assert "piano" not in rebuilt.summary and "Alice works at Acme." in rebuilt.summary
     assert rebuild_summary([job], 10) == ""  # nothing fits: nothing stated

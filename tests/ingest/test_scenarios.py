@@ -271,6 +271,11 @@ async def test_remove_episode_cascades(store, embedder, model, script: Script):
     facts = await facts_by_text(store, "g")
     assert set(facts) == {"Alice works at Acme"}
     assert facts["Alice works at Acme"].invalid_at is None and facts["Alice works at Acme"].expired_at is None
+    # append-only: the reopening is a new version; what we believed while the episode stood remains
+    opened, closed, reopened = await store.fact_history("g", facts["Alice works at Acme"].id)
+    assert (opened.fact.invalid_at, closed.fact.invalid_at, reopened.fact.invalid_at) == (None, at("2024-05-01"), None)
+    then = await store.list_facts("g", filters=SearchFilters(as_of=at("2024-06-01"), known_at=closed.recorded_from))
+    assert then == []  # on T', while the Beta episode stood, Alice no longer worked at Acme in June 2024
     assert "Beta" not in {e.name for e in await store.list_entities("g")}
     assert "Beta" not in {e.name: e for e in await store.list_entities("g")}["Alice"].summary
     assert [e.id for e in await store.list_episodes("g")] == [first.episode.id]

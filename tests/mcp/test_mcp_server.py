@@ -20,7 +20,7 @@ from mcp import Client, StdioServerParameters
 from service_support import free_port
 
 TOOLS = {"add_memory", "search_facts", "search_entities", "get_context", "get_episodes", "delete_episode",
-         "delete_fact", "delete_entity", "task_status", "get_configuration"}
+         "delete_fact", "delete_entity", "task_status", "fact_history", "get_configuration"}
 FAST = WorkerSettings(retry_base_s=0.01, poll_interval_s=0.05)
 
 
@@ -110,6 +110,28 @@ async def test_stdio_transport_through_the_cli(tmp_path):
                     break
                 await asyncio.sleep(0.1)
         assert status.structured_content["status"] == "unextracted"
+
+
+async def test_an_agent_reads_a_fact_history_and_asks_what_we_knew_then(memory):
+    from datetime import UTC, datetime
+
+    acme = await memory.add_fact("me", "me", "WORKS_AT", "Acme", "I work at Acme",
+                                 valid_at=datetime(2020, 1, 1, tzinfo=UTC))
+    await memory.update_fact("me", acme.id, invalid_at=datetime(2024, 1, 1, tzinfo=UTC))
+    async with Client(build_mcp_server(memory, default_group="me")) as client:
+        history = (await client.call_tool("fact_history", {"fact_id": acme.id})).structured_content["result"]
+        assert [v["fact"]["invalid_at"] for v in history] == [None, "2024-01-01T00:00:00+00:00"]
+        assert history[0]["recorded_to"] == history[1]["recorded_from"]
+
+        async def invalid_at(known_at: str) -> list[str | None]:
+            found = await client.call_tool("search_facts", {"query": "work Acme", "as_of": "2022-01-01T00:00:00Z",
+                                                            "known_at": known_at})
+            return [f["invalid_at"] for f in found.structured_content["result"]]
+
+        assert await invalid_at(history[0]["recorded_from"]) == [None]
+        assert await invalid_at(history[1]["recorded_from"]) == ["2024-01-01T00:00:00+00:00"]
+        unknown = await client.call_tool("fact_history", {"fact_id": "nope"})
+        assert unknown.is_error
 
 
 async def test_the_configuration_tool_lists_the_model_ontology_and_mappings(tmp_path):

@@ -25,15 +25,21 @@ def same_as_model_construct(built: BaseModel) -> None:
         built.id = "other"  # type: ignore[misc]
 
 
-@pytest.mark.parametrize("others, episodes, attributes", [("[]", "[]", "{}"), ('["e3"]', '["p1","p2"]', '{"a":1}')])
-def test_fact_rows(others: str, episodes: str, attributes: str) -> None:
-    row = ("f1", "e1", "e2", others, "LIVES_IN", "Maya lives in Lisbon", episodes, attributes, US, None, US, US + 1)
+@pytest.mark.parametrize(
+    "others, episodes, attributes, sources",
+    [("[]", "[]", "{}", "[]"), ('["e3"]', '["p1","p2"]', '{"a":1}', '[{"name":"crm","reference":"acct/7"}]')],
+)
+def test_fact_rows(others: str, episodes: str, attributes: str, sources: str) -> None:
+    row = ("f1", "e1", "e2", others, "LIVES_IN", "Maya lives in Lisbon", episodes, attributes, US, None, US, US + 1,
+           sources, 2, US + 1)
     fact = fact_from_row("g", row)
     same_as_model_construct(fact)
     assert fact.other_entity_ids == tuple(json.loads(others))
     assert fact.episode_ids == tuple(json.loads(episodes))
     assert fact.attributes == json.loads(attributes)
     assert fact.invalid_at is None and fact.expired_at is not None
+    assert [s.model_dump() for s in fact.sources] == json.loads(sources)
+    assert fact.version == 2 and fact.recorded_at == fact.expired_at
 
 
 def test_empty_json_gives_fresh_objects() -> None:
@@ -58,5 +64,5 @@ def test_entity_episode_and_community_rows() -> None:
 
 
 def test_decoded_fact_round_trips_through_validation() -> None:
-    fact = fact_from_row("g", ("f1", "e1", "e2", "[]", "LIVES_IN", "x", "[]", "{}", US, None, US, None))
+    fact = fact_from_row("g", ("f1", "e1", "e2", "[]", "LIVES_IN", "x", "[]", "{}", US, None, US, None, "[]", 1, US))
     assert Fact.model_validate(fact.model_dump()) == fact

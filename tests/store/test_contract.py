@@ -191,7 +191,11 @@ async def test_a_resent_fact_replaces_the_stored_one_everywhere(store: Store) ->
     new = old.model_copy(update={"fact": "Ann likes chess", "invalid_at": day(5), "expired_at": day(6)})
     await store.write(GraphWrite(group_id=G, facts=[new], fact_vectors={new.id: vec(new.fact)}))
 
-    assert await store.get_facts(G, [old.id]) == [new]
+    (stored,) = await store.get_facts(G, [old.id])
+    # a new version of the fact (history is append-only), recorded after the first one
+    assert stored == new.model_copy(update={"version": 2, "recorded_at": stored.recorded_at})
+    assert stored.recorded_at > old.recorded_at
+    assert [v.fact for v in await store.fact_history(G, old.id)] == [old, stored]
     assert await store.fulltext_search(G, Scope.FACTS, "tennis", filters=SearchFilters(include_superseded=True)) == []
     hits = await store.fulltext_search(G, Scope.FACTS, "chess", filters=SearchFilters(include_superseded=True))
     assert [h.id for h in hits] == [new.id]

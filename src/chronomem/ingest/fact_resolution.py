@@ -32,7 +32,8 @@ __all__ = [
 
 
 def same_pair(a: Fact, b: Fact) -> bool:
-    return {a.source_id, a.target_id} == {b.source_id, b.target_id}
+    """The same participants: the same two entities, or for a hyperedge the same set of them."""
+    return set(a.entity_ids) == set(b.entity_ids)
 
 
 def shares_endpoint(a: Fact, b: Fact) -> bool:

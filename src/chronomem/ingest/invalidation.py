@@ -2,7 +2,8 @@
 
 Two timelines. On T (the world), a contradicted fact stops being true when the new one starts: its
 ``invalid_at`` becomes the new fact's ``valid_at``. On T' (our records) it was superseded now: its
-``expired_at`` becomes ``now``. Nothing is deleted.
+``expired_at`` becomes ``now``. Nothing is deleted, and nothing is rewritten: each changed fact is
+a new version recorded ``now``, and the store keeps the version it replaces (``store.history``).
 
 Order on T decides, not arrival order. When the new fact started *before* a fact it contradicts (an
 older episode arriving late), the newer fact stands and the new one is born closed: its
@@ -64,6 +65,7 @@ def invalidate(
                 update={
                     "invalid_at": start,
                     "expired_at": now,
+                    "recorded_at": now,  # a new version, recorded now (history is append-only)
                     "attributes": {**old.attributes, SUPERSEDED_BY: new_fact.id},
                 }
             )
@@ -91,7 +93,10 @@ def supersede_within_episode(
     return closed, result.new_fact
 
 
-def reopen(fact: Fact) -> Fact:
-    """Undo an invalidation whose cause was removed: the fact is open and current again."""
+def reopen(fact: Fact, *, now: datetime) -> Fact:
+    """Undo an invalidation whose cause was removed: the fact is open and current again, as a new
+    version recorded ``now`` (the closed version stays in the history)."""
     attributes = {k: v for k, v in fact.attributes.items() if k != SUPERSEDED_BY}
-    return fact.model_copy(update={"invalid_at": None, "expired_at": None, "attributes": attributes})
+    return fact.model_copy(
+        update={"invalid_at": None, "expired_at": None, "attributes": attributes, "recorded_at": now}
+    )

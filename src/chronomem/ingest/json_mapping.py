@@ -12,7 +12,9 @@ for it, never an invented one::
                   EntitySpec(key="manager", name="account_manager", label="Person"),
                   EntitySpec(key="city", name="hq_city", label="City")],
         facts=[FactSpec(source="account", relation_type="MANAGED_BY", target="manager",
-                        fact="{account} is managed by {manager}", valid_at="updated_at")],
+                        fact="{account} is managed by {manager}", valid_at="updated_at"),
+               FactSpec(source="account", relation_type="BASED_IN", target="city", others=("manager",),
+                        fact="{account} is based in {city}, where {manager} works")],
     )
 
 The output is the same as a model's extraction, so resolution, single-valued invalidation and the
@@ -55,6 +57,7 @@ class FactSpec(BaseModel):
     fact: str  # template over entity keys and paths
     valid_at: str | None = None  # path of a date; absent: the episode's reference time
     invalid_at: str | None = None
+    others: tuple[str, ...] = ()  # entity keys of further participants (a hyperedge); absent ones are left out
 
 
 class JsonMapping(BaseModel):
@@ -109,6 +112,7 @@ class JsonMapping(BaseModel):
         return ExtractedFact(
             source=names[spec.source], relation_type=to_relation_type(spec.relation_type), target=names[spec.target],
             fact=text, valid_at=valid.isoformat(), invalid_at=invalid.isoformat() if invalid else None,
+            others=[names[key] for key in spec.others if key in names],
         )
 
 

@@ -23,6 +23,7 @@ import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from types import EllipsisType
 
 from chronomem.domain import Episode, EpisodeKind, EpisodeStatus, Fact
 from chronomem.embed.base import Embedder
@@ -33,6 +34,7 @@ from chronomem.ingest.json_mapping import JsonMapping, find_mapping, parse_recor
 from chronomem.ingest.ontology import Ontology
 from chronomem.ingest.profiles import GroupProfiles
 from chronomem.ingest.prompts import EpisodeText, ExtractedEntity, ExtractedFact, ExtractedGraph
+from chronomem.ingest.provenance import CORRECTION, DIRECT, Provenance, cite, correct
 from chronomem.ingest.removal import plan_removal
 from chronomem.ingest.results import EntitiesAdded, IngestResult, RemovalResult
 from chronomem.ingest.session import Session
@@ -282,21 +284,31 @@ class Ingestor:
         invalid_at: datetime | None = None,
         source_labels: Sequence[str] = ("Entity",),
         target_labels: Sequence[str] = ("Entity",),
+        participants: Sequence[str] = (),
+        provenance: Provenance | None = None,
     ) -> Fact:
         """Add one fact between named entities, resolved deterministically (no model call).
 
-        A restatement between the same pair gains nothing new and returns the stored fact; a
+        ``participants`` names further entities of a fact over three or more (a hyperedge).
+        ``provenance`` is the fact's source: an episode id of the group, or a named external
+        :class:`FactSource` (default :data:`~chronomem.ingest.provenance.DIRECT`). A restatement
+        (same participants, same text) adds its source to the stored fact and returns it; a
         single-valued relation of the ontology closes the previous value at ``valid_at``.
         """
-        if not fact.strip() or not source.strip() or not target.strip():
-            raise InvalidInputError("add_fact needs a source, a target and a fact text")
+        if not fact.strip() or not source.strip() or not target.strip() or not all(p.strip() for p in participants):
+            raise InvalidInputError("add_fact needs a source, a target and a fact text (and named participants)")
         valid_at = ensure_utc(valid_at) if valid_at else None
         invalid_at = ensure_utc(invalid_at) if invalid_at else None
+        provenance = DIRECT if provenance is None else provenance
+        if isinstance(provenance, str) and not await self.store.get_episodes(group_id, [provenance]):
+            raise NotFoundError(f"no episode {provenance!r} in group {group_id!r} to cite")
         extracted = ExtractedGraph(
-            entities=[_entity(source, source_labels), _entity(target, target_labels)],
+            entities=[_entity(source, source_labels), _entity(target, target_labels),
+                      *(_entity(name, ("Entity",)) for name in participants)],
             facts=[ExtractedFact(source=source, relation_type=relation_type, target=target, fact=fact,
                                  valid_at=valid_at.isoformat() if valid_at else None,
-                                 invalid_at=invalid_at.isoformat() if invalid_at else None)],
+                                 invalid_at=invalid_at.isoformat() if invalid_at else None,
+                                 others=list(participants))],
         )
         async with self._lock(group_id):
             # a declared fact is resolved by the rules alone, even when a model is configured
@@ -307,11 +319,45 @@ class Ingestor:
             if not drafts.facts:
                 raise InvalidInputError(f"source and target are the same entity: {source!r}")
             changes = apply_invalidation(session, drafts.facts, await resolve_facts(session, drafts))
+            changes.created = [cite(f, provenance) for f in changes.created]
+            changes.restated = {i: cite(f, provenance) for i, f in changes.restated.items()}
             await update_summaries(session, resolved, changes)
             await self.store.write(await assemble_write(session, resolved, changes, episode=None))
         if self.on_entities_added is not None and resolved.created:
             await self.on_entities_added(group_id, sorted(resolved.created))
         return changes.created[0] if changes.created else next(iter(changes.restated.values()))
+
+    async def update_fact(
+        self,
+        group_id: str,
+        fact_id: str,
+        *,
+        fact: str | None = None,
+        valid_at: datetime | EllipsisType | None = ...,
+        invalid_at: datetime | EllipsisType | None = ...,
+        provenance: Provenance | None = None,
+    ) -> Fact:
+        """Correct a fact: its text or its time range on T (``...`` keeps a field, ``None`` clears a
+        date). The correction is a new version recorded now, citing ``provenance`` (an episode id or
+        a :class:`FactSource`; default :data:`~chronomem.ingest.provenance.CORRECTION`); the version
+        it replaces stays in the fact's history. Raises ``NotFoundError``, ``InvalidInputError``."""
+        provenance = CORRECTION if provenance is None else provenance
+        async with self._lock(group_id):
+            found = await self.store.get_facts(group_id, [fact_id])
+            if not found:
+                raise NotFoundError(f"no fact {fact_id!r} in group {group_id!r}")
+            if isinstance(provenance, str) and not await self.store.get_episodes(group_id, [provenance]):
+                raise NotFoundError(f"no episode {provenance!r} in group {group_id!r} to cite")
+            stored = found[0]
+            corrected = cite(correct(stored, text=fact, valid_at=valid_at, invalid_at=invalid_at, now=utc_now()),
+                             provenance)
+            if corrected == stored:
+                return stored
+            vectors = {}
+            if corrected.fact != stored.fact:
+                vectors[fact_id] = (await self.embedder.embed([corrected.fact]))[0]
+            await self.store.write(GraphWrite(group_id, facts=[corrected], fact_vectors=vectors))
+            return (await self.store.get_facts(group_id, [fact_id]))[0]
 
     # -- removal -----------------------------------------------------------------------------------
 
@@ -328,7 +374,7 @@ class Ingestor:
                 episode_id, episode_facts, neighbourhood,
                 await self.store.get_entities(group_id, entity_ids),
                 await self.store.episodes_of_entities(group_id, entity_ids),
-                summary_max_chars=self.config.summary_max_chars,
+                summary_max_chars=self.config.summary_max_chars, now=utc_now(),
             )
             await self.store.write(GraphWrite(
                 group_id, entities=list(plan.updated_entities), facts=list(plan.updated_facts),

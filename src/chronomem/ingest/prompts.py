@@ -220,6 +220,8 @@ class ExtractedFact(BaseModel):
     valid_at: str | None = None
     invalid_at: str | None = None
     attributes: dict[str, Any] = Field(default_factory=dict)
+    # further participants of a fact over three or more entities (a hyperedge, paper §2.2.2)
+    others: list[str] = Field(default_factory=list)
     # resolution folded into extraction: numbers of the EXISTING FACTS shown in the prompt
     duplicate_of: int | None = None
     contradicts: list[int] = Field(default_factory=list)
@@ -254,12 +256,13 @@ class FactExtractionContext:
 
 _FACT_SCHEMA = (
     '{"source": str, "relation_type": str, "target": str, "fact": str, "quote": str, '
-    '"valid_at": str|null, "invalid_at": str|null, "attributes": {}}'
+    '"valid_at": str|null, "invalid_at": str|null, "attributes": {}, "others": [str]}'
 )
 
 _FACT_GUIDELINES = (
     "Extract the facts the CURRENT MESSAGE states between the ENTITIES.\n"
-    "1. Only facts between two different listed entities; source and target are entity names as listed.\n"
+    "1. Only facts between two different listed entities; source and target are entity names as listed. "
+    "A fact that joins more entities (Alice sold the car to Bob for Carol) lists the rest in others.\n"
     "2. relation_type is a short SCREAMING_SNAKE_CASE predicate (LOVES, IS_FRIENDS_WITH, WORKS_FOR){edge_rule}.\n"
     "3. fact is a self-contained sentence with every relevant detail (resolve pronouns to names); quote is the "
     "shortest span of the CURRENT MESSAGE, copied word for word, that states it.\n"

@@ -1,7 +1,8 @@
 """Removing an episode, the pure part: what cascades (DESIGN §2 lifecycle).
 
 - Facts whose only source was the episode go; facts with other sources lose it from their provenance.
-- Facts that a deleted fact had closed (``superseded_by``) are open again: their cause is gone.
+- Facts that a deleted fact had closed (``superseded_by``) are open again: their cause is gone. The
+  reopening is a new version; what we believed while the episode stood stays in the history.
 - Entities no longer mentioned by any episode and joined by no surviving fact go.
 - Surviving entities that were endpoints of a deleted or reopened fact get their summary rebuilt from
   their surviving current facts, so no summary still states a removed fact.
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 from chronomem.domain import Entity, Fact
 from chronomem.ingest.invalidation import SUPERSEDED_BY, reopen
@@ -35,9 +37,11 @@ def plan_removal(
     mentions: Mapping[str, Sequence[str]],
     *,
     summary_max_chars: int,
+    now: datetime,
 ) -> RemovalPlan:
     """``neighbourhood``: every fact (superseded too) of ``entities``, the episode's entities and the
-    endpoints of its facts; ``mentions``: entity id → ids of the episodes mentioning it."""
+    endpoints of its facts; ``mentions``: entity id → ids of the episodes mentioning it; ``now``: the
+    transaction time of the reopened facts' new versions."""
     deleted = {f.id for f in episode_facts if set(f.episode_ids) <= {episode_id}}
     updated: dict[str, Fact] = {}
     for fact in episode_facts:
@@ -47,7 +51,7 @@ def plan_removal(
             )
     surviving = {f.id: f for f in neighbourhood if f.id not in deleted}
     surviving.update(updated)
-    reopened = [reopen(f) for f in surviving.values() if f.attributes.get(SUPERSEDED_BY) in deleted]
+    reopened = [reopen(f, now=now) for f in surviving.values() if f.attributes.get(SUPERSEDED_BY) in deleted]
     for fact in reopened:
         surviving[fact.id] = updated[fact.id] = fact
     touched = {eid for f in (*(f for f in episode_facts if f.id in deleted), *reopened) for eid in f.entity_ids}

@@ -35,13 +35,16 @@ def _date(value: datetime | None) -> str:
     return value.strftime("%Y-%m-%d %H:%M:%SZ") if value is not None else ""
 
 
-def fact_line(fact: Fact, *, now: datetime | None = None, quote: str | None = None) -> str:
+def fact_line(
+    fact: Fact, *, now: datetime | None = None, quote: str | None = None, names: Mapping[str, str] | None = None
+) -> str:
     """``- fact (Date range: from - to)``; superseded facts say when they stopped being true; with
-    ``quote``, the words of the episode that state it follow."""
+    ``quote``, the words of the episode that state it follow. A fact over three or more entities (a
+    hyperedge) names them all, from ``names`` (id → name)."""
     start = _date(fact.valid_at) or "unknown"
     ended = fact.invalid_at is not None and (now is None or fact.invalid_at <= now)
     end = _date(fact.invalid_at) if ended else "present"
-    line = f"- {fact.fact} (Date range: {start} - {end})"
+    line = f"- {fact.fact}{_participants(fact, names or {})} (Date range: {start} - {end})"
     if fact.expired_at is not None and (now is None or fact.expired_at <= now):
         if fact.invalid_at is not None:
             line += f" [superseded: no longer true from {_date(fact.invalid_at)}]"
@@ -52,6 +55,12 @@ def fact_line(fact: Fact, *, now: datetime | None = None, quote: str | None = No
     if quote:
         line += f' [source: "{" ".join(quote.split())}"]'
     return line
+
+
+def _participants(fact: Fact, names: Mapping[str, str]) -> str:
+    if not fact.other_entity_ids:
+        return ""
+    return f" [participants: {', '.join(names.get(i, i) for i in dict.fromkeys(fact.entity_ids))}]"
 
 
 def evidence_quotes(facts: Sequence[Fact], episodes: Sequence[Episode]) -> dict[str, str]:
@@ -129,15 +138,17 @@ def build_context(
     token_budget: int = DEFAULT_TOKEN_BUDGET,
     now: datetime | None = None,
     quotes: Mapping[str, str] | None = None,
+    names: Mapping[str, str] | None = None,
 ) -> str:
     """The paper's context string for already-ranked objects, within about ``token_budget`` tokens.
 
     ``now`` decides whether a fact's ``invalid_at`` is past ("to" date) or still ahead ("present").
-    ``quotes`` (fact id -> the episode's words, :func:`evidence_quotes`) are shown after their facts.
+    ``quotes`` (fact id -> the episode's words, :func:`evidence_quotes`) are shown after their facts;
+    ``names`` (entity id → name) names the participants of hyperedges.
     Empty sections are left out; with nothing at all, the result is an empty string.
     """
     sections = {
-        "facts": _dedupe([fact_line(f, now=now, quote=(quotes or {}).get(f.id)) for f in facts]),
+        "facts": _dedupe([fact_line(f, now=now, quote=(quotes or {}).get(f.id), names=names) for f in facts]),
         "entities": _dedupe([_entity_line(e) for e in entities]),
         "communities": _dedupe([_community_line(c) for c in communities if c.summary or c.name]),
         "episodes": _dedupe([_episode_line(e) for e in episodes]),

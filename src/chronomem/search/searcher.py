@@ -15,6 +15,7 @@ For each group (the store is per group; several groups fan out and merge), one s
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -236,6 +237,7 @@ class Searcher:
             token_budget=token_budget,
             now=filters.known_at or filters.effective_now(),
             quotes=await self._quotes(facts) if include_evidence else None,
+            names=await self._participant_names(facts),
         )
 
     async def _quotes(self, facts: Sequence[Fact]) -> dict[str, str]:
@@ -246,6 +248,15 @@ class Searcher:
                 wanted.setdefault(fact.group_id, set()).add(fact.evidence[0].episode_id)
         episodes = await asyncio.gather(*(self.store.get_episodes(g, sorted(ids)) for g, ids in wanted.items()))
         return evidence_quotes(facts, [e for found in episodes for e in found])
+
+    async def _participant_names(self, facts: Sequence[Fact]) -> dict[str, str]:
+        """Names of every participant of the hyperedges among ``facts`` (the context names them all)."""
+        wanted: dict[str, set[str]] = {}
+        for fact in facts:
+            if fact.other_entity_ids:
+                wanted.setdefault(fact.group_id, set()).update(fact.entity_ids)
+        found = await asyncio.gather(*(self.store.get_entities(g, sorted(ids)) for g, ids in wanted.items()))
+        return {e.id: e.name for entities in found for e in entities}
 
     # -- one search -------------------------------------------------------------------------------
 
@@ -397,7 +408,7 @@ class Searcher:
     async def _time_of(self, group_id: str, text: str, filters: SearchFilters) -> datetime | None:
         facts = await methods.bm25_search(self.store, group_id, Scope.FACTS, text, limit=1, filters=filters)
         if facts:
-            found_facts = await self.store.get_facts(group_id, [facts[0].id])
+            found_facts = await self.store.get_facts(group_id, [facts[0].id], known_at=filters.known_at)
             if found_facts and found_facts[0].valid_at is not None:
                 return found_facts[0].valid_at
         episodes = await methods.bm25_search(self.store, group_id, Scope.EPISODES, text, limit=1, filters=filters)
@@ -442,8 +453,9 @@ class Searcher:
     async def _load(self, group_id: str, scope: Scope, ids: list[str], request: _Request) -> dict[str, Any]:
         if not ids:
             return {}
+        known_at = request.filters.known_at  # facts as our records held them then (their versions)
         getters: dict[Scope, Callable[[str, Sequence[str]], Awaitable[Sequence[Any]]]] = {
-            Scope.FACTS: self.store.get_facts,
+            Scope.FACTS: functools.partial(self.store.get_facts, known_at=known_at),
             Scope.ENTITIES: self.store.get_entities,
             Scope.EPISODES: self.store.get_episodes,
             Scope.COMMUNITIES: self.store.get_communities,

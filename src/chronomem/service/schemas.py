@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
-from chronomem.domain import Community, Entity, Episode, Fact
+from chronomem.domain import Community, Entity, Episode, Fact, FactSource, FactVersion
 from chronomem.filters import SearchFilters, TimeRange
 from chronomem.service.controlplane import GraphRecord, ThreadRecord, UserRecord
 from chronomem.timeutil import UTCDateTime
@@ -272,11 +272,41 @@ class AddEpisodeResponse(BaseModel):
     task_id: str
 
 
-class AddFactRequest(_Target):
-    """A fact triple: two entities (found by name, created if new) and the fact between them."""
+class FactSourceIn(_In):
+    """A named source outside the episodes: where (``crm``, ``handbook.md``) and which part of it."""
+
+    name: Name
+    reference: Short = ""
+
+    def to_domain(self) -> FactSource:
+        return FactSource(name=self.name, reference=self.reference)
+
+
+class _Cited(_In):
+    """A fact's source: an episode of the graph (``source_episode_uuid``) or a named ``source``."""
+
+    source_episode_uuid: Name | None = None
+    source: FactSourceIn | None = None
+
+    @model_validator(mode="after")
+    def _one_source(self) -> _Cited:
+        if self.source_episode_uuid is not None and self.source is not None:
+            raise ValueError("give at most one of source_episode_uuid and source")
+        return self
+
+    def provenance(self) -> str | FactSource | None:
+        return self.source.to_domain() if self.source is not None else self.source_episode_uuid
+
+
+class AddFactRequest(_Target, _Cited):
+    """A fact triple: two entities (found by name, created if new) and the fact between them;
+    ``other_node_names`` are further participants of a fact over three or more (a hyperedge)."""
 
     source_node_name: Annotated[str, StringConstraints(min_length=1, max_length=512)]
     target_node_name: Annotated[str, StringConstraints(min_length=1, max_length=512)]
+    other_node_names: Annotated[
+        list[Annotated[str, StringConstraints(min_length=1, max_length=512)]], Field(max_length=16)
+    ] = []
     fact_name: Annotated[str, StringConstraints(min_length=1, max_length=128)]  # relation, e.g. WORKS_AT
     fact: Text
     valid_at: UTCDateTime | None = None
@@ -287,6 +317,11 @@ class AddFactRequest(_Target):
         if self.valid_at and self.invalid_at and self.invalid_at < self.valid_at:
             raise ValueError("invalid_at is before valid_at")
         return self
+
+
+class FactSourceOut(BaseModel):
+    name: str
+    reference: str
 
 
 class EvidenceOut(BaseModel):
@@ -303,25 +338,50 @@ class FactOut(BaseModel):
     fact: str
     source_node_uuid: str
     target_node_uuid: str
+    other_node_uuids: list[str] = []  # further participants of a hyperedge
     episodes: list[str]
+    sources: list[FactSourceOut] = []  # provenance outside the episodes
     evidence: list[EvidenceOut] = []
     attributes: dict[str, Any]
     valid_at: datetime | None
     invalid_at: datetime | None
     created_at: datetime
     expired_at: datetime | None
+    version: int = 1
+    recorded_at: datetime | None = None  # since when our records hold this version
     score: float | None = None
 
     @classmethod
     def from_domain(cls, fact: Fact, score: float | None = None) -> FactOut:
         return cls(
             uuid=fact.id, name=fact.relation_type, fact=fact.fact, source_node_uuid=fact.source_id,
-            target_node_uuid=fact.target_id, episodes=list(fact.episode_ids),
+            target_node_uuid=fact.target_id, other_node_uuids=list(fact.other_entity_ids),
+            episodes=list(fact.episode_ids),
+            sources=[FactSourceOut(name=s.name, reference=s.reference) for s in fact.sources],
             evidence=[EvidenceOut(episode_uuid=s.episode_id, start=s.start, end=s.end) for s in fact.evidence],
-            attributes=fact.attributes,
-            valid_at=fact.valid_at, invalid_at=fact.invalid_at, created_at=fact.created_at,
-            expired_at=fact.expired_at, score=score,
+            attributes=fact.attributes, valid_at=fact.valid_at, invalid_at=fact.invalid_at,
+            created_at=fact.created_at, expired_at=fact.expired_at, version=fact.version,
+            recorded_at=fact.recorded_at, score=score,
         )
+
+
+class FactVersionOut(BaseModel):
+    """One version of a fact and the interval of our records' time in which it was held."""
+
+    recorded_from: datetime
+    recorded_to: datetime | None  # null: the latest version
+    fact: FactOut
+
+
+class FactHistory(BaseModel):
+    versions: list[FactVersionOut]  # oldest first
+
+    @classmethod
+    def from_domain(cls, versions: list[FactVersion]) -> FactHistory:
+        return cls(versions=[
+            FactVersionOut(recorded_from=v.recorded_from, recorded_to=v.recorded_to, fact=FactOut.from_domain(v.fact))
+            for v in versions
+        ])
 
 
 class EntityOut(BaseModel):
@@ -360,8 +420,10 @@ class EntityUpdate(_In):
     attributes: Metadata | None = None
 
 
-class FactUpdate(_In):
-    """A hand edit of a fact: its text, relation type, validity or attributes."""
+class FactUpdate(_Cited):
+    """A change of a fact: its text, validity, relation type or attributes (fields left out keep
+    their value). A correction of text or dates may cite a source; a change of relation type or
+    attributes is cited by the edit episode it records."""
 
     fact: Text | None = None
     relation_type: Annotated[str, StringConstraints(min_length=1, max_length=128)] | None = None

@@ -25,7 +25,7 @@ from chronomem.context_summaries import (
     graph_summary,
     write_summary,
 )
-from chronomem.domain import Entity, Episode, EpisodeStatus, Fact, to_relation_type
+from chronomem.domain import Entity, Episode, EpisodeStatus, Fact, FactSource, FactVersion, to_relation_type
 from chronomem.errors import ConflictError, InvalidInputError, NotFoundError
 from chronomem.ingest.json_mapping import JsonMapping
 from chronomem.ingest.ontology_spec import OntologySpec
@@ -398,8 +398,11 @@ class ProjectSpace:
         return stored, task
 
     async def add_fact(self, ref: GraphRef, source: str, relation_type: str, target: str, fact: str,
-                       **times: Any) -> Fact:
-        return await self._memory.add_fact(self.group_of(ref), source, relation_type, target, fact, **times)
+                       **options: Any) -> Fact:
+        return await self._memory.add_fact(self.group_of(ref), source, relation_type, target, fact, **options)
+
+    async def fact_history(self, ref: GraphRef, fact_id: str) -> list[FactVersion]:
+        return await self._memory.fact_history(self.group_of(ref), fact_id)
 
     # -- graph reads and deletes -------------------------------------------------------------------
 
@@ -453,13 +456,34 @@ class ProjectSpace:
         valid_at: datetime | None = None,
         invalid_at: datetime | None = None,
         attributes: dict[str, Any] | None = None,
+        source: str | FactSource | None = None,
     ) -> Fact:
-        """Change a fact's text, relation type, validity or attributes; recorded as an edit.
+        """Change a fact; every change is a new version in its history (the store keeps the one it
+        replaces). A correction of its text or time range goes through
+        :meth:`Chronomem.update_fact`, citing ``source`` (an episode id or a named source) when one is
+        given; a change of relation type or attributes is recorded as an edit episode that joins the
+        fact's provenance."""
+        if relation_type is None and attributes is None:
+            dates = {name: value for name, value in (("valid_at", valid_at), ("invalid_at", invalid_at))
+                     if value is not None}
+            return await self._memory.update_fact(self.group_of(ref), fact_id, fact=fact, source=source, **dates)
+        if source is not None:
+            raise InvalidInputError("a change of relation type or attributes is cited by its own edit "
+                                    "episode: leave out source_episode_uuid and source")
+        return await self._edit_fact(ref, fact_id, fact=fact, relation_type=relation_type, valid_at=valid_at,
+                                     invalid_at=invalid_at, attributes=attributes)
 
-        Interim: this rewrites the stored fact in place (with the edit episode added to its
-        provenance). ``Chronomem.update_fact`` (the bi-temporal history: a new version, the old one
-        expired) replaces it when it lands.
-        """
+    async def _edit_fact(
+        self,
+        ref: GraphRef,
+        fact_id: str,
+        *,
+        fact: str | None,
+        relation_type: str | None,
+        valid_at: datetime | None,
+        invalid_at: datetime | None,
+        attributes: dict[str, Any] | None,
+    ) -> Fact:
         from chronomem.edits import changed_fields, edit_episode
 
         group_id = self.group_of(ref)
@@ -484,7 +508,7 @@ class ProjectSpace:
         if "fact" in changes:
             batch.fact_vectors = {updated.id: vectors[1]}
         await self._memory.store.write(batch)
-        return updated
+        return await self._memory.get_fact(group_id, fact_id)  # as stored: the store numbers the version
 
     @property
     def _source(self) -> str:

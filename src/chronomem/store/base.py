@@ -30,7 +30,7 @@ from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
-from chronomem.domain import Community, Entity, Episode, EpisodeStatus, EvidenceSpan, Fact, Mention
+from chronomem.domain import Community, Entity, Episode, EpisodeStatus, EvidenceSpan, Fact, FactVersion, Mention
 from chronomem.filters import SearchFilters
 
 __all__ = [
@@ -93,8 +93,10 @@ class GroupStats:
 class GraphWrite:
     """One atomic write to one group: everything lands, or nothing does.
 
-    Objects are upserted by id (a fact re-sent with new timestamps or provenance replaces the stored
-    one). Deletions run before upserts. A deleted entity takes its mentions, its vector and its
+    Objects are upserted by id. A fact is versioned (``chronomem.store.history.revise``): re-sent
+    with a change to what it says (text, participants, attributes, timestamps) it becomes a new
+    version and the stored one is kept in its history; re-sent with new provenance only, its latest
+    version is updated in place. Deletions run before upserts. A deleted entity takes its mentions, its vector and its
     community memberships with it; a deleted episode its mentions (facts keep other provenance: the
     caller rewrites or deletes them explicitly). ``replace_communities`` drops every community of the
     group not in ``communities``.
@@ -200,8 +202,10 @@ class GraphReader(EpisodeReader, Protocol):
     async def get_entities(self, group_id: str, ids: Sequence[str]) -> list[Entity]:
         """The entities with these ids, in the order given; unknown ids are skipped."""
 
-    async def get_facts(self, group_id: str, ids: Sequence[str]) -> list[Fact]:
-        """The facts with these ids, in the order given; unknown ids are skipped."""
+    async def get_facts(self, group_id: str, ids: Sequence[str], *, known_at: datetime | None = None) -> list[Fact]:
+        """The facts with these ids, in the order given; unknown ids are skipped. With ``known_at``,
+        each fact as our records held it then (its version in force at that time); facts recorded
+        later are skipped too."""
 
     async def get_communities(self, group_id: str, ids: Sequence[str]) -> list[Community]:
         """The communities with these ids, in the order given; unknown ids are skipped."""
@@ -255,6 +259,10 @@ class GraphReader(EpisodeReader, Protocol):
 
     async def entity_edges(self, group_id: str) -> tuple[list[str], list[WeightedEdge]]:
         """All entity ids and the weighted edges between them (current facts), in one pass."""
+
+    async def fact_history(self, group_id: str, fact_id: str) -> list[FactVersion]:
+        """Every version of a fact, oldest first, each with the interval of T' in which our records
+        held it; the last is the latest (``recorded_to`` None). Empty for an unknown fact."""
 
 
 @runtime_checkable

@@ -227,9 +227,10 @@ async def graph_snapshot(
     page = [e for e in await store.get_entities(group_id, page_ids) if view.shows_entity(e)]
     fresh = {e.id for e in page}
     selection = view.filters()
+    facts = await store.facts_of_entities(group_id, sorted(fresh), include_superseded=True)
     edges = [
         EdgeView.of(f, view, in_view)
-        for f in await store.facts_of_entities(group_id, sorted(fresh), include_superseded=True)
+        for f in await _as_known(memory, group_id, facts, view)
         if (in_view := fact_matches(f, selection)) or view.include_superseded
         if _joins(f, shown, fresh)
     ]
@@ -254,6 +255,15 @@ def _rank(ids: Sequence[str], mentions: dict[str, int], edges: Sequence[Weighted
         degree[edge.a] += edge.weight
         degree[edge.b] += edge.weight
     return sorted(ids, key=lambda i: (-mentions.get(i, 0), -degree[i], i))
+
+
+async def _as_known(memory: Chronomem, group_id: str, facts: Sequence[Fact], view: TimeView) -> list[Fact]:
+    """Each fact as our records held it at the view's ``known_at`` (its version in force then: an
+    end date learned later is not in it), without the facts recorded after; without ``known_at``,
+    the facts as they stand. The sliders' filter then judges the right version."""
+    if view.known_at is None:
+        return list(facts)
+    return await memory.store.get_facts(group_id, [f.id for f in facts], known_at=view.known_at)
 
 
 def _in_view(fact: Fact, view: TimeView) -> bool:
@@ -305,7 +315,8 @@ async def entity_detail(memory: Chronomem, group_id: str, entity_id: str, view: 
     episodes behind it."""
     store = memory.store
     entity = await memory.get_entity(group_id, entity_id)
-    facts = await store.facts_of_entities(group_id, [entity_id], include_superseded=True)
+    stored = await store.facts_of_entities(group_id, [entity_id], include_superseded=True)
+    facts = await _as_known(memory, group_id, stored, view)
     facts.sort(key=lambda f: (f.valid_at or f.created_at, f.created_at, f.id))
     mentioned = (await store.episodes_of_entities(group_id, [entity_id])).get(entity_id, [])
     episode_ids = list(dict.fromkeys([*mentioned, *(e for f in facts for e in f.episode_ids)]))
@@ -328,7 +339,7 @@ async def episode_provenance(memory: Chronomem, group_id: str, episode_id: str, 
     episode = await memory.get_episode(group_id, episode_id)
     mentioned = (await store.entities_of_episodes(group_id, [episode_id])).get(episode_id, [])
     entities = await store.get_entities(group_id, mentioned)
-    facts = await store.facts_of_episode(group_id, episode_id)
+    facts = await _as_known(memory, group_id, await store.facts_of_episode(group_id, episode_id), view)
     mentions = await _mention_counts(memory, group_id, mentioned)
     return EpisodeProvenance(
         episode=EpisodeView.of(episode),

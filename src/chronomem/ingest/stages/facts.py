@@ -104,6 +104,7 @@ def _to_fact(
     if source is None or target is None or source.id == target.id:
         session.warn(f"fact dropped, its entities are not both known and distinct: {item.fact!r}")
         return None
+    others = _participants(session, item, resolved, {source.id, target.id})
     relation = to_relation_type(item.relation_type)
     if not session.ontology.allows(relation, source.labels, target.labels):
         session.warn(f"{relation} may not join {source.name} and {target.name}; kept as RELATES_TO")
@@ -117,11 +118,24 @@ def _to_fact(
         session.warn(f"invalid_at before valid_at dropped: {item.fact!r}")
         invalid_at = None
     return Fact(
-        group_id=session.group_id, source_id=source.id, target_id=target.id, relation_type=relation,
+        group_id=session.group_id, source_id=source.id, target_id=target.id, other_entity_ids=others,
+        relation_type=relation,
         fact=" ".join(item.fact.split()), episode_ids=session.provenance, evidence=evidence,
         attributes=session.ontology.edge_attributes(relation, item.attributes),
         valid_at=valid_at, invalid_at=invalid_at, created_at=session.now,
     )
+
+
+def _participants(session: Session, item: ExtractedFact, resolved: ResolvedEntities, ends: set[str]) -> tuple[str, ...]:
+    """The further participants of a hyperedge, resolved; unknown names are dropped with a warning."""
+    found: list[str] = []
+    for name in item.others:
+        entity = resolved.find(name)
+        if entity is None:
+            session.warn(f"participant {name!r} of {item.fact!r} is not a known entity: left out")
+        elif entity.id not in ends and entity.id not in found:
+            found.append(entity.id)
+    return tuple(found)
 
 
 # -- 6. fact resolution --------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from chronomem.service.schemas import (
     EntityUpdate,
     EpisodeList,
     EpisodeOut,
+    FactHistory,
     FactOut,
     FactPage,
     FactUpdate,
@@ -122,7 +123,8 @@ async def delete_episode(uuid: str, target: Target, space: Space) -> Response:
 async def add_fact(body: AddFactRequest, space: Space) -> FactOut:
     fact = await space.add_fact(
         _ref(body), body.source_node_name, body.fact_name, body.target_node_name, body.fact,
-        valid_at=body.valid_at, invalid_at=body.invalid_at,
+        valid_at=body.valid_at, invalid_at=body.invalid_at, participants=body.other_node_names,
+        provenance=body.provenance(),
     )
     return FactOut.from_domain(fact)
 
@@ -134,15 +136,23 @@ async def list_facts(target: Target, space: Space, limit: PageSize = 50, cursor:
     return FactPage(facts=[FactOut.from_domain(f) for f in page.items], next_cursor=page.next_cursor)
 
 
-@router.patch("/graph/facts/{uuid}", response_model=FactOut,
-              summary="Change a fact's text, relation type, validity or attributes (recorded as an edit)")
-async def update_fact(uuid: str, body: FactUpdate, target: Target, space: Space) -> FactOut:
-    return FactOut.from_domain(await space.update_fact(target, uuid, **body.model_dump(exclude_unset=True)))
-
-
 @router.get("/graph/facts/{uuid}", response_model=FactOut, summary="Get a fact (an edge)")
 async def get_fact(uuid: str, target: Target, space: Space) -> FactOut:
     return FactOut.from_domain(await space.get_fact(target, uuid))
+
+
+@router.patch("/graph/facts/{uuid}", response_model=FactOut,
+              summary="Change a fact's text, validity, relation type or attributes: a new version "
+                      "(the one it replaces stays in its history)")
+async def update_fact(uuid: str, body: FactUpdate, target: Target, space: Space) -> FactOut:
+    changes = body.model_dump(exclude_unset=True, exclude={"source_episode_uuid", "source"})
+    return FactOut.from_domain(await space.update_fact(target, uuid, source=body.provenance(), **changes))
+
+
+@router.get("/graph/facts/{uuid}/history", response_model=FactHistory,
+            summary="Every version of a fact, oldest first, with when our records held each")
+async def fact_history(uuid: str, target: Target, space: Space) -> FactHistory:
+    return FactHistory.from_domain(await space.fact_history(target, uuid))
 
 
 @router.delete("/graph/facts/{uuid}", status_code=204, summary="Delete a fact")

@@ -26,6 +26,7 @@ __all__ = [
     "LABELS",
     "RANGE_INDEXES",
     "VECTOR_LINK",
+    "VERSION_LINK",
     "FactFilter",
     "columns",
     "entity_label_condition",
@@ -49,6 +50,8 @@ def vector_label(label: str) -> str:
 # which is what ranking thousands of facts exactly, or joining HNSW candidates, spends its time on.
 # A graph whose every holder has its link has as many links as holders (see graph_reads).
 VECTOR_LINK = "HAS_VECTOR"
+# (:Fact)-[:HAS_VERSION]->(:FactVersion): the earlier versions of a fact (append-only history).
+VERSION_LINK = "HAS_VERSION"
 
 _FIELDS = {"Episode": EPISODE_FIELDS, "Entity": ENTITY_FIELDS, "Fact": FACT_FIELDS, "Community": COMMUNITY_FIELDS}
 
@@ -95,8 +98,8 @@ def columns(label: str, alias: str) -> str:
 class FactFilter:
     """Translates :class:`SearchFilters` into a WHERE condition over a fact node, plus parameters.
 
-    ``labels`` needs the endpoints' labels, which are not on the fact: :meth:`label_clause` adds
-    the two optional matches that bring them in.
+    ``labels`` needs the endpoints' labels, which are not on the fact: :meth:`clauses` adds the two
+    optional matches that bring them in, and ``known_at`` the fact's version held then.
 
     ``bound`` is, for a point in time, a looser condition that a range index answers, as
     (indexed property, condition): every fact the filters admit satisfies it. The condition
@@ -110,6 +113,7 @@ class FactFilter:
         self._conditions: list[str] = []
         self.labels: tuple[str, ...] | None = None
         self.bound: tuple[str, str] | None = None
+        self._known = ""
         if filters is None:
             if default_current:
                 self._current(utc_now())
@@ -142,38 +146,71 @@ class FactFilter:
         )
 
     def _build(self, filters: SearchFilters) -> None:
-        if filters.relation_types is not None:
-            self._conditions.append(f"{self.alias}.relation_type IN {self._param('rel', list(filters.relation_types))}")
-        for name in ("valid_at", "invalid_at", "created_at", "expired_at"):
-            time_range: TimeRange | None = getattr(filters, name)
-            if time_range is not None:
-                self._range(name, time_range)
+        if filters.known_at is None:
+            self._conditions += self._clauses(filters, self.alias)
+        else:
+            self._known = self._as_known(filters)
         if filters.as_of is not None:
-            self._between("as_of", "valid_at", "invalid_at", filters.as_of)
             self.bound = ("valid_from", f"{self.alias}.valid_from <= $flt_as_of")
         if filters.known_at is not None:
-            self._between("known_at", "created_at", "expired_at", filters.known_at)
-            # created_at is never null; with as_of as well, either bound would do
-            self.bound = self.bound or ("created_at", f"{self.alias}.created_at <= $flt_known_at")
-        if filters.current_only:
-            self._current(filters.effective_now())
+            # created_at is never null and the same in every version (valid_at may be corrected)
+            self.bound = ("created_at", f"{self.alias}.created_at <= $flt_known_at")
+            self._conditions.append(self.bound[1])
         if filters.labels is not None:
             self.labels = filters.labels
             self.params["flt_labels"] = list(filters.labels)
+
+    def _as_known(self, filters: SearchFilters) -> str:
+        """Clauses judging the fact as the version held at known_at: the node itself when its latest
+        version was recorded by then, else its earlier version in force then (at most one). FalkorDB
+        4.16 takes no pattern comprehension in WHERE, hence a clause rather than a condition."""
+        f, t = self.alias, self._param("known_at", to_micros(filters.known_at))
+        latest = " AND ".join(self._clauses(filters, f)) or "true"
+        earlier = " AND ".join(self._clauses(filters, "kv")) or "true"
+        return (f" OPTIONAL MATCH ({f})-[:{VERSION_LINK}]->(kv:FactVersion) WHERE kv.recorded_to > {t} "
+                f"AND kv.recorded_at <= {t} WITH {{carry}}, kv WHERE (kv IS NULL AND "
+                f"coalesce({f}.recorded_at, {f}.created_at) <= {t} AND {latest}) OR (kv IS NOT NULL AND {earlier}) "
+                "WITH {carry}")
+
+    def _clauses(self, filters: SearchFilters, alias: str) -> list[str]:
+        """The conditions of every filter but labels, on the fact (or version) node ``alias``."""
+        saved, self.alias, self._conditions = (self.alias, self._conditions), alias, []
+        try:
+            if filters.relation_types is not None:
+                self._conditions.append(f"{alias}.relation_type IN {self._param('rel', list(filters.relation_types))}")
+            for name in ("valid_at", "invalid_at", "created_at", "expired_at"):
+                time_range: TimeRange | None = getattr(filters, name)
+                if time_range is not None:
+                    self._range(name, time_range)
+            if filters.as_of is not None:
+                self._between("as_of", "valid_at", "invalid_at", filters.as_of)
+            if filters.known_at is not None:
+                t = self._param("known_at", to_micros(filters.known_at))
+                if filters.as_of is None:  # alone, known_at keeps what was current then (see filters)
+                    self._between("known_at", "created_at", "expired_at", filters.known_at)
+                else:
+                    self._conditions.append(f"{alias}.created_at <= {t}")
+            if filters.current_only:
+                self._current(filters.effective_now())
+            return self._conditions
+        finally:
+            self.alias, self._conditions = saved
 
     def condition(self) -> str:
         """The conditions joined with AND (``true`` when there are none)."""
         return " AND ".join(f"({c})" for c in self._conditions) or "true"
 
-    def label_clause(self, carry: str) -> str:
-        """Clauses that keep only facts whose source or target has a wanted label ('' if none asked).
+    def clauses(self, carry: str) -> str:
+        """Clauses after the WHERE of :meth:`condition` ('' if none are needed): the version held at
+        ``known_at``, and labels (facts whose source or target has a wanted label).
 
         ``carry`` lists the variables the rest of the query needs (the fact alias among them).
         """
+        known = self._known.replace("{carry}", carry)
         if self.labels is None:
-            return ""
+            return known
         f = self.alias
-        return (
+        return known + (
             f" OPTIONAL MATCH (ls:Entity {{id: {f}.source_id}}) OPTIONAL MATCH (lt:Entity {{id: {f}.target_id}})"
             f" WITH {carry}, ls, lt WHERE any(l IN coalesce(ls.labels, []) + coalesce(lt.labels, [])"
             " WHERE l IN $flt_labels)"

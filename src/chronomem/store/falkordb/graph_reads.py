@@ -106,7 +106,7 @@ def list_episodes(
 
 def list_facts(filters: SearchFilters | None, limit: int | None, offset: int) -> tuple[str, dict[str, Any]]:
     flt = FactFilter(filters, default_current=False)
-    text = (f"MATCH (f:Fact) WHERE {flt.condition()}{flt.label_clause('f')} "
+    text = (f"MATCH (f:Fact) WHERE {flt.condition()}{flt.clauses('f')} "
             f"RETURN {columns('Fact', 'f')} {_FACT_ORDER}")
     text, page = paged(text, limit, offset)
     return text, {**flt.params, **page}
@@ -142,7 +142,7 @@ def _scope_filter(
     """(WHERE condition, trailing clauses, parameters) that filter hits of one scope."""
     if scope is Scope.FACTS:
         flt = FactFilter(filters, alias=alias)
-        return flt.condition(), flt.label_clause(carry), flt.params
+        return flt.condition(), flt.clauses(carry), flt.params
     params: dict[str, Any] = {}
     if scope is Scope.ENTITIES:
         return entity_label_condition(filters, alias, params), "", params
@@ -277,7 +277,7 @@ def _exact_query(
         params["min_score"] = float(min_score)
     # Without `WITH n` the planner would join on the id by hashing every holder (28 ms at 100k facts).
     holder = f"MATCH (n)-[:{VECTOR_LINK}]->(h)" if linked else f"WITH n MATCH (h:{vector_label('Fact')} {{id: n.id}})"
-    text = (f"MATCH (n:Fact) WHERE {bound} AND {flt.condition()}{flt.label_clause('n')} {holder} "
+    text = (f"MATCH (n:Fact) WHERE {bound} AND {flt.condition()}{flt.clauses('n')} {holder} "
             f"WITH n, 1.0 - vec.cosineDistance(h.emb, vecf32($v)) AS sim{score_floor} "
             "RETURN n.id, sim ORDER BY sim DESC, n.id LIMIT $limit")
     return text, params
@@ -353,7 +353,7 @@ async def bfs(
     facts: dict[str, int] = {}
     flt = FactFilter(filters)
     text = (f"UNWIND $frontier AS x MATCH (f:Fact) WHERE x IN f.entity_ids AND {flt.condition()}"
-            f"{flt.label_clause('f')} RETURN DISTINCT f.id, f.entity_ids")
+            f"{flt.clauses('f')} RETURN DISTINCT f.id, f.entity_ids")
     for hop in range(max_hops):
         frontier = [e for e, h in entities.items() if h == hop]
         if not frontier:

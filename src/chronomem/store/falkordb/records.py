@@ -17,7 +17,7 @@ import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from chronomem.domain import Community, Entity, Episode, Fact
+from chronomem.domain import Community, Entity, Episode, Fact, FactSource, FactVersion
 from chronomem.store.base import fact_attributes_column, split_fact_attributes
 from chronomem.store.falkordb.fulltext import fold
 
@@ -37,6 +37,7 @@ __all__ = [
     "fact_props",
     "from_micros",
     "to_micros",
+    "version_props",
 ]
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -49,7 +50,7 @@ EPISODE_FIELDS = (
 ENTITY_FIELDS = ("id", "name", "labels", "summary", "aliases", "attributes", "created_at")
 FACT_FIELDS = (
     "id", "source_id", "target_id", "other_entity_ids", "relation_type", "fact", "episode_ids",
-    "attributes", "valid_at", "invalid_at", "created_at", "expired_at",
+    "attributes", "valid_at", "invalid_at", "created_at", "expired_at", "sources", "version", "recorded_at",
 )
 COMMUNITY_FIELDS = ("id", "name", "summary", "member_ids", "created_at")
 
@@ -113,8 +114,10 @@ def fact_props(fact: Fact) -> dict[str, Any]:
         "other_entity_ids": list(fact.other_entity_ids), "entity_ids": list(dict.fromkeys(fact.entity_ids)),
         "relation_type": fact.relation_type, "fact": fact.fact, "fact_ft": fold(fact.fact),
         "episode_ids": list(fact.episode_ids),
-        "attributes": _dumps(fact_attributes_column(fact)),
-        **{name: to_micros(getattr(fact, name)) for name in ("valid_at", "invalid_at", "created_at", "expired_at")},
+        "sources": json.dumps([s.model_dump() for s in fact.sources], ensure_ascii=False),
+        "attributes": _dumps(fact_attributes_column(fact)), "version": fact.version,
+        **{name: to_micros(getattr(fact, name))
+           for name in ("valid_at", "invalid_at", "created_at", "expired_at", "recorded_at")},
         "valid_from": EARLIEST if fact.valid_at is None else to_micros(fact.valid_at),
     }
 
@@ -124,9 +127,21 @@ def fact_from_row(group_id: str, row: list[Any]) -> Fact:
     data["other_entity_ids"] = tuple(data["other_entity_ids"] or ())
     data["episode_ids"] = tuple(data["episode_ids"] or ())
     data["attributes"], data["evidence"] = split_fact_attributes(json.loads(data["attributes"] or "{}"))
-    for name in ("valid_at", "invalid_at", "created_at", "expired_at"):
+    for name in ("valid_at", "invalid_at", "created_at", "expired_at", "recorded_at"):
         data[name] = from_micros(data[name])
+    # facts written before versions existed: version 1, recorded when created
+    data["sources"] = tuple(FactSource(**item) for item in json.loads(data["sources"] or "[]"))
+    data["version"] = data["version"] or 1
     return Fact(group_id=group_id, **data)
+
+
+def version_props(version: FactVersion) -> dict[str, Any]:
+    """An earlier version of a fact, as a (:FactVersion) node: the fact's properties as they were
+    (``recorded_at`` is when the version took force) and ``recorded_to``, when it ended. Not
+    full-text indexed: search finds a fact by its latest text."""
+    props = fact_props(version.fact)
+    del props["fact_ft"]
+    return {**props, "recorded_to": to_micros(version.recorded_to)}
 
 
 def community_props(community: Community) -> dict[str, Any]:

@@ -7,11 +7,14 @@ relationship joins a fact to its own vector holder):
     (:Episode   {id, kind, content, text_ft, speaker, role, reference_time, created_at, status, …})
     (:Entity    {id, name, name_ft, labels, summary, summary_ft, aliases, norm_names, attributes, created_at})
     (:Fact      {id, source_id, target_id, other_entity_ids, entity_ids, relation_type, fact, fact_ft,
-                 episode_ids, attributes, valid_at, invalid_at, created_at, expired_at, valid_from})
+                 episode_ids, sources, attributes, valid_at, invalid_at, created_at, expired_at, valid_from,
+                 version, recorded_at})
     (:Community {id, name, name_ft, summary, summary_ft, member_ids, created_at})
     (:Mention   {episode_id, entity_id})
     (:EpisodeVec|EntityVec|FactVec|CommunityVec {id, emb})   one per embedded object, never updated
     (:Fact)-[:HAS_VECTOR]->(:FactVec)                         created and deleted with the holder
+    (:Fact)-[:HAS_VERSION]->(:FactVersion {the Fact's properties as they were, recorded_to})
+                                                              earlier versions, never updated
 
 ``*_ft`` are accent-folded copies for the full-text indexes; ``emb`` is HNSW-indexed per holder label;
 ``valid_from`` is ``valid_at`` with null as the earliest time (an index bound for ``as_of``).
@@ -21,19 +24,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
 import numpy as np
 
-from chronomem.domain import Community, Entity, Episode, EpisodeStatus, Fact, normalize_name
+from chronomem.domain import Community, Entity, Episode, EpisodeStatus, Fact, FactVersion, normalize_name
 from chronomem.errors import InvalidInputError, NotFoundError
 from chronomem.filters import SearchFilters
 from chronomem.store.base import BfsResult, GraphWrite, GroupStats, Scope, ScoredId, WeightedEdge
 from chronomem.store.falkordb import graph_reads as reads
 from chronomem.store.falkordb.connection import FalkorConnection, MissingGraphError, parse_url
-from chronomem.store.falkordb.cypher import LABELS, columns, vector_label
+from chronomem.store.falkordb.cypher import LABELS, VERSION_LINK, columns, vector_label
 from chronomem.store.falkordb.keys import GroupKeys
 from chronomem.store.falkordb.records import (
     community_from_row,
@@ -41,10 +45,13 @@ from chronomem.store.falkordb.records import (
     episode_from_row,
     episode_props,
     fact_from_row,
+    from_micros,
     to_micros,
 )
 from chronomem.store.falkordb.schema import SchemaManager
 from chronomem.store.falkordb.writes import batch_vectors, compose_write, vector_dimensions
+from chronomem.store.history import revise, versions_of
+from chronomem.timeutil import ensure_utc
 
 __all__ = ["FalkorDBStore"]
 
@@ -165,7 +172,8 @@ class FalkorDBStore:
 
     async def write(self, batch: GraphWrite) -> None:
         dimensions = vector_dimensions(batch)
-        text, params = compose_write(batch)
+        batch, versions = await self._revise_facts(batch)
+        text, params = compose_write(batch, versions)
         if not text:
             return
         key = self._keys.graph(batch.group_id)
@@ -178,6 +186,18 @@ class FalkorDBStore:
         self._schema.check_dimensions(key, dimensions)
         await self._check_vector_owners(batch)
         await self._connection.query(key, text, params)
+
+    async def _revise_facts(self, batch: GraphWrite) -> tuple[GraphWrite, list[FactVersion]]:
+        """The batch with each stored fact's next version, and the versions those replace.
+
+        Read before the write query: the group's writers are serialized by the ingestion lock,
+        and a fact is revised by one of them at a time."""
+        if not batch.facts or any(f.group_id != batch.group_id for f in batch.facts):
+            return batch, []  # nothing to revise, or refused by compose_write
+        stored = {f.id: f for f in await self.get_facts(batch.group_id, [f.id for f in batch.facts])}
+        revisions = [revise(stored.get(f.id), f) for f in batch.facts]
+        closed = [r.closed for r in revisions if r.closed is not None]
+        return dataclasses.replace(batch, facts=[r.head for r in revisions]), closed
 
     async def _check_vector_owners(self, batch: GraphWrite) -> None:
         """Every vector must belong to an object of this batch or already in the group."""
@@ -234,8 +254,30 @@ class FalkorDBStore:
     async def get_entities(self, group_id: str, ids: Sequence[str]) -> list[Entity]:
         return await self._by_ids(group_id, "Entity", ids)
 
-    async def get_facts(self, group_id: str, ids: Sequence[str]) -> list[Fact]:
-        return await self._by_ids(group_id, "Fact", ids)
+    async def get_facts(self, group_id: str, ids: Sequence[str], *, known_at: datetime | None = None) -> list[Fact]:
+        facts: list[Fact] = await self._by_ids(group_id, "Fact", ids)
+        return facts if known_at is None else await self._as_known_at(group_id, facts, ensure_utc(known_at))
+
+    async def _as_known_at(self, group_id: str, facts: list[Fact], t: datetime) -> list[Fact]:
+        """Each fact as our records held it at ``t`` (same order); facts recorded later go."""
+        later = [f.id for f in facts if f.recorded_at > t]
+        if not later:
+            return facts
+        text = (f"UNWIND $ids AS x MATCH (:Fact {{id: x}})-[:{VERSION_LINK}]->(v:FactVersion) "
+                f"WHERE v.recorded_to > $t AND v.recorded_at <= $t RETURN {columns('Fact', 'v')}")
+        rows = await self._objects(group_id, "Fact", text, {"ids": later, "t": to_micros(t)})
+        earlier = {f.id: f for f in rows}
+        return [earlier.get(f.id, f) for f in facts if f.recorded_at <= t or f.id in earlier]
+
+    async def fact_history(self, group_id: str, fact_id: str) -> list[FactVersion]:
+        head = await self._by_ids(group_id, "Fact", [fact_id])
+        if not head:
+            return []
+        text = (f"MATCH (:Fact {{id: $id}})-[:{VERSION_LINK}]->(v:FactVersion) "
+                f"RETURN {columns('Fact', 'v')}, v.recorded_to ORDER BY v.version")
+        rows = await self._read(group_id, text, {"id": fact_id})
+        earlier = [FactVersion(fact=fact_from_row(group_id, r[:-1]), recorded_to=from_micros(r[-1])) for r in rows]
+        return versions_of(earlier, head[0])
 
     async def get_communities(self, group_id: str, ids: Sequence[str]) -> list[Community]:
         return await self._by_ids(group_id, "Community", ids)
@@ -270,7 +312,10 @@ class FalkorDBStore:
         self, group_id: str, *, filters: SearchFilters | None = None, limit: int | None = None, offset: int = 0
     ) -> list[Fact]:
         text, params = reads.list_facts(filters, limit, offset)
-        return await self._objects(group_id, "Fact", text, params)
+        facts: list[Fact] = await self._objects(group_id, "Fact", text, params)
+        if filters is not None and filters.known_at is not None:
+            return await self._as_known_at(group_id, facts, filters.known_at)
+        return facts
 
     async def list_communities(self, group_id: str) -> list[Community]:
         text = f"MATCH (c:Community) RETURN {columns('Community', 'c')} ORDER BY c.created_at, c.id"

@@ -13,10 +13,11 @@ from typing import Any
 
 import numpy as np
 
+from chronomem.domain import FactVersion
 from chronomem.errors import InvalidInputError
 from chronomem.store.base import GraphWrite
-from chronomem.store.falkordb.cypher import VECTOR_LINK
-from chronomem.store.falkordb.records import community_props, entity_props, episode_props, fact_props
+from chronomem.store.falkordb.cypher import VECTOR_LINK, VERSION_LINK
+from chronomem.store.falkordb.records import community_props, entity_props, episode_props, fact_props, version_props
 
 __all__ = ["batch_vectors", "compose_write", "vector_dimensions"]
 
@@ -41,7 +42,8 @@ def _replace_vectors(label: str) -> str:
 _SECTIONS: tuple[tuple[str, str], ...] = (
     ("del_mentions", "UNWIND $del_mentions AS dm MATCH (dm_m:Mention {episode_id: dm.episode, entity_id: dm.entity}) "
                      "DELETE dm_m"),
-    ("del_facts", "UNWIND $del_facts AS df OPTIONAL MATCH (df_f:Fact {id: df}) "
+    ("del_facts", "UNWIND $del_facts AS df OPTIONAL MATCH (:Fact {id: df})-[:HAS_VERSION]->(df_x:FactVersion) "
+                  "DELETE df_x WITH DISTINCT df OPTIONAL MATCH (df_f:Fact {id: df}) "
                   "OPTIONAL MATCH (df_v:FactVec {id: df}) DELETE df_f, df_v"),
     ("del_entities", "UNWIND $del_entities AS dn OPTIONAL MATCH (dn_n:Entity {id: dn}) "
                      "OPTIONAL MATCH (dn_v:EntityVec {id: dn}) DELETE dn_n, dn_v "
@@ -57,6 +59,9 @@ _SECTIONS: tuple[tuple[str, str], ...] = (
                          "OPTIONAL MATCH (kc_v:CommunityVec {id: kc_c.id}) DELETE kc_c, kc_v"),
     ("episodes", "UNWIND $episodes AS ue MERGE (ue_e:Episode {id: ue.id}) SET ue_e += ue"),
     ("entities", "UNWIND $entities AS un MERGE (un_n:Entity {id: un.id}) SET un_n += un"),
+    # An earlier version hangs off its fact, unchanged (see store.history); the head is replaced after.
+    ("fact_versions", f"UNWIND $fact_versions AS fv MATCH (fv_f:Fact {{id: fv.id}}) "
+                      f"CREATE (fv_f)-[:{VERSION_LINK}]->(fv_v:FactVersion) SET fv_v += fv"),
     ("facts", "UNWIND $facts AS uf MERGE (uf_f:Fact {id: uf.id}) SET uf_f += uf"),
     ("communities", "UNWIND $communities AS uc MERGE (uc_c:Community {id: uc.id}) SET uc_c += uc"),
     ("mentions", "UNWIND $mentions AS um MERGE (:Mention {episode_id: um.episode, entity_id: um.entity})"),
@@ -80,7 +85,7 @@ def _vectors(vectors: dict[str, np.ndarray]) -> list[dict[str, Any]]:
     return [{"id": key, "v": np.asarray(v, dtype=np.float32)} for key, v in vectors.items()]
 
 
-def _rows(batch: GraphWrite) -> dict[str, Any]:
+def _rows(batch: GraphWrite, versions: list[FactVersion]) -> dict[str, Any]:
     rows: dict[str, Any] = {
         "del_mentions": [{"episode": m.episode_id, "entity": m.entity_id} for m in batch.delete_mentions],
         "del_facts": list(batch.delete_fact_ids),
@@ -89,6 +94,7 @@ def _rows(batch: GraphWrite) -> dict[str, Any]:
         "del_communities": list(batch.delete_community_ids),
         "episodes": [episode_props(e) for e in batch.episodes],
         "entities": [entity_props(e) for e in batch.entities],
+        "fact_versions": [version_props(v) for v in versions],
         "facts": [fact_props(f) for f in batch.facts],
         "communities": [community_props(c) for c in batch.communities],
         "mentions": [{"episode": m.episode_id, "entity": m.entity_id} for m in batch.mentions],
@@ -102,10 +108,11 @@ def _rows(batch: GraphWrite) -> dict[str, Any]:
     return rows
 
 
-def compose_write(batch: GraphWrite) -> tuple[str, dict[str, Any]]:
-    """The query text and parameters applying ``batch``; ('', {}) when there is nothing to do."""
+def compose_write(batch: GraphWrite, versions: list[FactVersion] | None = None) -> tuple[str, dict[str, Any]]:
+    """The query text and parameters applying ``batch`` (whose facts are the revised heads) and
+    keeping ``versions``, the fact versions they replace; ('', {}) when there is nothing to do."""
     _check_group(batch)
-    rows = _rows(batch)
+    rows = _rows(batch, versions or [])
     present = [(name, text) for name, text in _SECTIONS if name in rows and (rows[name] or name == "keep_communities")]
     if not present:
         return "", {}

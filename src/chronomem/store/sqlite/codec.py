@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from chronomem.domain import Community, Entity, Episode, EpisodeKind, EpisodeStatus, Fact
+from chronomem.domain import Community, Entity, Episode, EpisodeKind, EpisodeStatus, Fact, FactSource
 from chronomem.errors import InvalidInputError
 from chronomem.store.base import split_fact_attributes
 from chronomem.timeutil import ensure_utc
@@ -24,7 +24,9 @@ __all__ = [
     "ENTITY_COLUMNS",
     "EPISODE_COLUMNS",
     "FACT_COLUMNS",
+    "VERSION_COLUMNS",
     "community_from_row",
+    "dump_sources",
     "dumps",
     "entity_from_row",
     "episode_from_row",
@@ -45,8 +47,10 @@ EPISODE_COLUMNS = (
 ENTITY_COLUMNS = "id, name, labels, summary, aliases, attributes, created_at"
 FACT_COLUMNS = (
     "id, source_id, target_id, other_entity_ids, relation_type, fact, episode_ids, attributes, "
-    "valid_at, invalid_at, created_at, expired_at"
+    "valid_at, invalid_at, created_at, expired_at, sources, version, recorded_at"
 )
+# An earlier version of a fact, read from fact_versions in the shape of a facts row.
+VERSION_COLUMNS = FACT_COLUMNS.replace("id,", "fact_id,", 1).replace("recorded_at", "recorded_from")
 COMMUNITY_COLUMNS = "id, name, summary, created_at"
 
 
@@ -152,8 +156,18 @@ def entity_from_row(group_id: str, row: tuple[Any, ...]) -> Entity:
     })
 
 
+@functools.lru_cache(maxsize=1 << 12)
+def _sources(text: str) -> tuple[FactSource, ...]:
+    return () if text == "[]" else tuple(FactSource(**item) for item in json.loads(text))
+
+
+def dump_sources(sources: tuple[FactSource, ...]) -> str:
+    return dumps([s.model_dump() for s in sources])
+
+
 def fact_from_row(group_id: str, row: tuple[Any, ...]) -> Fact:
-    (id_, source, target, others, relation, text, episodes, attributes, valid, invalid, created, expired) = row
+    (id_, source, target, others, relation, text, episodes, attributes, valid, invalid, created, expired,
+     sources, version, recorded) = row
     attributes, evidence = split_fact_attributes(_json_dict(attributes))
     return _construct(Fact, {
         "id": id_,
@@ -164,12 +178,15 @@ def fact_from_row(group_id: str, row: tuple[Any, ...]) -> Fact:
         "relation_type": relation,
         "fact": text,
         "episode_ids": _json_tuple(episodes),
+        "sources": _sources(sources),
         "evidence": evidence,
         "attributes": attributes,
         "valid_at": from_us(valid),
         "invalid_at": from_us(invalid),
         "created_at": from_us(created),
         "expired_at": from_us(expired),
+        "version": version,
+        "recorded_at": from_us(recorded),
     })
 
 

@@ -11,25 +11,30 @@ from typing import Any
 
 import numpy as np
 
-from chronomem.domain import Community, Entity, Episode, EpisodeStatus, Fact, normalize_name
+from chronomem.domain import Community, Entity, Episode, EpisodeStatus, Fact, FactVersion, normalize_name
 from chronomem.filters import SearchFilters
 from chronomem.store.base import GroupStats, Scope, WeightedEdge
+from chronomem.store.history import versions_of
 from chronomem.store.sqlite.codec import (
     COMMUNITY_COLUMNS,
     ENTITY_COLUMNS,
     EPISODE_COLUMNS,
     FACT_COLUMNS,
+    VERSION_COLUMNS,
     community_from_row,
     entity_from_row,
     episode_from_row,
     fact_from_row,
+    from_us,
     to_us,
 )
+from chronomem.store.sqlite.timemask import NULL_TIME, TimeOverrides
 from chronomem.store.sqlite.where import entity_conditions, fact_conditions
-from chronomem.timeutil import utc_now
+from chronomem.timeutil import ensure_utc, utc_now
 
 __all__ = [
     "accepted_ids",
+    "as_known_at",
     "communities_by_ids",
     "entities_by_ids",
     "entities_by_names",
@@ -38,6 +43,7 @@ __all__ = [
     "entity_edges",
     "episodes_by_ids",
     "episodes_of_entities",
+    "fact_history",
     "facts_between",
     "facts_by_ids",
     "facts_of_entities",
@@ -48,6 +54,7 @@ __all__ = [
     "list_episodes",
     "list_facts",
     "vectors_by_ids",
+    "versions_in_force",
 ]
 
 _IN_JSON = "IN (SELECT value FROM json_each(?))"
@@ -82,9 +89,57 @@ def entities_by_ids(conn: sqlite3.Connection, gid: int, group_id: str, ids: Sequ
     return _in_given_order([entity_from_row(group_id, r) for r in rows], ids)
 
 
-def facts_by_ids(conn: sqlite3.Connection, gid: int, group_id: str, ids: Sequence[str]) -> list[Fact]:
+def facts_by_ids(
+    conn: sqlite3.Connection, gid: int, group_id: str, ids: Sequence[str], known_at: datetime | None = None
+) -> list[Fact]:
     rows = conn.execute(f"SELECT {FACT_COLUMNS} FROM facts WHERE gid = ? AND id {_IN_JSON}", (gid, _ids_param(ids)))
-    return _in_given_order([fact_from_row(group_id, r) for r in rows], ids)
+    facts = _in_given_order([fact_from_row(group_id, r) for r in rows], ids)
+    return facts if known_at is None else as_known_at(conn, gid, group_id, facts, known_at)
+
+
+def as_known_at(conn: sqlite3.Connection, gid: int, group_id: str, facts: list[Fact], t: datetime) -> list[Fact]:
+    """Each fact as our records held it at ``t`` (in the same order); facts recorded later go."""
+    t = ensure_utc(t)
+    later = [f.id for f in facts if f.recorded_at > t]
+    if not later:
+        return facts
+    t_us = to_us(t)
+    rows = conn.execute(
+        f"SELECT {VERSION_COLUMNS} FROM fact_versions WHERE gid = ? AND fact_id {_IN_JSON} "
+        "AND recorded_to > ? AND recorded_from <= ?",
+        (gid, _ids_param(later), t_us, t_us),
+    )
+    earlier = {fact.id: fact for fact in (fact_from_row(group_id, r) for r in rows)}
+    return [earlier.get(f.id, f) for f in facts if f.recorded_at <= t or f.id in earlier]
+
+
+def versions_in_force(conn: sqlite3.Connection, gid: int, t: datetime) -> TimeOverrides:
+    """The earlier versions in force at ``t``: their fact ids and (valid_at, invalid_at, created_at,
+    expired_at) rows, as the in-memory vector index keeps times (a covering index answers it)."""
+    t_us = to_us(t)
+    rows = conn.execute(
+        "SELECT fact_id, valid_at, invalid_at, created_at, expired_at FROM fact_versions "
+        "WHERE gid = ? AND recorded_to > ? AND recorded_from <= ?",
+        (gid, t_us, t_us),
+    ).fetchall()
+    if not rows:
+        return TimeOverrides([], np.empty((0, 4), dtype=np.int64))
+    stamps = np.array([r[1:] for r in rows], dtype=object)
+    times = np.where(stamps == None, NULL_TIME, stamps).astype(np.int64)  # noqa: E711 (elementwise)
+    return TimeOverrides([r[0] for r in rows], times)
+
+
+def fact_history(conn: sqlite3.Connection, gid: int, group_id: str, fact_id: str) -> list[FactVersion]:
+    """Every version of a fact, oldest first (empty for an unknown fact)."""
+    head = facts_by_ids(conn, gid, group_id, [fact_id])
+    if not head:
+        return []
+    rows = conn.execute(
+        f"SELECT {VERSION_COLUMNS}, recorded_to FROM fact_versions WHERE gid = ? AND fact_id = ? ORDER BY version",
+        (gid, fact_id),
+    )
+    earlier = [FactVersion(fact=fact_from_row(group_id, r[:-1]), recorded_to=from_us(r[-1])) for r in rows]
+    return versions_of(earlier, head[0])
 
 
 def _members(conn: sqlite3.Connection, gid: int, community_ids: Sequence[str]) -> dict[str, tuple[str, ...]]:
@@ -181,9 +236,12 @@ def list_facts(
         extra, extra_params = fact_conditions(filters)
         conditions += extra
         params += extra_params
-    return _select_facts(
+    facts = _select_facts(
         conn, group_id, conditions, [*params, -1 if limit is None else limit, offset], "LIMIT ? OFFSET ?"
     )
+    if filters is not None and filters.known_at is not None:
+        return as_known_at(conn, gid, group_id, facts, filters.known_at)
+    return facts
 
 
 def list_communities(conn: sqlite3.Connection, gid: int, group_id: str) -> list[Community]:

@@ -30,7 +30,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from chronomem.domain import Community, Entity, Episode, EpisodeStatus, Fact
+from chronomem.domain import Community, Entity, Episode, EpisodeStatus, Fact, FactVersion
 from chronomem.errors import InvalidInputError, NotFoundError, StoreError, StoreUnavailableError
 from chronomem.filters import SearchFilters
 from chronomem.store.base import BfsResult, GraphWrite, GroupStats, Scope, ScoredId, WeightedEdge
@@ -220,6 +220,7 @@ class SQLiteStore:
                 "entity_names",
                 "entity_labels",
                 "facts",
+                "fact_versions",
                 "fact_entities",
                 "fact_episodes",
                 "mentions",
@@ -313,8 +314,11 @@ class SQLiteStore:
     async def get_entities(self, group_id: str, ids: Sequence[str]) -> list[Entity]:
         return await self._read_group(group_id, reads.entities_by_ids, group_id, list(ids), default=[])
 
-    async def get_facts(self, group_id: str, ids: Sequence[str]) -> list[Fact]:
-        return await self._read_group(group_id, reads.facts_by_ids, group_id, list(ids), default=[])
+    async def get_facts(self, group_id: str, ids: Sequence[str], *, known_at: datetime | None = None) -> list[Fact]:
+        return await self._read_group(group_id, reads.facts_by_ids, group_id, list(ids), known_at, default=[])
+
+    async def fact_history(self, group_id: str, fact_id: str) -> list[FactVersion]:
+        return await self._read_group(group_id, reads.fact_history, group_id, fact_id, default=[])
 
     async def get_communities(self, group_id: str, ids: Sequence[str]) -> list[Community]:
         return await self._read_group(group_id, reads.communities_by_ids, group_id, list(ids), default=[])
@@ -460,6 +464,7 @@ class SQLiteStore:
         # Fact vectors check the time filters in memory; SQL is asked only about labels and types.
         in_memory_times = isinstance(index, VectorIndex) and scope is Scope.FACTS
         mask = fact_time_mask(filters) if in_memory_times else None
+        known = filters.known_at if in_memory_times and filters is not None else None
 
         def search(conn: sqlite3.Connection, gid: int) -> list[ScoredId]:
             def accept(ids: list[str]) -> set[str]:
@@ -469,7 +474,9 @@ class SQLiteStore:
             probe = reads.accepted_ids(conn, gid, scope, filters, [], time_clauses=not in_memory_times)
             checked = accept if probe is not None else None
             if isinstance(index, VectorIndex):
-                return index.search(query, limit, min_score=min_score, accept=checked, mask=mask)
+                # known at t': facts changed since are judged by the version in force at t'
+                overrides = None if known is None else reads.versions_in_force(conn, gid, known)
+                return index.search(query, limit, min_score=min_score, accept=checked, mask=mask, overrides=overrides)
             return index.search(query, limit, min_score=min_score, accept=checked)
 
         return await self._read_group(group_id, search, default=[])

@@ -9,6 +9,7 @@ a null bound is stored as a sentinel with the meaning it has in the filters (ope
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 
@@ -16,13 +17,20 @@ from chronomem.filters import SearchFilters, TimeRange
 from chronomem.store.sqlite.codec import to_us
 from chronomem.timeutil import utc_now
 
-__all__ = ["NULL_TIME", "TimeMask", "fact_time_mask", "time_row"]
+__all__ = ["NULL_TIME", "TimeMask", "TimeOverrides", "fact_time_mask", "time_row"]
 
 NULL_TIME = np.iinfo(np.int64).min  # a null timestamp; no real time is this small
 VALID, INVALID, CREATED, EXPIRED = range(4)
 _COLUMNS = {"valid_at": VALID, "invalid_at": INVALID, "created_at": CREATED, "expired_at": EXPIRED}
 
 TimeMask = Callable[[np.ndarray], np.ndarray]
+
+
+class TimeOverrides(NamedTuple):
+    """Other times for some facts (the versions in force at a past t'): ids and a (rows × 4) array."""
+
+    ids: list[str]
+    times: np.ndarray
 
 
 def time_row(valid: int | None, invalid: int | None, created: int | None, expired: int | None) -> np.ndarray:
@@ -76,7 +84,9 @@ def fact_time_mask(filters: SearchFilters | None) -> TimeMask:
         if filters.known_at is not None:
             t = to_us(filters.known_at)
             assert t is not None
-            keep &= _starts_by(times[:, CREATED], t) & _ends_after(times[:, EXPIRED], t)
+            keep &= _starts_by(times[:, CREATED], t)
+            if filters.as_of is None:  # alone, known_at keeps what was current then (see filters)
+                keep &= _ends_after(times[:, EXPIRED], t)
         if filters.current_only:
             now = to_us(filters.effective_now())
             assert now is not None

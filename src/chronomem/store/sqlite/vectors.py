@@ -17,7 +17,7 @@ import numpy as np
 from chronomem.store.base import ScoredId
 from chronomem.store.sqlite.fastscan import HalfPrecisionScan, faiss_module
 from chronomem.store.sqlite.ranking import Accept, RankedRows, walk_ranking
-from chronomem.store.sqlite.timemask import NULL_TIME, TimeMask
+from chronomem.store.sqlite.timemask import NULL_TIME, TimeMask, TimeOverrides
 
 __all__ = ["ACCELERATE_FROM", "VectorIndex"]
 
@@ -151,16 +151,27 @@ class VectorIndex(RankedRows):
         min_score: float | None = None,
         accept: Accept | None = None,
         mask: TimeMask | None = None,
+        overrides: TimeOverrides | None = None,
     ) -> list[ScoredId]:
-        """``mask`` (fact indexes only) picks the rows whose timestamps pass the time filters."""
+        """``mask`` (fact indexes only) picks the rows whose timestamps pass the time filters;
+        ``overrides`` gives other timestamps for some facts (the versions in force at a past time)."""
         vector = np.asarray(query, dtype=np.float32)
         with self._lock:
             keep = None if mask is None or self._times is None else mask(self._times[: self._count])
+            if keep is not None and overrides is not None and overrides.ids:
+                self._apply_overrides(keep, mask, overrides)
             if keep is not None and (self._scan is None or keep.sum() < _SELECTIVE * self._count):
                 return self._subset_search(np.flatnonzero(keep), vector, limit, min_score, accept)
             if self._scan is not None:
                 return self._scan_search(vector, limit, min_score, accept, keep)
         return super().search(vector, limit, min_score=min_score, accept=accept)
+
+    def _apply_overrides(self, keep: np.ndarray, mask: TimeMask | None, overrides: TimeOverrides) -> None:
+        assert mask is not None
+        rows = [self._rows.get(id_, -1) for id_ in overrides.ids]
+        held = np.fromiter(rows, dtype=np.int64, count=len(rows))
+        present = held >= 0
+        keep[held[present]] = mask(overrides.times[present])
 
     def _subset_search(
         self, rows: np.ndarray, query: np.ndarray, limit: int, min_score: float | None, accept: Accept | None

@@ -1,5 +1,9 @@
 """SearchFilters as SQL conditions over the ``facts`` and ``entities`` tables.
 
+With ``known_at`` a fact is judged as the version our records held at t': its latest version in
+``facts`` when that was recorded by t', else its earlier version in force at t' in
+``fact_versions`` (same column names, so one translation serves both).
+
 The translation mirrors :func:`chronomem.filters.fact_matches` clause by clause (the contract
 suite compares the two on randomized facts). Lists travel as one JSON parameter (``json_each``),
 so no filter ever changes the query's shape with its size or splices a value into SQL.
@@ -62,6 +66,20 @@ def fact_conditions(
     if filters is None:
         sql, now_params = _current(alias, to_us(utc_now()))
         return [sql], now_params
+    if filters.known_at is None:
+        return _conditions(filters, alias)
+    t = to_us(filters.known_at)
+    latest, latest_params = _conditions(filters, alias)
+    earlier, earlier_params = _conditions(filters, "v")
+    sql = (
+        f"(({alias}.recorded_at <= ? AND {' AND '.join(latest)}) OR EXISTS (SELECT 1 FROM fact_versions v "
+        f"WHERE v.gid = {alias}.gid AND v.fact_id = {alias}.id AND v.recorded_to > ? AND v.recorded_from <= ? "
+        f"AND {' AND '.join(earlier)}))"
+    )
+    return [sql], [t, *latest_params, t, t, *earlier_params]
+
+
+def _conditions(filters: SearchFilters, alias: str) -> tuple[list[str], list[Any]]:
     conditions: list[str] = []
     params: list[Any] = []
 
@@ -86,7 +104,10 @@ def fact_conditions(
         )
     if filters.known_at is not None:
         t = to_us(filters.known_at)
-        add(f"{alias}.created_at <= ? AND ({alias}.expired_at IS NULL OR ? < {alias}.expired_at)", [t, t])
+        if filters.as_of is None:  # alone, known_at keeps what was current then (see filters)
+            add(f"{alias}.created_at <= ? AND ({alias}.expired_at IS NULL OR ? < {alias}.expired_at)", [t, t])
+        else:
+            add(f"{alias}.created_at <= ?", [t])
     if filters.current_only:
         add(*_current(alias, to_us(filters.effective_now())))
     return conditions, params

@@ -15,10 +15,19 @@ from typing import Any
 
 import numpy as np
 
-from chronomem.domain import Community, Entity, Episode, Fact, Mention
+from chronomem.domain import Community, Entity, Episode, Fact, FactVersion, Mention
 from chronomem.errors import InvalidInputError
 from chronomem.store.base import GraphWrite, Scope, fact_attributes_column
-from chronomem.store.sqlite.codec import dumps, to_us, vector_blob
+from chronomem.store.history import revise
+from chronomem.store.sqlite.codec import (
+    FACT_COLUMNS,
+    VERSION_COLUMNS,
+    dump_sources,
+    dumps,
+    fact_from_row,
+    to_us,
+    vector_blob,
+)
 from chronomem.store.sqlite.indexes import IndexChange
 from chronomem.store.sqlite.timemask import time_row
 
@@ -152,6 +161,8 @@ def _delete_vector(tx: _Tx, scope: Scope, object_id: str) -> None:
 
 
 def _delete_fact(tx: _Tx, fact_id: str) -> None:
+    """A deleted fact takes its whole history with it (deletion is erasure, not a new version)."""
+    tx.conn.execute("DELETE FROM fact_versions WHERE gid = ? AND fact_id = ?", (tx.gid, fact_id))
     tx.conn.execute("DELETE FROM fact_entities WHERE gid = ? AND fact_id = ?", (tx.gid, fact_id))
     tx.conn.execute("DELETE FROM fact_episodes WHERE gid = ? AND fact_id = ?", (tx.gid, fact_id))
     _delete_row(tx, Scope.FACTS, fact_id)
@@ -294,17 +305,29 @@ def _upsert_entity(tx: _Tx, entity: Entity) -> None:
         )
 
 
-def _upsert_fact(tx: _Tx, fact: Fact) -> None:
-    previous = _previous(tx, "facts", "1, fact, source_id, target_id, other_entity_ids, episode_ids", fact.id)
+def _stored_fact(tx: _Tx, fact_id: str) -> Fact | None:
+    row = _previous(tx, "facts", FACT_COLUMNS, fact_id)
+    return None if row is None else fact_from_row(tx.group_id, row)
+
+
+def _upsert_fact(tx: _Tx, incoming: Fact) -> None:
+    """Write the fact's latest version; a change to what it says first keeps the stored version."""
+    previous = _stored_fact(tx, incoming.id)
+    revision = revise(previous, incoming)
+    fact = revision.head
+    if revision.closed is not None:
+        _keep_version(tx, revision.closed)
     others, episodes = dumps(list(fact.other_entity_ids)), dumps(list(fact.episode_ids))
     tx.conn.execute(
         "INSERT INTO facts (gid, id, source_id, target_id, other_entity_ids, relation_type, fact, episode_ids, "
-        "attributes, valid_at, invalid_at, created_at, expired_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+        "attributes, valid_at, invalid_at, created_at, expired_at, sources, version, recorded_at) "
+        f"VALUES ({', '.join('?' * 16)}) "
         "ON CONFLICT (gid, id) DO UPDATE SET source_id = excluded.source_id, target_id = excluded.target_id, "
         "other_entity_ids = excluded.other_entity_ids, relation_type = excluded.relation_type, "
         "fact = excluded.fact, episode_ids = excluded.episode_ids, attributes = excluded.attributes, "
         "valid_at = excluded.valid_at, invalid_at = excluded.invalid_at, created_at = excluded.created_at, "
-        "expired_at = excluded.expired_at",
+        "expired_at = excluded.expired_at, sources = excluded.sources, version = excluded.version, "
+        "recorded_at = excluded.recorded_at",
         (
             tx.gid,
             fact.id,
@@ -319,16 +342,46 @@ def _upsert_fact(tx: _Tx, fact: Fact) -> None:
             to_us(fact.invalid_at),
             to_us(fact.created_at),
             to_us(fact.expired_at),
+            dump_sources(fact.sources),
+            fact.version,
+            to_us(fact.recorded_at),
         ),
     )
-    _reindex_text(tx, Scope.FACTS, fact.id, None if previous is None else previous[1], fact.fact)
+    _reindex_text(tx, Scope.FACTS, fact.id, None if previous is None else previous.fact, fact.fact)
     if previous is None:
         tx.created.add((Scope.FACTS, fact.id))
-    if previous is None or previous[2:4] != (fact.source_id, fact.target_id) or previous[4] != others:
+    if previous is None or previous.entity_ids != fact.entity_ids:
         _replace_links(tx, "fact_entities", "entity_id", fact.id, fact.entity_ids, previous is not None)
-    if previous is None or previous[5] != episodes:
+    if previous is None or previous.episode_ids != fact.episode_ids:
         _replace_links(tx, "fact_episodes", "episode_id", fact.id, fact.episode_ids, previous is not None)
     tx.changes.append(IndexChange("times", tx.group_id, Scope.FACTS.value, fact.id, None, times=_fact_times(fact)))
+
+
+def _keep_version(tx: _Tx, closed: FactVersion) -> None:
+    """Append a replaced version to the fact's history, unchanged, with its end on T'."""
+    fact = closed.fact
+    tx.conn.execute(
+        f"INSERT INTO fact_versions (gid, {VERSION_COLUMNS}, recorded_to) VALUES ({', '.join('?' * 17)})",
+        (
+            tx.gid,
+            fact.id,
+            fact.source_id,
+            fact.target_id,
+            dumps(list(fact.other_entity_ids)),
+            fact.relation_type,
+            fact.fact,
+            dumps(list(fact.episode_ids)),
+            dumps(fact_attributes_column(fact)),
+            to_us(fact.valid_at),
+            to_us(fact.invalid_at),
+            to_us(fact.created_at),
+            to_us(fact.expired_at),
+            dump_sources(fact.sources),
+            fact.version,
+            to_us(fact.recorded_at),
+            to_us(closed.recorded_to),
+        ),
+    )
 
 
 def _replace_links(tx: _Tx, table: str, column: str, fact_id: str, values: Iterable[str], existed: bool) -> None:
