@@ -12,6 +12,7 @@ its browsable forms at ``/docs`` and ``/redoc``; the web explorer at ``/ui``.
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 import sys
@@ -29,11 +30,14 @@ from chronomem.service.errors import install_error_handlers
 from chronomem.service.limits import BodySizeLimit
 from chronomem.service.pages import mount_pages
 from chronomem.service.process import tune_gc
-from chronomem.service.routers import explorer, graph, probes, tasks, templates, threads, users
+from chronomem.service.project_config import ProjectProfiles
+from chronomem.service.routers import explorer, graph, probes, project_config, tasks, templates, threads, users
 from chronomem.settings import Settings
 from chronomem.workers import WorkerPool
 
 __all__ = ["API_PREFIX", "app_from_env", "create_app", "serve_app", "serve_processes"]
+
+logger = logging.getLogger("chronomem.service")
 
 API_PREFIX = "/api/v3"
 SWITCH_INTERVAL_S = 0.001
@@ -57,6 +61,8 @@ def create_app(
         opened = memory or await Chronomem.open(settings)
         await warm_up(opened.embedder)  # before /readyz says ready: the first request should not load it
         plane = control or ControlPlane.open(settings.resolved_control_db)
+        opened.use_group_profiles(ProjectProfiles(plane))  # each project's ontology and mappings
+        logger.info("chronomem: model %s", opened.model_description)
         pool = WorkerPool.for_memory(opened) if run_workers else None
         app.state.chronomem = ServiceState(settings=settings, memory=opened, control=plane, pool=pool)
         if pool is not None:
@@ -66,6 +72,7 @@ def create_app(
         finally:
             if pool is not None:
                 await pool.stop()
+            opened.use_group_profiles(None)
             if control is None:
                 plane.close()
             if memory is None:
@@ -86,7 +93,7 @@ def create_app(
     install_error_handlers(app)
     app.add_middleware(BodySizeLimit, max_bytes=settings.api.max_request_bytes)
     app.include_router(probes.router)
-    for module in (users, threads, graph, tasks, templates, explorer):
+    for module in (users, threads, graph, tasks, templates, project_config, explorer):
         app.include_router(module.router, prefix=API_PREFIX)
     mount_compat(app)  # /api/v2: Zep's SDK works unchanged
     mount_pages(app)

@@ -575,3 +575,4 @@ class Ready(BaseModel):
     status: Literal["ready", "not_ready"]
     store: bool
     workers: Literal["running", "stopped", "external"]
+    model: str = Field(description="the language model, or 'heuristic (a rule-based stand-in, not an LLM)'")
