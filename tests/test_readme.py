@@ -47,3 +47,22 @@ def test_the_python_example_runs_on_the_embedded_default(tmp_path: Path):
     assert result.returncode == 0, result.stderr
     assert "Alice lives in Lisbon" in result.stdout
     assert (tmp_path / "memory" / "chronomem.db").exists()
+
+
+@pytest.mark.parametrize("page", ["README.md", "docs/service.md"])
+def test_the_examples_read_only_variables_the_setup_step_exports(page: str):
+    """A variable an example needs (no default) is one its page's ``Run the server`` step exports: the
+    Python example once read CHRONOMEM_URL/CHRONOMEM_API_KEY that no step set."""
+    text = (ROOT / page).read_text(encoding="utf-8")
+    setup = re.search(r"## Run the server\n+```bash\n(.*?)```", text, re.S)
+    assert setup, page
+    exported = set(re.findall(r"^export (\w+)=", setup.group(1), re.M))
+    needed: set[str] = set()
+    for kind in ("curl", "python"):
+        block = re.search(rf"<!-- example: {kind} -->\n```\w+\n(.*?)```", text, re.S)
+        assert block, (page, kind)
+        code = block.group(1)
+        assigned = set(re.findall(r"^(\w+)=", code, re.M))
+        needed |= set(re.findall(r"os\.environ\[['\"](\w+)['\"]\]", code))
+        needed |= {name for name in re.findall(r"\$\{?(\w+)(?![:\w])", code) if name not in assigned}
+    assert needed and needed <= exported, (page, needed - exported)

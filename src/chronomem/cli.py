@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.markup import escape
 from rich.table import Table
 
-from chronomem.errors import ChronomemError
+from chronomem.errors import ChronomemError, InvalidInputError
 from chronomem.settings import Settings
 
 if TYPE_CHECKING:
@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from chronomem.ingest import IngestResult
     from chronomem.llm.base import LanguageModel
     from chronomem.memory import Chronomem
+    from chronomem.search.searcher import SearchResults
     from chronomem.service.controlplane import ControlPlane
     from chronomem.store.base import GroupStats
     from chronomem.store.factory import StoreTraits
@@ -53,6 +54,12 @@ app = typer.Typer(
 keys_app = typer.Typer(help="Create, list and revoke API keys (stored hashed, scoped to a project).",
                        no_args_is_help=True, rich_markup_mode=None)
 app.add_typer(keys_app, name="keys")
+ontology_app = typer.Typer(help="Show or replace a project's ontology (entity and edge types, signatures, "
+                           "single-valued relations).", no_args_is_help=True, rich_markup_mode=None)
+app.add_typer(ontology_app, name="ontology")
+mappings_app = typer.Typer(help="Show or replace a project's JSON mappings.", no_args_is_help=True,
+                           rich_markup_mode=None)
+app.add_typer(mappings_app, name="mappings")
 
 console = Console()
 err_console = Console(stderr=True)
@@ -67,14 +74,17 @@ def _options(
     data_dir: Annotated[Path | None, typer.Option(help="Directory of the embedded store and control plane.")] = None,
     store: Annotated[str | None, typer.Option(help="Store URL, e.g. sqlite:///memory.db.")] = None,
     embedder: Annotated[str | None, typer.Option(help="Embedder spec: local, hashing, ...")] = None,
+    config: Annotated[Path | None, typer.Option(
+        help="TOML config file (default: $CHRONOMEM_CONFIG); see docs/configuration.md.")] = None,
 ) -> None:
     """Memory for LLM agents on a bi-temporal knowledge graph."""
-    ctx.obj = {"data_dir": data_dir, "store": store, "embedder": embedder}
+    ctx.obj = {"data_dir": data_dir, "store": store, "embedder": embedder, "config": config}
 
 
 def _settings(ctx: typer.Context, *, store: str | None = None) -> Settings:
-    settings = Settings.from_env()
     given = ctx.find_root().obj or {}
+    with _clean_errors():
+        settings = Settings.from_env(config_file=given.get("config"))
     changes: dict[str, Any] = {}
     if given.get("data_dir") is not None:
         changes["data_dir"] = given["data_dir"]
@@ -91,7 +101,7 @@ def _clean_errors() -> Iterator[None]:
     try:
         yield
     except ChronomemError as exc:
-        err_console.print(f"[red]error:[/red] {exc}", highlight=False)
+        err_console.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)  # "[ingest]" is not markup
         raise typer.Exit(1) from None
 
 
@@ -152,12 +162,12 @@ def _control(ctx: typer.Context) -> Iterator[ControlPlane]:
 def _when(text: str | None) -> datetime | None:
     if text is None:
         return None
-    from chronomem.timeutil import ensure_utc
+    from chronomem.timeutil import parse_instant
 
     try:
-        return ensure_utc(datetime.fromisoformat(text))
-    except ValueError as exc:
-        raise typer.BadParameter(f"{text!r}: {exc} (use ISO 8601 with a timezone, e.g. 2024-05-01T10:00:00Z)") from None
+        return parse_instant(text)
+    except InvalidInputError as exc:
+        raise typer.BadParameter(str(exc)) from None
 
 
 # -- serving -----------------------------------------------------------------------------------------
@@ -186,6 +196,7 @@ def serve(
     settings = _settings(ctx, store=store)
     if workers is not None:
         settings = replace(settings, workers=replace(settings.workers, in_process=workers))
+    _say_model(settings)
     if processes == 1:
         _run_server(serve_app(create_app(settings), host=host, port=port))
         return
@@ -258,13 +269,29 @@ def worker(
         raise typer.BadParameter("this store's queue takes one worker process: leave --shard at 0/1")
 
     async def work(memory: Chronomem) -> None:
-        pool = await run_until_stopped(
-            memory, shard=part,
-            on_ready=lambda: err_console.print(f"worker {part.index}/{part.count} running; Ctrl-C to stop"),
-        )
+        from chronomem.service.controlplane import open_control_plane
+        from chronomem.service.project_config import ProjectProfiles
+
+        control = open_control_plane(settings)
+        memory.use_group_profiles(ProjectProfiles(control))  # each project's ontology and mappings
+        try:
+            pool = await run_until_stopped(
+                memory, shard=part,
+                on_ready=lambda: err_console.print(f"worker {part.index}/{part.count} running "
+                                                   f"(model: {memory.model_description}); Ctrl-C to stop"),
+            )
+        finally:
+            control.close()
         err_console.print(f"processed {pool.processed}, failed {pool.failed}")
 
     _run(_with_memory(settings, work))
+
+
+def _say_model(settings: Settings) -> None:
+    """Every long-running command says which model extracts (the stand-in: that it is not an LLM)."""
+    from chronomem.llm.heuristic import describe_model
+
+    err_console.print(f"model: {describe_model(settings.llm.model if settings.llm else None)}", highlight=False)
 
 
 @app.command("mcp")
@@ -280,7 +307,9 @@ def mcp_command(
 
     if transport not in ("stdio", "http"):
         raise typer.BadParameter("transport must be stdio or http")
-    run_mcp(_settings(ctx), transport=transport, host=host, port=port, default_group=group)  # type: ignore[arg-type]
+    settings = _settings(ctx)
+    _say_model(settings)  # stderr: stdout is the stdio transport
+    run_mcp(settings, transport=transport, host=host, port=port, default_group=group)  # type: ignore[arg-type]
 
 
 # -- writing -----------------------------------------------------------------------------------------
@@ -367,28 +396,15 @@ def import_command(
         stats = _run(_with_memory(_settings(ctx), lambda m: m.import_group(export, group_id=group, reembed=reembed)))
         console.print(f"imported {stats.episodes} episodes, {stats.entities} entities, {stats.facts} facts")
         return
-    from chronomem.importing import FORMATS, read_episodes
+    from chronomem.importing import FORMATS, import_episodes, read_episodes
 
     if fmt not in FORMATS:
         raise typer.BadParameter(f"--format must be one of {', '.join((*FORMATS, 'export'))}")
     with _clean_errors():
         episodes = read_episodes(path, fmt, group_id=group)  # type: ignore[arg-type]
-
-    async def work(memory: Chronomem) -> int:
-        if not queue:
-            return len(await memory.add_episodes(episodes, progress=True))
-        with Progress(TextColumn("queueing"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                      console=err_console) as progress:
-            bar = progress.add_task("queueing", total=len(episodes))
-            for start in range(0, len(episodes), 100):
-                chunk = episodes[start:start + 100]
-                await memory.enqueue(chunk)
-                progress.advance(bar, len(chunk))
-        return len(episodes)
-
-    count = _run(_with_memory(_settings(ctx), work))
-    groups = len({e.group_id for e in episodes})
-    console.print(f"{'queued' if queue else 'ingested'} {count} episodes into {groups} group(s)")
+    counts = _run(_with_memory(_settings(ctx), lambda m: import_episodes(m, episodes, queue=queue, progress=True)))
+    _say(f"{'queued' if queue else 'ingested'} {counts.added} new episodes into {counts.groups} group(s); "
+         f"{counts.already_present} were already there")
 
 
 @app.command()
@@ -451,7 +467,22 @@ def search(
     filters = SearchFilters(as_of=when, known_at=known) if when or known else None
     with _clean_errors():
         config = named_recipe(recipe).with_limit(limit)
-    results = _run(_with_memory(_settings(ctx), lambda m: m.search([group], query, config=config, filters=filters)))
+        fallback = named_recipe("episodes_only").with_limit(limit)
+
+    async def work(memory: Chronomem) -> tuple[SearchResults, str | None]:
+        results = await memory.search([group], query, config=config, filters=filters)
+        if results.facts or results.entities or results.episodes or results.communities:
+            return results, None
+        why = await _why_nothing(memory, group)
+        if recipe != "episodes_only":
+            results = await memory.search([group], query, config=fallback, filters=filters)
+            if results.episodes:
+                return results, f"{why}; showing matching episodes (--recipe episodes_only)"
+        return results, why
+
+    results, note = _run(_with_memory(_settings(ctx), work))
+    if note:
+        err_console.print(f"note: {note}", markup=False, highlight=False, soft_wrap=True)
     scopes: dict[str, list[tuple[Fact | Entity | Episode | Community, float]]] = {
         "facts": list(results.facts), "entities": list(results.entities), "episodes": list(results.episodes),
         "communities": list(results.communities),
@@ -465,6 +496,20 @@ def search(
     for name, hits in scopes.items():
         if hits:
             console.print(_table(name, hits))
+
+
+async def _why_nothing(memory: Chronomem, group: str) -> str:
+    """Why a search of ``group`` found no fact or entity, in words for the person who asked."""
+    from chronomem.domain import EpisodeStatus
+
+    waiting = await memory.list_episodes(group, statuses=[
+        EpisodeStatus.UNEXTRACTED, EpisodeStatus.PENDING, EpisodeStatus.PROCESSING, EpisodeStatus.FAILED])
+    if waiting:
+        return (f"nothing extracted matched: {len(waiting)} episode(s) of {group!r} are not extracted yet "
+                "(no model configured, still queued, or failed; see `chronomem reprocess`)")
+    if not await memory.list_episodes(group, limit=1):
+        return f"group {group!r} holds no episodes"
+    return "nothing in the group matched the query"
 
 
 def _table(name: str, hits: list[tuple[Fact | Entity | Episode | Community, float]]) -> Table:
@@ -497,9 +542,21 @@ def context(
     group: Annotated[str, typer.Argument(help="Group (graph) id.")],
     query: Annotated[str, typer.Argument(help="The question the context is for.")],
 ) -> None:
-    """Print the context block (the paper's template) for a query."""
-    block = _run(_with_memory(_settings(ctx), lambda m: m.context([group], query)))
-    console.print(block, markup=False, highlight=False)
+    """Print the context block (the paper's template) for a query, exactly as an agent gets it."""
+
+    async def work(memory: Chronomem) -> tuple[str, str | None]:
+        block = await memory.context([group], query)
+        if block.strip():
+            return block, None
+        why = await _why_nothing(memory, group)
+        block = await memory.context([group], query, include_episodes=True)
+        return block, (f"{why}; the block shows matching episodes instead" if block.strip() else why)
+
+    block, note = _run(_with_memory(_settings(ctx), work))
+    if note:
+        err_console.print(f"note: {note}", markup=False, highlight=False, soft_wrap=True)
+    if block:
+        sys.stdout.write(block + "\n")  # verbatim: the text an agent gets, not wrapped to the terminal
 
 
 @app.command()
@@ -547,16 +604,19 @@ def demo(ctx: typer.Context, model: ModelOption = None) -> None:
     """Ingest a small sample (a conversation and a CRM record stream) into a fresh store and query it."""
     from chronomem.demo import run_demo
     from chronomem.embed import build_embedder
+    from chronomem.llm.heuristic import describe_model
 
     settings = _settings(ctx)
     llm = _stand_in_model(model)
+    described = describe_model(model or (settings.llm.model if settings.llm is not None else None))
     if llm is None and settings.llm is not None:
         from chronomem.llm.settings import build_language_model
 
         llm = build_language_model(settings.llm)
     with _clean_errors():
         embedder = _chosen_embedder(ctx) or build_embedder(settings.embedder)
-    _run(run_demo(store_url=settings.store_url, llm=llm, console=console, embedder=embedder))
+    _run(run_demo(store_url=settings.store_url, llm=llm, console=console, embedder=embedder,
+                  model_description=described))
 
 
 def _chosen_embedder(ctx: typer.Context) -> Embedder | None:
@@ -614,6 +674,95 @@ def keys_revoke(
     console.print(f"revoked {key_id}")
 
 
+# -- a project's ontology and mappings ---------------------------------------------------------------
+
+ProjectOption = Annotated[str, typer.Option(help="The project (as in 'keys create --project').")]
+FileArgument = Annotated[Path, typer.Argument(help="A TOML or JSON file (see docs/configuration.md).",
+                                              exists=True, dir_okay=False)]
+
+
+def _project_id(control: ControlPlane, name: str) -> str:
+    return control.get_project(name).id
+
+
+def _print_json(value: Any) -> None:
+    console.print_json(json.dumps(value))
+
+
+@ontology_app.command("show")
+def ontology_show(ctx: typer.Context, project: ProjectOption) -> None:
+    """Print the ontology the project's episodes are extracted with (its own, else the server's)."""
+    from chronomem.service import project_config
+
+    settings = _settings(ctx)
+    with _clean_errors(), _control(ctx) as control:
+        from chronomem.ingest.ontology import Ontology
+
+        found = project_config.ontology_in_force(control, _project_id(control, project),
+                                                 settings.ontology or Ontology())
+    err_console.print(f"source: {found.source}")
+    _print_json(found.value.model_dump(mode="json"))
+
+
+@ontology_app.command("set")
+def ontology_set(ctx: typer.Context, file: FileArgument, project: ProjectOption) -> None:
+    """Replace the project's ontology with the one in FILE (checked first: a bad one changes nothing)."""
+    from chronomem.configuration import load_ontology
+    from chronomem.ingest.ontology_spec import OntologySpec
+    from chronomem.service import project_config
+
+    with _clean_errors(), _control(ctx) as control:
+        spec = OntologySpec.from_ontology(load_ontology(str(file), str(file)))
+        project_config.set_ontology(control, _project_id(control, project), spec)
+    console.print(f"ontology of {project!r}: {len(spec.entity_types)} entity type(s), "
+                  f"{len(spec.edge_types)} edge type(s)")
+
+
+@ontology_app.command("reset")
+def ontology_reset(ctx: typer.Context, project: ProjectOption) -> None:
+    """Forget the project's ontology: the server's applies again."""
+    from chronomem.service import project_config
+
+    with _clean_errors(), _control(ctx) as control:
+        project_config.reset_ontology(control, _project_id(control, project))
+    console.print(f"ontology of {project!r}: the server's")
+
+
+@mappings_app.command("show")
+def mappings_show(ctx: typer.Context, project: ProjectOption) -> None:
+    """Print the project's JSON mappings (its own, else the server's)."""
+    from chronomem.service import project_config
+
+    settings = _settings(ctx)
+    with _clean_errors(), _control(ctx) as control:
+        found = project_config.json_mappings_in_force(control, _project_id(control, project),
+                                                      settings.json_mappings)
+    err_console.print(f"source: {found.source}")
+    _print_json([m.model_dump(mode="json") for m in found.value])
+
+
+@mappings_app.command("set")
+def mappings_set(ctx: typer.Context, file: FileArgument, project: ProjectOption) -> None:
+    """Replace the project's JSON mappings with those in FILE (checked first)."""
+    from chronomem.configuration import load_json_mappings
+    from chronomem.service import project_config
+
+    with _clean_errors(), _control(ctx) as control:
+        mappings = load_json_mappings(str(file), str(file))
+        project_config.set_json_mappings(control, _project_id(control, project), list(mappings))
+    console.print(f"JSON mappings of {project!r}: {', '.join(m.name for m in mappings) or 'none'}")
+
+
+@mappings_app.command("reset")
+def mappings_reset(ctx: typer.Context, project: ProjectOption) -> None:
+    """Forget the project's JSON mappings: the server's apply again."""
+    from chronomem.service import project_config
+
+    with _clean_errors(), _control(ctx) as control:
+        project_config.reset_json_mappings(control, _project_id(control, project))
+    console.print(f"JSON mappings of {project!r}: the server's")
+
+
 # -- reference ---------------------------------------------------------------------------------------
 
 
@@ -662,10 +811,24 @@ def docs_cli(
     check: Annotated[bool, typer.Option(help="Exit 1 if the file differs from the generated page.")] = False,
 ) -> None:
     """Generate the CLI reference page (docs/cli.md) from the commands themselves."""
-    page = reference_markdown()
+    _write_page(reference_markdown(), output, check=check, command="docs-cli")
+
+
+@app.command("docs-config")
+def docs_config(
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="File to write (default: stdout).")] = None,
+    check: Annotated[bool, typer.Option(help="Exit 1 if the file differs from the generated page.")] = False,
+) -> None:
+    """Generate the configuration reference (docs/configuration.md) from the settings catalogue."""
+    from chronomem.configuration import render_configuration_markdown
+
+    _write_page(render_configuration_markdown(), output, check=check, command="docs-config")
+
+
+def _write_page(page: str, output: Path | None, *, check: bool, command: str) -> None:
     if check:
         if output is None or not output.exists() or output.read_text(encoding="utf-8") != page:
-            err_console.print(f"{output} is out of date; run: chronomem docs-cli -o {output}")
+            err_console.print(f"{output} is out of date; run: chronomem {command} -o {output}")
             raise typer.Exit(1)
         return
     if output is None:

@@ -127,8 +127,10 @@ async def run_demo(
     console: Console | None = None,
     *,
     embedder: Embedder | None = None,
+    model_description: str | None = None,
 ) -> None:
-    """Ingest the sample into ``store_url`` (default: in memory) and print the answers' material."""
+    """Ingest the sample into ``store_url`` (default: in memory) and print the answers' material;
+    ``model_description`` is how the model is named (default: as the memory knows it)."""
     from chronomem.embed.testing import HashingEmbedder
 
     console = console or Console()
@@ -136,6 +138,7 @@ async def run_demo(
     async with await Chronomem.open(
         settings, embedder=embedder or HashingEmbedder(), llm=llm, json_mappings=(CRM_MAPPING,), ontology=DEMO_ONTOLOGY
     ) as memory:
+        console.print(f"Model: {model_description or memory.model_description}", highlight=False)
         results = await memory.add_episodes(sample_episodes(), progress=console.is_terminal)
         if llm is not None:  # a store filled by an earlier run without a model: extract what waits
             await memory.reprocess(CONVERSATION_GROUP)

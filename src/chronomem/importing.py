@@ -10,32 +10,40 @@ Formats (``read_episodes(path, fmt, group_id=…)``):
 - ``longmemeval``: a LongMemEval file (``.json`` or ``.json.gz``): one group per question
   (``<prefix><question_id>``), one message episode per turn of its haystack, at its session's date.
 
-Episode ids from ``locomo`` and ``longmemeval`` are derived from the file's own ids, so importing a
-file twice adds nothing the second time. Whole-group export files are read by
-``Chronomem.import_group`` (see ``chronomem.memory``), not here.
+Every episode has a stable id, so importing a file twice adds nothing the second time: ``locomo``
+and ``longmemeval`` ids are derived from the file's own ids; a ``messages`` line without ``uuid``
+gets one derived from its group, its position among the file's messages and its content (a line
+appended later gets a new id, a repeated "ok" on another line is another message).
+``import_episodes`` feeds them to a memory and counts what was added and what was already there.
+Whole-group export files are read by ``Chronomem.import_group`` (see ``chronomem.memory``), not here.
 """
 
 from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterable
-from datetime import datetime
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from chronomem.domain import Episode, EpisodeKind
-from chronomem.errors import InvalidInputError
-from chronomem.timeutil import ensure_utc
+from chronomem.errors import ConflictError, InvalidInputError
+from chronomem.timeutil import parse_instant
 
 __all__ = [
     "FORMATS",
+    "ImportCounts",
     "ImportFormat",
+    "import_episodes",
     "locomo_episodes",
     "longmemeval_episodes",
     "message_episodes",
     "read_episodes",
 ]
+
+if TYPE_CHECKING:
+    from chronomem.memory import Chronomem
 
 ImportFormat = Literal["messages", "locomo", "longmemeval"]
 FORMATS: tuple[str, ...] = ("messages", "locomo", "longmemeval")
@@ -46,7 +54,7 @@ def _stable_id(*parts: str) -> str:
     return uuid.uuid5(_NAMESPACE, "\x1f".join(parts)).hex
 
 
-def _line_episode(raw: Any, line_no: int, group_id: str | None) -> Episode:
+def _line_episode(raw: Any, line: str, line_no: int, position: int, group_id: str | None) -> Episode:
     if not isinstance(raw, dict) or not isinstance(raw.get("content"), str):
         raise InvalidInputError(f"line {line_no}: expected an object with a string 'content'")
     group = raw.get("group_id") or group_id
@@ -58,9 +66,11 @@ def _line_episode(raw: Any, line_no: int, group_id: str | None) -> Episode:
         "metadata": raw.get("metadata") or {}, "source_description": "import",
     }
     if raw.get("created_at"):
-        fields["reference_time"] = ensure_utc(datetime.fromisoformat(raw["created_at"]))
-    if raw.get("uuid"):
-        fields["id"] = str(raw["uuid"])
+        try:
+            fields["reference_time"] = parse_instant(str(raw["created_at"]))
+        except InvalidInputError as exc:
+            raise InvalidInputError(f"line {line_no}: created_at {exc}") from None
+    fields["id"] = str(raw["uuid"]) if raw.get("uuid") else _stable_id("messages", group, str(position), line)
     try:
         return Episode(**fields)
     except ValueError as exc:
@@ -69,7 +79,7 @@ def _line_episode(raw: Any, line_no: int, group_id: str | None) -> Episode:
 
 def message_episodes(lines: Iterable[str], *, group_id: str | None = None) -> list[Episode]:
     """Episodes from JSON Lines of messages (blank lines skipped)."""
-    episodes = []
+    episodes: list[Episode] = []
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
@@ -77,7 +87,7 @@ def message_episodes(lines: Iterable[str], *, group_id: str | None = None) -> li
             raw = json.loads(line)
         except ValueError as exc:
             raise InvalidInputError(f"line {number}: not JSON ({exc})") from None
-        episodes.append(_line_episode(raw, number, group_id))
+        episodes.append(_line_episode(raw, line.strip(), number, len(episodes), group_id))
     return episodes
 
 
@@ -125,3 +135,38 @@ def read_episodes(path: str | Path, fmt: ImportFormat, *, group_id: str | None =
     if fmt == "longmemeval":
         return longmemeval_episodes(path, prefix=group_id or "")
     raise InvalidInputError(f"unknown import format {fmt!r}; known: {', '.join(FORMATS)}")
+
+
+@dataclass(frozen=True, slots=True)
+class ImportCounts:
+    """What an import did: episodes new to the memory, and episodes it held already (skipped)."""
+
+    added: int
+    already_present: int
+    groups: int
+
+
+async def import_episodes(
+    memory: Chronomem, episodes: Sequence[Episode], *, queue: bool = False, progress: bool = False
+) -> ImportCounts:
+    """Store the episodes the memory does not hold yet, and extract them now (or, with ``queue``,
+    leave them ``pending`` for the workers). An id the memory holds with other content is a
+    ``ConflictError`` raised before anything is stored."""
+    fresh: list[Episode] = []
+    by_group: dict[str, list[Episode]] = {}
+    for episode in episodes:
+        by_group.setdefault(episode.group_id, []).append(episode)
+    for group_id, batch in by_group.items():
+        stored = {e.id: e for e in await memory.store.get_episodes(group_id, [e.id for e in batch])}
+        for episode in batch:
+            old = stored.get(episode.id)
+            if old is None:
+                fresh.append(episode)
+            elif old.content != episode.content:
+                raise ConflictError(f"episode id {episode.id!r} of group {group_id!r} holds other content")
+    if queue:
+        for start in range(0, len(fresh), 100):
+            await memory.enqueue(fresh[start:start + 100])
+    elif fresh:
+        await memory.add_episodes(fresh, progress=progress)
+    return ImportCounts(added=len(fresh), already_present=len(episodes) - len(fresh), groups=len(by_group))

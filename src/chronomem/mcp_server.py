@@ -1,7 +1,8 @@
 """The MCP server: chronomem's operations as tools for agents (official ``mcp`` SDK, ``MCPServer``).
 
 Tools: ``add_memory``, ``search_facts``, ``search_entities``, ``get_context``, ``get_episodes``,
-``delete_episode``, ``delete_fact``, ``delete_entity`` and ``task_status``. Each parses its
+``delete_episode``, ``delete_fact``, ``delete_entity``, ``task_status``, ``fact_history`` and ``get_configuration``
+(the model, ontology and JSON mappings memories are extracted with). Each parses its
 arguments, calls one :class:`~chronomem.Chronomem` method and returns plain JSON. Memories are
 queued durably and extracted by an in-process worker pool, as in the HTTP service; ``task_status``
 follows an added memory. Library errors come back as tool errors with their message.
@@ -23,7 +24,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
 from chronomem.domain import Entity, Episode, Fact, FactVersion
-from chronomem.errors import ChronomemError
+from chronomem.errors import ChronomemError, ConfigurationError
 from chronomem.filters import SearchFilters
 from chronomem.memory import Chronomem
 from chronomem.search.config import RECIPES
@@ -189,6 +190,7 @@ def build_mcp_server(
         return _episode(await memory.get_episode(group(group_id), episode_id))
 
     _history_tools(server, memory, group)
+    _add_configuration_tool(server, memory)
     return server
 
 
@@ -199,6 +201,32 @@ def _history_tools(server: MCPServer[Any], memory: Chronomem, group: Callable[[s
         """Every version of a fact, oldest first: what we believed, and from when to when
         (recorded_from, recorded_to; the last is what we believe now)."""
         return [_version(v) for v in await memory.fact_history(group(group_id), fact_id)]
+
+
+def _add_configuration_tool(server: MCPServer[Any], memory: Chronomem) -> None:
+    @server.tool()
+    @_tool_errors
+    async def get_configuration() -> dict[str, Any]:
+        """What memories are extracted with: the model (the heuristic stand-in says it is not an
+        LLM), the ontology (entity and edge types, signatures, single-valued relations) and the JSON
+        mappings."""
+        return _configuration(memory)
+
+
+def _configuration(memory: Chronomem) -> dict[str, Any]:
+    from chronomem.ingest.ontology_spec import OntologySpec
+
+    try:
+        ontology: Any = OntologySpec.from_ontology(memory.ontology).model_dump(mode="json")
+    except ConfigurationError as exc:  # made in Python with attribute types data cannot name
+        ontology = {"error": str(exc)}
+    return {
+        "model": memory.model_description,
+        "extraction": memory.ingestor.config.extraction,
+        "reflexion": memory.ingestor.config.reflexion,
+        "ontology": ontology,
+        "json_mappings": [m.model_dump(mode="json") for m in memory.json_mappings],
+    }
 
 
 @asynccontextmanager

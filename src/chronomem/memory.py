@@ -40,7 +40,8 @@ from chronomem.errors import ConfigurationError, ConflictError, InvalidInputErro
 from chronomem.export import GroupExport, export_group, import_group
 from chronomem.filters import SearchFilters
 from chronomem.ingest import IngestConfig, Ingestor, IngestResult, JsonMapping, Ontology, RemovalResult
-from chronomem.search import DEFAULT_TOKEN_BUDGET, Searcher, SearchResults
+from chronomem.search import Searcher, SearchResults
+from chronomem.search.config import recipe
 from chronomem.settings import Settings
 from chronomem.store.base import GraphWrite, GroupStats, Store
 
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
     from chronomem.crossencoder.base import CrossEncoder
     from chronomem.embed.base import Embedder
     from chronomem.filters import SearchFilters
+    from chronomem.ingest.profiles import GroupProfiles
     from chronomem.llm.base import LanguageModel
     from chronomem.search.config import SearchConfig
 
@@ -114,9 +116,35 @@ class Chronomem:
             on_entities_added=self._place_entities,  # always: no way of making a memory skips extension
         )
         self.searcher = Searcher(store, embedder, cross_encoder)
+        _check_recipes(settings)
         self._owns_store = owns_store
         self._owned_models = list(owned_models)  # built by open(): their connections close with us
         self._closed = False
+
+    def use_group_profiles(self, profiles: GroupProfiles | None) -> None:
+        """Let ``profiles`` say, per group, which ontology and JSON mappings its episodes are
+        ingested with (the service passes each project's; see :mod:`chronomem.ingest.profiles`)."""
+        self.ingestor.profiles = profiles
+
+    @property
+    def model_description(self) -> str:
+        """The language model as outputs show it; the heuristic stand-in says it is not an LLM."""
+        from chronomem.llm.heuristic import describe_model
+
+        if self.llm is None:
+            return describe_model(None)
+        if self.settings.llm is not None:
+            return describe_model(self.settings.llm.model)
+        return str(getattr(self.llm, "model_name", type(self.llm).__name__))
+
+    @property
+    def ontology(self) -> Ontology:
+        """The ontology episodes of groups without a profile of their own are ingested with."""
+        return self.ingestor.ontology
+
+    @property
+    def json_mappings(self) -> tuple[JsonMapping, ...]:
+        return self.ingestor.config.json_mappings
 
     async def _place_entities(self, group_id: str, entity_ids: list[str]) -> None:
         """New entities join communities (the ingestion pipeline calls this after each write); past the
@@ -161,6 +189,10 @@ class Chronomem:
 
             llm = build_language_model(settings.llm)
             owned.append(llm)
+        if cross_encoder is None:
+            from chronomem.crossencoder.factory import build_cross_encoder
+
+            cross_encoder = build_cross_encoder(settings.cross_encoder, llm)
         return cls(
             store=store, embedder=embedder, llm=llm, cross_encoder=cross_encoder, settings=settings, ingest=ingest,
             ontology=ontology, json_mappings=json_mappings, communities=communities, owns_store=owns_store,
@@ -328,12 +360,14 @@ class Chronomem:
         seed_episode_ids: Sequence[str] = (),
     ) -> SearchResults:
         """Search facts, entities, episodes and communities of one group or several (default config:
-        the ``hybrid_rrf`` recipe). ``now`` is when the question is asked (relative dates in ``query``
-        resolve against it, "current" is judged at it; default: the clock); ``filters`` narrows by
-        type, labels, the four timestamps, ``as_of`` and ``known_at``; ``center_entity_id`` is what the
-        node-distance reranker measures from; seeds steer breadth-first search."""
+        ``settings.search.recipe``, ``hybrid_rrf`` unless configured). ``now`` is when the question
+        is asked (relative dates in ``query`` resolve against it, "current" is judged at it;
+        default: the clock); ``filters`` narrows by type, labels, the four timestamps, ``as_of`` and
+        ``known_at``; ``center_entity_id`` is what the node-distance reranker measures from; seeds
+        steer breadth-first search."""
         return await self.searcher.search(
-            _groups(group_ids), query, config=config, filters=filters, now=now, center_entity_id=center_entity_id,
+            _groups(group_ids), query, config=config or recipe(self.settings.search.recipe), filters=filters, now=now,
+            center_entity_id=center_entity_id,
             seed_entity_ids=seed_entity_ids, seed_episode_ids=seed_episode_ids,
         )
 
@@ -348,19 +382,21 @@ class Chronomem:
         center_entity_id: str | None = None,
         seed_entity_ids: Sequence[str] = (),
         seed_episode_ids: Sequence[str] = (),
-        token_budget: int = DEFAULT_TOKEN_BUDGET,
+        token_budget: int | None = None,
         include_superseded: bool = False,
         include_episodes: bool = False,
         include_evidence: bool = False,
     ) -> str:
         """The paper's context block for ``query`` over one group or several (default config: the
-        ``context`` recipe), within ``token_budget``. Current facts only unless
+        ``settings.search.context_recipe``), within ``token_budget`` (default: the settings'). Current facts only unless
         ``include_superseded`` (marked with when they stopped being true); raw episodes only with
         ``include_episodes``; each fact's quote from its episode with ``include_evidence``. The
         other parameters are :meth:`search`'s."""
         return await self.searcher.context(
-            _groups(group_ids), query, config=config, filters=filters, now=now, center_entity_id=center_entity_id,
-            seed_entity_ids=seed_entity_ids, seed_episode_ids=seed_episode_ids, token_budget=token_budget,
+            _groups(group_ids), query, config=config or recipe(self.settings.search.context_recipe),
+            filters=filters, now=now, center_entity_id=center_entity_id,
+            seed_entity_ids=seed_entity_ids, seed_episode_ids=seed_episode_ids,
+            token_budget=self.settings.search.token_budget if token_budget is None else token_budget,
             include_superseded=include_superseded, include_episodes=include_episodes,
             include_evidence=include_evidence,
         )
@@ -501,6 +537,16 @@ def _with_mappings(config: IngestConfig, mappings: tuple[JsonMapping, ...]) -> I
     if len(combined) == len(config.json_mappings):
         return config
     return config.model_copy(update={"json_mappings": tuple(combined.values())})
+
+
+def _check_recipes(settings: Settings) -> None:
+    """A misspelt default recipe fails when the memory opens, not at the first search."""
+    for name in (settings.search.recipe, settings.search.context_recipe):
+        try:
+            recipe(name)
+        except InvalidInputError as exc:
+            raise ConfigurationError(f"search recipe setting (CHRONOMEM_SEARCH_RECIPE / _CONTEXT_RECIPE): {exc}"
+                                     ) from None
 
 
 def _groups(group_ids: str | Sequence[str]) -> list[str]:

@@ -1,29 +1,11 @@
 """One typed settings object for everything the library facade, the service and the CLI start.
 
 Nothing here reads the environment on import: :meth:`Settings.from_env` does, when a program asks it
-to. Every field has a default that works offline on one machine (an embedded SQLite store under
-``data_dir``, the local embedder, no language model).
-
-Environment variables read by :meth:`Settings.from_env` (all optional):
-
-==============================  ==========================================================
-``CHRONOMEM_DATA_DIR``          directory for the embedded store and the control plane
-``CHRONOMEM_STORE_URL``         store URL (default ``sqlite:///<data_dir>/chronomem.db``)
-``CHRONOMEM_EMBEDDER``          embedder spec for ``build_embedder`` (default ``local``)
-``CHRONOMEM_WORKERS``           groups ingested in parallel by the in-process worker pool
-``CHRONOMEM_INPROCESS_WORKERS`` ``0`` to leave ingestion to separate ``chronomem worker``s
-``CHRONOMEM_MAX_ATTEMPTS``      model failures tolerated per episode before ``failed``
-``CHRONOMEM_RETRY_BASE_S``      first retry delay; doubles on each attempt
-``CHRONOMEM_MAX_REQUEST_BYTES`` largest HTTP request body accepted
-``CHRONOMEM_AUTH``              ``0`` to serve without API keys (local development only)
-==============================  ==========================================================
-
-and, when ``CHRONOMEM_LLM_MODEL`` is set (e.g. ``openai:gpt-4o-mini``), whatever
-``chronomem.llm.settings.LLMSettings.from_env`` reads for the model. Without it no model is used:
-episodes are stored and searchable as ``unextracted`` until ``chronomem reprocess``.
-
-What ingestion extracts (``ingest``, ``ontology``, ``json_mappings``) and how communities are kept
-(``communities``) are set in Python for now; no variable reads them yet.
+to, together with the optional TOML config file that ``CHRONOMEM_CONFIG`` (or ``chronomem
+--config``) names. Every field has a default that works offline on one machine (an embedded SQLite
+store under ``data_dir``, the local embedder, no language model). Where each setting is read from,
+and what it means, is :mod:`chronomem.configuration`'s catalogue, rendered as
+``docs/configuration.md``.
 """
 
 from __future__ import annotations
@@ -43,10 +25,7 @@ if TYPE_CHECKING:
     from chronomem.ingest.ontology import Ontology
     from chronomem.llm.settings import LLMSettings
 
-__all__ = ["ApiLimits", "Settings", "WorkerSettings"]
-
-_TRUE = {"1", "true", "yes", "on"}
-_FALSE = {"0", "false", "no", "off"}
+__all__ = ["ApiLimits", "SearchDefaults", "Settings", "WorkerSettings"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,12 +58,27 @@ class ApiLimits:
 
 
 @dataclass(frozen=True, slots=True)
+class SearchDefaults:
+    """What search and context use when a call does not say."""
+
+    recipe: str = "hybrid_rrf"  # a name of chronomem.search.config.RECIPES
+    context_recipe: str = "context"
+    token_budget: int = 2000  # chronomem.search.context.DEFAULT_TOKEN_BUDGET
+
+    def __post_init__(self) -> None:
+        if self.token_budget < 1:
+            raise ConfigurationError("the context token budget must be at least 1")
+
+
+@dataclass(frozen=True, slots=True)
 class Settings:
     """Everything needed to open a :class:`chronomem.Chronomem` and serve it."""
 
     data_dir: Path = Path(".chronomem")
     store_url: str | None = None  # None: an embedded SQLite file under data_dir
     embedder: str = "local"
+    # the cross_encoder reranker: "none", "llm" (the rerank role's model grades) or "local:<model dir>"
+    cross_encoder: str = "none"
     llm: LLMSettings | None = None  # None: episodes are stored but not extracted
     workers: WorkerSettings = field(default_factory=WorkerSettings)
     api: ApiLimits = field(default_factory=ApiLimits)
@@ -95,6 +89,7 @@ class Settings:
     # JSON episodes matching one of these are mapped without a model (added to ingest.json_mappings)
     json_mappings: tuple[JsonMapping, ...] = ()
     communities: CommunityConfig = field(default_factory=lambda: _default_communities())
+    search: SearchDefaults = field(default_factory=SearchDefaults)
 
     def __post_init__(self) -> None:
         # Paths given as strings ("./memory") are accepted and normalized once, here.
@@ -118,44 +113,21 @@ class Settings:
         return replace(self, **changes)
 
     def environment(self) -> dict[str, str]:
-        """The ``CHRONOMEM_*`` variables that :meth:`from_env` reads back as these settings (for
-        processes started from this one). The model settings are not included: they are read from
-        their own variables, which a child process inherits."""
-        return {
-            "CHRONOMEM_DATA_DIR": str(self.data_dir),
-            "CHRONOMEM_STORE_URL": self.store_url or "",
-            "CHRONOMEM_EMBEDDER": self.embedder,
-            "CHRONOMEM_WORKERS": str(self.workers.concurrency),
-            "CHRONOMEM_INPROCESS_WORKERS": "1" if self.workers.in_process else "0",
-            "CHRONOMEM_MAX_ATTEMPTS": str(self.workers.max_attempts),
-            "CHRONOMEM_RETRY_BASE_S": repr(self.workers.retry_base_s),
-            "CHRONOMEM_MAX_REQUEST_BYTES": str(self.api.max_request_bytes),
-            "CHRONOMEM_AUTH": "1" if self.auth_required else "0",
-        }
+        """The ``CHRONOMEM_*`` variables from which :meth:`from_env` reads these settings back (for
+        processes started from this one; API keys travel in their own inherited variables)."""
+        from chronomem.configuration import settings_environment
+
+        return settings_environment(self)
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
-        """Read the ``CHRONOMEM_*`` variables (and the LLM module's own) from ``environ``
-        (default ``os.environ``); unset ones keep their defaults, malformed ones raise
-        ``ConfigurationError`` naming the variable."""
-        env = os.environ if environ is None else environ
-        base = cls()
-        workers = WorkerSettings(
-            concurrency=_int(env, "CHRONOMEM_WORKERS", base.workers.concurrency),
-            in_process=_bool(env, "CHRONOMEM_INPROCESS_WORKERS", base.workers.in_process),
-            max_attempts=_int(env, "CHRONOMEM_MAX_ATTEMPTS", base.workers.max_attempts),
-            retry_base_s=_float(env, "CHRONOMEM_RETRY_BASE_S", base.workers.retry_base_s),
-        )
-        api = replace(base.api, max_request_bytes=_int(env, "CHRONOMEM_MAX_REQUEST_BYTES", base.api.max_request_bytes))
-        return cls(
-            data_dir=Path(env.get("CHRONOMEM_DATA_DIR", str(base.data_dir))),
-            store_url=env.get("CHRONOMEM_STORE_URL") or None,
-            embedder=env.get("CHRONOMEM_EMBEDDER", base.embedder),
-            llm=_llm_from_env(env),
-            workers=workers,
-            api=api,
-            auth_required=_bool(env, "CHRONOMEM_AUTH", base.auth_required),
-        )
+    def from_env(cls, environ: Mapping[str, str] | None = None, *, config_file: str | Path | None = None) -> Settings:
+        """Read the config file (``config_file``, else ``CHRONOMEM_CONFIG``, else none) and then the
+        ``CHRONOMEM_*`` variables (and the LLM module's own) from ``environ`` (default
+        ``os.environ``) over it; unset ones keep their defaults, malformed ones raise
+        ``ConfigurationError`` naming the variable, or the file and key."""
+        from chronomem.configuration import load_settings
+
+        return load_settings(os.environ if environ is None else environ, config_file)
 
 
 # The ingestion and community packages are imported only when settings are made, not on import.
@@ -173,43 +145,3 @@ def _default_communities() -> CommunityConfig:
     # Extension updates names and summaries without a model, so an episode costs no extra call; the
     # drift-triggered refresh (or an explicit build) re-summarises with the model in batches.
     return CommunityConfig(summarize_on_extend=False)
-
-
-def _llm_from_env(env: Mapping[str, str]) -> LLMSettings | None:
-    """The model settings, when a model is chosen (``CHRONOMEM_LLM_MODEL``); else no model."""
-    if not env.get("CHRONOMEM_LLM_MODEL"):
-        return None
-    from chronomem.llm.settings import LLMSettings
-
-    return LLMSettings.from_env(env)
-
-
-def _int(env: Mapping[str, str], name: str, default: int) -> int:
-    raw = env.get(name)
-    if raw is None or raw == "":
-        return default
-    try:
-        return int(raw)
-    except ValueError:
-        raise ConfigurationError(f"{name} must be an integer, got {raw!r}") from None
-
-
-def _float(env: Mapping[str, str], name: str, default: float) -> float:
-    raw = env.get(name)
-    if raw is None or raw == "":
-        return default
-    try:
-        return float(raw)
-    except ValueError:
-        raise ConfigurationError(f"{name} must be a number, got {raw!r}") from None
-
-
-def _bool(env: Mapping[str, str], name: str, default: bool) -> bool:
-    raw = env.get(name)
-    if raw is None or raw == "":
-        return default
-    if raw.lower() in _TRUE:
-        return True
-    if raw.lower() in _FALSE:
-        return False
-    raise ConfigurationError(f"{name} must be 1/0, true/false, yes/no or on/off, got {raw!r}")

@@ -41,6 +41,25 @@ def test_add_a_fact_then_search_and_get_context(cli):
     assert "Alice lives in Lisbon (Date range: 2024-05-01" in context.stdout
 
 
+def test_context_prints_the_block_verbatim_not_wrapped_to_the_terminal(cli):
+    long_fact = "Alice works at the bakery by the river" + " and also at the market on Saturdays" * 4
+    assert len(long_fact) > 120
+    assert cli("add-fact", "g", "Alice", "WORKS_AT", "Bakery", long_fact).exit_code == 0
+    context = cli("context", "g", "where does Alice work")
+    assert context.exit_code == 0 and f"{long_fact} (Date range:" in context.stdout
+
+
+def test_search_and_context_on_unextracted_episodes_fall_back_to_them_and_say_why(cli):
+    assert cli("add", "g", "I moved to Lisbon last May.", "--speaker", "Alice").exit_code == 0  # no model
+    found = cli("search", "g", "Lisbon", "--json")
+    assert [e["content"] for e in json.loads(found.stdout)["episodes"]] == ["I moved to Lisbon last May."]
+    assert "1 episode(s) of 'g' are not extracted yet" in found.stderr
+    context = cli("context", "g", "where does Alice live")
+    assert "I moved to Lisbon last May." in context.stdout and "not extracted yet" in context.stderr
+    empty = cli("search", "nobody", "Lisbon")
+    assert empty.exit_code == 0 and "holds no episodes" in empty.stderr
+
+
 def test_add_prints_the_entities_and_facts_it_extracted(cli):
     added = cli("add", "g", "I started a new job at Globex two weeks ago, and I moved to Porto with Ana.",
                 "--speaker", "Maya", "--at", "2024-05-02T18:30:00Z", "--model", "heuristic")
@@ -68,6 +87,9 @@ def test_add_without_a_model_says_the_episode_awaits_extraction(cli):
 def test_bad_input_is_a_clean_error_not_a_traceback(cli):
     naive = cli("add-fact", "g", "A", "KNOWS", "B", "A knows B", "--valid-at", "2024-05-01T00:00:00")
     assert naive.exit_code == 2 and "timezone" in naive.output
+    assert "2024-05-01T00:00:00Z" in naive.output and "assume_utc" not in naive.output  # for people, not code
+    far = cli("search", "g", "x", "--as-of", "9999-12-31T23:59:59-14:00")
+    assert far.exit_code == 2 and "supported range" in far.output
     recipe = cli("search", "g", "x", "--recipe", "nope")
     assert recipe.exit_code == 1 and "unknown search recipe" in recipe.stderr
 
@@ -95,11 +117,30 @@ def test_import_jsonl_messages_and_report_a_bad_line(cli, tmp_path):
     good.write_text('{"content": "hi", "name": "Ann"}\n\n'
                     '{"content": "I like tea", "created_at": "2024-01-01T10:00:00Z"}\n')
     result = cli("import", str(good), "--group", "chat")
-    assert result.exit_code == 0 and "ingested 2 episodes into 1 group(s)" in result.stdout
+    assert result.exit_code == 0 and "ingested 2 new episodes into 1 group(s); 0 were already there" in result.stdout
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"content": "ok"}\n{"text": "no content"}\n')
     failed = cli("import", str(bad), "--group", "chat")
     assert failed.exit_code == 1 and "line 2" in failed.stderr
+    naive = tmp_path / "naive.jsonl"
+    naive.write_text('{"content": "ok", "created_at": "2024-01-01T10:00:00"}\n')
+    refused = cli("import", str(naive), "--group", "chat")
+    assert refused.exit_code == 1 and "line 1" in refused.stderr and "2024-01-01T10:00:00Z" in refused.stderr
+
+
+def test_importing_jsonl_without_ids_twice_adds_nothing_the_second_time_and_says_so(cli, tmp_path):
+    """Lines without ``uuid`` get ids from their group, position and content: a re-import is a no-op,
+    a line appended later is added, and a message repeated on another line is another message."""
+    path = tmp_path / "messages.jsonl"
+    path.write_text('{"content": "ok"}\n{"content": "I like tea"}\n{"content": "ok"}\n')
+    first = cli("import", str(path), "--group", "chat")
+    assert "ingested 3 new episodes into 1 group(s); 0 were already there" in first.stdout
+    again = cli("import", str(path), "--group", "chat")
+    assert again.exit_code == 0 and "ingested 0 new episodes into 1 group(s); 3 were already there" in again.stdout
+    path.write_text(path.read_text() + '{"content": "and coffee"}\n')
+    grown = cli("import", str(path), "--group", "chat", "--queue")
+    assert "queued 1 new episodes into 1 group(s); 3 were already there" in grown.stdout
+    assert "│ 4 " in cli("groups").stdout
 
 
 @pytest.fixture
@@ -121,7 +162,8 @@ def tiny_locomo(tmp_path):
 
 def test_import_locomo_is_idempotent_and_keeps_dates(cli, tiny_locomo):
     assert cli("import", str(tiny_locomo), "--format", "locomo", "--group", "lc-").exit_code == 0
-    assert cli("import", str(tiny_locomo), "--format", "locomo", "--group", "lc-").exit_code == 0
+    again = cli("import", str(tiny_locomo), "--format", "locomo", "--group", "lc-")
+    assert again.exit_code == 0 and "0 new episodes" in again.stdout and "2 were already there" in again.stdout
     found = json.loads(cli("search", "lc-conv-x", "cake", "--recipe", "episodes_only", "--json").stdout)
     assert found["episodes"][0]["content"] == "Congrats! [shares an image: a cake]"
     assert found["episodes"][0]["reference_time"].startswith("2023-05-08T13:56")
@@ -141,7 +183,7 @@ def test_import_longmemeval_queues_one_group_per_question(cli, tmp_path):
     path = tmp_path / "lme.json.gz"
     path.write_bytes(gzip.compress(json.dumps([question]).encode()))
     result = cli("import", str(path), "--format", "longmemeval", "--queue")
-    assert result.exit_code == 0 and "queued 2 episodes into 1 group(s)" in result.stdout
+    assert result.exit_code == 0 and "queued 2 new episodes into 1 group(s)" in result.stdout
 
 
 def test_eval_prints_name_value_lines(cli, tiny_locomo):

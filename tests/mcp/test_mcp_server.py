@@ -20,7 +20,7 @@ from mcp import Client, StdioServerParameters
 from service_support import free_port
 
 TOOLS = {"add_memory", "search_facts", "search_entities", "get_context", "get_episodes", "delete_episode",
-         "delete_fact", "delete_entity", "task_status", "fact_history"}
+         "delete_fact", "delete_entity", "task_status", "fact_history", "get_configuration"}
 FAST = WorkerSettings(retry_base_s=0.01, poll_interval_s=0.05)
 
 
@@ -132,3 +132,21 @@ async def test_an_agent_reads_a_fact_history_and_asks_what_we_knew_then(memory):
         assert await invalid_at(history[1]["recorded_from"]) == ["2024-01-01T00:00:00+00:00"]
         unknown = await client.call_tool("fact_history", {"fact_id": "nope"})
         assert unknown.is_error
+
+
+async def test_the_configuration_tool_lists_the_model_ontology_and_mappings(tmp_path):
+    from chronomem.ingest.json_mapping import EntitySpec, JsonMapping
+    from chronomem.ingest.ontology_spec import OntologySpec
+    from chronomem.llm.settings import LLMSettings
+    from chronomem.settings import Settings
+
+    ontology = OntologySpec.parse({"entity_types": [{"name": "Pet", "description": "An animal."}],
+                                   "single_valued": ["OWNS"]}).to_ontology()
+    settings = Settings(data_dir=tmp_path, embedder="hashing", llm=LLMSettings(model="heuristic"), ontology=ontology,
+                        json_mappings=(JsonMapping(name="crm", entities=(EntitySpec(key="a", name="company"),)),))
+    async with await Chronomem.open(settings) as memory, Client(build_mcp_server(memory)) as client:
+        shown = (await client.call_tool("get_configuration", {})).structured_content
+    assert shown["model"] == "heuristic (a rule-based stand-in, not an LLM)"
+    assert [t["name"] for t in shown["ontology"]["entity_types"]] == ["Pet"]
+    assert shown["ontology"]["single_valued"] == ["OWNS"]
+    assert [m["name"] for m in shown["json_mappings"]] == ["crm"]

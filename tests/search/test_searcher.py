@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import pytest
 from search_graph import NOW, G, build_graph, t
 
-from chronomem.errors import ConfigurationError, InvalidInputError
+from chronomem.errors import InvalidInputError
 from chronomem.filters import SearchFilters, TimeRange
 from chronomem.search.config import Method, Reranker, ScopeConfig, SearchConfig, TimeMode, recipe
 from chronomem.search.searcher import Searcher
@@ -156,7 +156,7 @@ class _ByLength:
 
 async def test_cross_encoder_reorders_and_is_required(graph):
     config = _facts(ScopeConfig(reranker=Reranker.CROSS_ENCODER, limit=10))
-    with pytest.raises(ConfigurationError):
+    with pytest.raises(InvalidInputError, match="CHRONOMEM_CROSS_ENCODER"):
         await Searcher(graph.store, graph.embedder).search(G, "Alice Bob", config=config, now=NOW)
     encoder = _ByLength()
     results = await Searcher(graph.store, graph.embedder, encoder).search(G, "Alice Bob", config=config, now=NOW)

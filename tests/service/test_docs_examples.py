@@ -62,7 +62,7 @@ def test_the_curl_example_runs(served):
 @pytest.mark.integration
 def test_the_python_example_runs(served):
     base, key = served
-    env = {**os.environ, "CHRONOMEM_URL": base, "CHRONOMEM_API_KEY": key}
+    env = {**os.environ, "BASE": base, "KEY": key}
     result = subprocess.run([sys.executable, "-c", example("python")], env=env, capture_output=True, text=True,
                             timeout=60)
     assert result.returncode == 0, result.stderr

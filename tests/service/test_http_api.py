@@ -25,7 +25,8 @@ async def make_thread(service: Service, key: str, thread_id: str = "t1", user_id
 async def test_probes_answer_without_a_key(service: Service):
     assert (await service.client.get("/healthz")).json() == {"status": "ok"}
     ready = await service.client.get("/readyz")
-    assert ready.status_code == 200 and ready.json() == {"status": "ready", "store": True, "workers": "running"}
+    assert ready.status_code == 200 and ready.json() == {"status": "ready", "store": True, "workers": "running",
+                                                   "model": "function:_answer"}
 
 
 async def test_the_openapi_document_names_the_resources(service: Service):

@@ -246,3 +246,20 @@ def test_api_docs_render_offline(strict_page, server: Server, path: str, ready: 
     page.wait_for_selector(ready, timeout=20_000)
     assert "chronomem" in page.inner_text(ready)
     assert page.outside == [], page.outside
+
+
+def test_version_history_lists_what_our_records_held_and_when(page, server: Server) -> None:
+    open_explorer(page, server)
+    open_entity(page, "Alice")
+    page.check("#superseded")
+    settle(page)
+    row = page.locator(f"li.fact[data-fact-id='{server.seeded.acme_fact_id}']")
+    row.locator("button.history").click()
+    versions = row.locator("ol.versions li")
+    versions.first.wait_for()
+    texts = versions.all_inner_texts()
+    # Written open-ended, then closed when Globex was learned: two versions, the latest held now.
+    assert len(texts) == 2, texts
+    assert texts[0].startswith("2020-01-01 – …") and "now" not in texts[0]
+    assert texts[1].startswith("2020-01-01 – 2023-06-01") and "– now" in texts[1]
+    assert all(text.endswith("Alice works for Acme") for text in texts)

@@ -7,7 +7,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["Embedder"]
+__all__ = ["Embedder", "warm_up"]
 
 
 @runtime_checkable
@@ -24,3 +24,12 @@ class Embedder(Protocol):
 
     async def embed(self, texts: Sequence[str]) -> np.ndarray:
         """A ``(len(texts), dimension)`` float32 array of L2-normalized rows, in input order."""
+
+
+async def warm_up(embedder: Embedder) -> None:
+    """Load what the first ``embed`` would otherwise wait for (a local model takes seconds), for
+    embedders that have something to load (a ``load()`` method); a no-op for the others. A server
+    calls it before it says it is ready."""
+    load = getattr(embedder, "load", None)
+    if load is not None:
+        await load()

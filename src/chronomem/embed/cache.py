@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from chronomem.embed.base import Embedder
+from chronomem.embed.base import Embedder, warm_up
 
 __all__ = ["CachedEmbedder", "EmbeddingCacheStats"]
 
@@ -76,6 +76,10 @@ class CachedEmbedder:
     @property
     def model_name(self) -> str:
         return self.inner.model_name
+
+    async def load(self) -> None:
+        """Load the wrapped embedder's model now (see ``chronomem.embed.base.warm_up``)."""
+        await warm_up(self.inner)
 
     def key(self, text: str) -> str:
         return hashlib.sha256(f"{self.inner.model_name}\0{text}".encode()).hexdigest()

@@ -93,8 +93,9 @@ class LocalEmbedder:
         return int(getter())
 
     async def load(self) -> None:
-        """Load the model now, in a worker thread (otherwise the first ``embed`` does it)."""
-        await asyncio.to_thread(self._loaded)
+        """Load the model now and run it once, in a worker thread (otherwise the first ``embed``
+        pays both: the load, and the first forward pass's one-time set-up)."""
+        await asyncio.to_thread(self._encode, ["warm-up"])
 
     def _encode(self, texts: list[str]) -> np.ndarray:
         model = self._loaded()

@@ -9,6 +9,7 @@ episode at a time or many (:mod:`.bulk`), and reports what they did (:mod:`.resu
 from chronomem.ingest.config import ExtractionMode, IngestConfig
 from chronomem.ingest.json_mapping import EntitySpec, FactSpec, JsonMapping
 from chronomem.ingest.ontology import Ontology
+from chronomem.ingest.ontology_spec import OntologySpec
 from chronomem.ingest.pipeline import Ingestor
 from chronomem.ingest.results import EntitiesAdded, IngestResult, RemovalResult
 
@@ -22,5 +23,6 @@ __all__ = [
     "Ingestor",
     "JsonMapping",
     "Ontology",
+    "OntologySpec",
     "RemovalResult",
 ]

@@ -85,6 +85,17 @@ class Ontology:
             if unknown:
                 raise ConfigurationError(f"signature of {relation} names unknown entity types {sorted(unknown)}")
 
+    def _identity(self) -> tuple[object, ...]:
+        return (self.entity_specs(), self.edge_specs(), self.single_valued)
+
+    def __eq__(self, other: object) -> bool:
+        """Equal when both declare the same types, attributes, signatures and single-valued relations
+        (all that a config file or an HTTP body can say)."""
+        return isinstance(other, Ontology) and self._identity() == other._identity()
+
+    def __hash__(self) -> int:
+        return hash(self._identity())
+
     # -- prompt material -----------------------------------------------------------------------------
 
     def entity_specs(self) -> tuple[TypeSpec, ...]:

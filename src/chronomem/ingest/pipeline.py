@@ -32,6 +32,7 @@ from chronomem.ingest.bulk import ingest_in_order
 from chronomem.ingest.config import IngestConfig
 from chronomem.ingest.json_mapping import JsonMapping, find_mapping, parse_record
 from chronomem.ingest.ontology import Ontology
+from chronomem.ingest.profiles import GroupProfiles
 from chronomem.ingest.prompts import EpisodeText, ExtractedEntity, ExtractedFact, ExtractedGraph
 from chronomem.ingest.provenance import CORRECTION, DIRECT, Provenance, cite, correct
 from chronomem.ingest.removal import plan_removal
@@ -82,6 +83,7 @@ class Ingestor:
         self.config = config or IngestConfig()
         self.ontology = ontology or Ontology()
         self.on_entities_added = on_entities_added
+        self.profiles: GroupProfiles | None = None  # per-group ontology and mappings (the service's projects)
         self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
         self._populated: set[tuple[str, str]] = set()  # (group, scope) known to hold vectors
 
@@ -155,12 +157,24 @@ class Ingestor:
             stored = await self.store.get_episodes(episode.group_id, [episode.id])
             return IngestResult(stored[0] if stored else episode, warnings=(str(exc),))
 
+    def _declared_for(self, group_id: str) -> tuple[IngestConfig, Ontology]:
+        """The ingestion config and ontology that apply to the group: its profile's, else ours."""
+        profile = self.profiles.profile(group_id) if self.profiles is not None else None
+        if profile is None:
+            return self.config, self.ontology
+        config = self.config
+        if profile.json_mappings is not None:
+            config = config.model_copy(update={"json_mappings": profile.json_mappings})
+        return config, profile.ontology if profile.ontology is not None else self.ontology
+
     async def _process_locked(self, episode: Episode, *, claimed: bool = False) -> IngestResult:
-        mapping = find_mapping(self.config.json_mappings, episode) if episode.kind is EpisodeKind.JSON else None
+        declared = self._declared_for(episode.group_id)  # looked up once per episode
+        mapping = find_mapping(declared[0].json_mappings, episode) if episode.kind is EpisodeKind.JSON else None
         if self.llm is None and mapping is None:
-            return await self._store_unextracted(episode)
+            return await self._store_unextracted(episode, declared)
         # declared structure is resolved by the rules alone, no model even if one is set
-        session = self._session(episode.group_id, episode.reference_time, episode, deterministic=mapping is not None)
+        session = self._session(episode.group_id, episode.reference_time, episode, deterministic=mapping is not None,
+                                declared=declared)
         try:
             # entering `processing` counts the attempt (a claimed episode is in it already); the context
             # read does not depend on it
@@ -180,9 +194,9 @@ class Ingestor:
             return episode
         return await self.store.set_episode_status(episode.group_id, episode.id, EpisodeStatus.PROCESSING)
 
-    async def _store_unextracted(self, episode: Episode) -> IngestResult:
+    async def _store_unextracted(self, episode: Episode, declared: tuple[IngestConfig, Ontology]) -> IngestResult:
         """No model: keep the episode searchable (text and vector) and say it awaits extraction."""
-        session = self._session(episode.group_id, episode.reference_time, episode)
+        session = self._session(episode.group_id, episode.reference_time, episode, declared=declared)
         await session.vectors.embed([episode.text])
         stored = finished(episode, session, EpisodeStatus.UNEXTRACTED)
         await self.store.write(
@@ -191,10 +205,12 @@ class Ingestor:
         return IngestResult(stored, usage=session.usage)
 
     def _session(
-        self, group_id: str, reference_time: datetime, episode: Episode | None, *, deterministic: bool = False
+        self, group_id: str, reference_time: datetime, episode: Episode | None, *, deterministic: bool = False,
+        declared: tuple[IngestConfig, Ontology] | None = None,
     ) -> Session:
+        config, ontology = declared or self._declared_for(group_id)
         return Session(
-            store=self.store, embedder=self.embedder, llm=self.llm, config=self.config, ontology=self.ontology,
+            store=self.store, embedder=self.embedder, llm=self.llm, config=config, ontology=ontology,
             group_id=group_id, reference_time=reference_time, now=utc_now(), episode=episode,
             populated=self._populated, deterministic=deterministic,
         )
@@ -205,7 +221,7 @@ class Ingestor:
         """The paper's pipeline, stage by stage (DESIGN §2), after the context (stage 2) is loaded."""
         extracted = await self._extract(session, episode, text, mapping)
         trusted = mapping is not None
-        staged = self.config.extraction == "staged" and not trusted
+        staged = session.config.extraction == "staged" and not trusted
         named = named_entities(session, extracted.entities, trusted=trusted, text=None if trusted else text)
         # facts near the episode are fetched while its names resolve (they need only its vector)
         resolved, nearby = await asyncio.gather(
@@ -231,7 +247,7 @@ class Ingestor:
         if mapping is not None:  # declared structure: the session is deterministic (see _process_locked)
             session.current_stage = "json_mapping"
             return mapping.extract(parse_record(episode), episode.reference_time)
-        if self.config.extraction == "combined":
+        if session.config.extraction == "combined":
             return await extract_graph(session, text)
         return ExtractedGraph(entities=await extract_entities(session, text))
 
@@ -277,7 +293,10 @@ class Ingestor:
         ``provenance`` is the fact's source: an episode id of the group, or a named external
         :class:`FactSource` (default :data:`~chronomem.ingest.provenance.DIRECT`). A restatement
         (same participants, same text) adds its source to the stored fact and returns it; a
-        single-valued relation of the ontology closes the previous value at ``valid_at``.
+        single-valued relation of the ontology closes the previous value at ``valid_at``. The same
+        text between the same participants under another relation type is a ``ConflictError``
+        (nothing is written): the stored fact already says it, and keeping both would make one text
+        mean two relations.
         """
         if not fact.strip() or not source.strip() or not target.strip() or not all(p.strip() for p in participants):
             raise InvalidInputError("add_fact needs a source, a target and a fact text (and named participants)")
@@ -303,6 +322,7 @@ class Ingestor:
             if not drafts.facts:
                 raise InvalidInputError(f"source and target are the same entity: {source!r}")
             changes = apply_invalidation(session, drafts.facts, await resolve_facts(session, drafts))
+            _refuse_relabelling(changes, relation_type)
             changes.created = [cite(f, provenance) for f in changes.created]
             changes.restated = {i: cite(f, provenance) for i, f in changes.restated.items()}
             await update_summaries(session, resolved, changes)
@@ -376,3 +396,13 @@ async def _no_facts() -> list[Fact]:
 def _entity(name: str, labels: Sequence[str]) -> ExtractedEntity:
     specific = [label for label in labels if label != "Entity"]
     return ExtractedEntity(name=name, type=specific[0] if specific else "Entity")
+
+
+def _refuse_relabelling(changes: FactChanges, relation_type: str) -> None:
+    """A declared fact that restates a stored one under another relation type is a conflict."""
+    for stored in changes.restated.values():
+        if stored.relation_type != relation_type:
+            raise ConflictError(
+                f"fact {stored.id} between these entities already says {stored.fact!r} as "
+                f"{stored.relation_type}, not {relation_type}; delete it first to relabel it"
+            )

@@ -51,7 +51,11 @@ from chronomem.ingest.prompts import (
 from chronomem.ingest.resolution import name_tokens
 from chronomem.llm.testing import FunctionModel
 
-__all__ = ["heuristic_answer", "heuristic_model"]
+__all__ = ["HEURISTIC", "HEURISTIC_LABEL", "describe_model", "heuristic_answer", "heuristic_model"]
+
+HEURISTIC = "heuristic"  # the model name (CHRONOMEM_LLM_MODEL=heuristic, --model heuristic)
+HEURISTIC_LABEL = "heuristic (a rule-based stand-in, not an LLM)"
+_WORD = re.compile(r"\w+")
 
 
 
@@ -293,7 +297,17 @@ def heuristic_answer(prompt: Any, context: Any) -> Any:
         return _running_summary(context)
     if name.startswith("community_"):
         return _community_answer(name, context)
+    if name == "rerank_passages":
+        return _grades(prompt, context)
     raise ValueError(f"the heuristic model does not know the prompt {name!r}")
+
+
+def _grades(prompt: Any, context: Any) -> BaseModel:
+    """Cross-encoder grades: the share of the query's words in each passage, on the 0-10 scale."""
+    query = set(_WORD.findall(context.query.casefold()))
+    grades = [round(10 * len(query & set(_WORD.findall(p.casefold()))) / len(query)) if query else 0
+              for p in context.passages]
+    return prompt.answer.model_validate({"scores": grades})  # type: ignore[no-any-return]
 
 
 def _community_answer(name: str, context: Any) -> BaseModel:
@@ -322,4 +336,11 @@ def _community_answer(name: str, context: Any) -> BaseModel:
 
 def heuristic_model(latency_s: float = 0.0) -> FunctionModel:
     """The heuristic stand-in as a language model (labelled ``heuristic``; ``latency_s`` simulates a provider)."""
-    return FunctionModel(heuristic_answer, model_name="heuristic (not an LLM)", latency_s=latency_s)
+    return FunctionModel(heuristic_answer, model_name=HEURISTIC_LABEL, latency_s=latency_s)
+
+
+def describe_model(spec: str | None) -> str:
+    """How outputs name a configured model: the stand-in says plainly that it is not an LLM."""
+    if spec is None:
+        return "none (episodes are stored unextracted until a model is configured)"
+    return HEURISTIC_LABEL if spec == HEURISTIC else spec

@@ -97,7 +97,12 @@ class LLMSettings(BaseModel):
 
 
 def build_adapter(spec: str, settings: LLMSettings) -> LanguageModel:
-    """The bare adapter (no wrappers) for one ``provider:model`` string."""
+    """The bare adapter (no wrappers) for one ``provider:model`` string, or the rule-based stand-in
+    for ``heuristic`` (not an LLM: it answers from the text itself)."""
+    if spec == "heuristic":
+        from chronomem.llm.heuristic import heuristic_model
+
+        return heuristic_model()
     provider, model = parse_model_spec(spec)
     common: dict[str, Any] = {
         "api_key": settings.api_key_for(provider),
@@ -124,6 +129,8 @@ def build_adapter(spec: str, settings: LLMSettings) -> LanguageModel:
 
 def _stack(spec: str, settings: LLMSettings, cache: ResponseCache | None) -> LanguageModel:
     adapter = build_adapter(spec, settings)
+    if spec == "heuristic":
+        return adapter  # it makes no calls: nothing to limit, retry or cache
     provider, _ = parse_model_spec(spec)
     limiter = shared_limiter(
         f"{spec}@{settings.base_urls.get(provider, DEFAULT_BASE_URLS.get(provider, ''))}",

@@ -26,7 +26,7 @@ import numpy as np
 from chronomem.crossencoder.base import CrossEncoder
 from chronomem.domain import Community, Entity, Episode, Fact
 from chronomem.embed.base import Embedder
-from chronomem.errors import ConfigurationError, InvalidInputError
+from chronomem.errors import InvalidInputError
 from chronomem.filters import SearchFilters
 from chronomem.search import methods, signals
 from chronomem.search.config import RECIPES, Method, Reranker, ScopeConfig, SearchConfig, TimeMode
@@ -517,7 +517,11 @@ class Searcher:
 
     async def _cross_encode(self, query: str, ids: list[str], objects: dict[str, Any]) -> Ranked:
         if self.cross_encoder is None:
-            raise ConfigurationError("the cross_encoder reranker needs a Searcher built with a cross_encoder")
+            # the caller asked for what this memory was not set up with: a 4xx that says what to set
+            raise InvalidInputError(
+                "the cross_encoder reranker is not configured here: set CHRONOMEM_CROSS_ENCODER "
+                "(or cross_encoder in the config file) to llm or local:<model dir>, or pick another reranker"
+            )
         scores = await self.cross_encoder.score(query, [_passage(objects[i]) for i in ids])
         return order_by_scores(ids, dict(zip(ids, scores, strict=True)))
 

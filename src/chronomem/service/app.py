@@ -2,7 +2,8 @@
 
     uvicorn --factory chronomem.service.app:app_from_env      # or: chronomem serve
 
-On start-up the app opens the memory (unless one was passed in), the control plane and, unless
+On start-up the app opens the memory (unless one was passed in), loads the embedding model (so the
+first request after ``/readyz`` does not wait for it), opens the control plane and, unless
 ingestion runs in separate ``chronomem worker`` processes, an in-process worker pool that first
 returns any episode a killed process left ``processing`` to the queue. Routes live under
 ``/api/v3``; probes at ``/healthz`` and ``/readyz``; the OpenAPI document at ``/openapi.json`` and
@@ -11,6 +12,7 @@ its browsable forms at ``/docs`` and ``/redoc``; the web explorer at ``/ui``.
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 import sys
@@ -19,6 +21,7 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
+from chronomem.embed.base import warm_up
 from chronomem.memory import Chronomem
 from chronomem.service.compat import mount_compat
 from chronomem.service.controlplane import ControlPlane, open_control_plane
@@ -27,11 +30,14 @@ from chronomem.service.errors import install_error_handlers
 from chronomem.service.limits import BodySizeLimit
 from chronomem.service.pages import mount_pages
 from chronomem.service.process import tune_gc
-from chronomem.service.routers import explorer, graph, probes, tasks, templates, threads, users
+from chronomem.service.project_config import ProjectProfiles
+from chronomem.service.routers import explorer, graph, probes, project_config, tasks, templates, threads, users
 from chronomem.settings import Settings
 from chronomem.workers import WorkerPool
 
 __all__ = ["API_PREFIX", "app_from_env", "create_app", "serve_app", "serve_processes"]
+
+logger = logging.getLogger("chronomem.service")
 
 API_PREFIX = "/api/v3"
 SWITCH_INTERVAL_S = 0.001
@@ -53,7 +59,10 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         opened = memory or await Chronomem.open(settings)
+        await warm_up(opened.embedder)  # before /readyz says ready: the first request should not load it
         plane = control or open_control_plane(settings)
+        opened.use_group_profiles(ProjectProfiles(plane))  # each project's ontology and mappings
+        logger.info("chronomem: model %s", opened.model_description)
         pool = WorkerPool.for_memory(opened) if run_workers else None
         app.state.chronomem = ServiceState(settings=settings, memory=opened, control=plane, pool=pool)
         if pool is not None:
@@ -63,6 +72,7 @@ def create_app(
         finally:
             if pool is not None:
                 await pool.stop()
+            opened.use_group_profiles(None)
             if control is None:
                 plane.close()
             if memory is None:
@@ -83,7 +93,7 @@ def create_app(
     install_error_handlers(app)
     app.add_middleware(BodySizeLimit, max_bytes=settings.api.max_request_bytes)
     app.include_router(probes.router)
-    for module in (users, threads, graph, tasks, templates, explorer):
+    for module in (users, threads, graph, tasks, templates, project_config, explorer):
         app.include_router(module.router, prefix=API_PREFIX)
     mount_compat(app)  # /api/v2: Zep's SDK works unchanged
     mount_pages(app)

@@ -104,6 +104,8 @@ CREATE TABLE IF NOT EXISTS tasks (
 CREATE TABLE IF NOT EXISTS project_documents (
     project_id TEXT NOT NULL, kind TEXT NOT NULL, scope TEXT NOT NULL, name TEXT NOT NULL, body TEXT NOT NULL,
     updated_at INTEGER NOT NULL, PRIMARY KEY (project_id, kind, scope, name));
+CREATE INDEX IF NOT EXISTS users_by_group ON users (group_id);
+CREATE INDEX IF NOT EXISTS graphs_by_group ON graphs (group_id);
 CREATE INDEX IF NOT EXISTS threads_by_user ON threads (project_id, user_id, created_at);
 CREATE UNIQUE INDEX IF NOT EXISTS thread_message_once ON thread_messages (project_id, thread_id, episode_id);
 """
@@ -263,6 +265,8 @@ class ControlPlane(Protocol):
     def update_graph(self, project_id: str, graph_id: str, *, name: str | None = None,
                      description: str | None = None) -> GraphRecord: ...
     def count_graphs(self, project_id: str) -> int: ...
+    def project_of_group(self, group_id: str) -> str | None:
+        """The project a store group belongs to; ``None`` for a group no project owns."""
     def owned_groups(self, project_id: str) -> list[tuple[str, str, str]]:
         """Every store group of the project as ``(kind, name, group_id)``: its users' graphs
         (``"user"``), then its named graphs (``"graph"``)."""
@@ -588,6 +592,16 @@ class SQLiteControlPlane:
     def count_graphs(self, project_id: str) -> int:
         row = self._one("SELECT COUNT(*) AS n FROM graphs WHERE project_id = ?", (project_id,))
         return int(row["n"]) if row else 0
+
+    def project_of_group(self, group_id: str) -> str | None:
+        """The project a store group (a user's or a named graph) belongs to; ``None`` for a group
+        no project owns (made through the library or the MCP server)."""
+        row = self._one(
+            "SELECT project_id FROM users WHERE group_id = ? "
+            "UNION ALL SELECT project_id FROM graphs WHERE group_id = ?",
+            (group_id, group_id),
+        )
+        return None if row is None else str(row["project_id"])
 
     def owned_groups(self, project_id: str) -> list[tuple[str, str, str]]:
         """Every store group of the project as ``(kind, name, group_id)``: ``("user", user_id, …)``

@@ -90,6 +90,7 @@ for _, id in ipairs(tasks) do redis.call('HDEL', p .. 'tasks:' .. pid, id) end
 redis.call('DEL', p .. 'group-tasks:' .. pid .. ':' .. gid)
 redis.call('DEL', p .. 'documents:' .. pid .. ':' .. gid)
 redis.call('SREM', p .. 'document-scopes:' .. pid, gid)
+redis.call('HDEL', p .. 'group-projects', gid)
 redis.call('HDEL', p .. 'users:' .. pid, uid)
 redis.call('ZREM', p .. 'user-order:' .. pid, uid)
 redis.call('INCR', p .. 'version')
@@ -282,6 +283,7 @@ class RedisControlPlane:
                   "last_name": last_name, "metadata": metadata or {}, "created_at": now, "updated_at": now}
         if not self._created(self._k("users", project_id), self._k("user-order", project_id), user_id, record):
             raise ConflictError(f"user {user_id!r} already exists")
+        self._call(lambda: self._r.hset(self._k("group-projects"), record["group_id"], project_id))
         return self._user(project_id, record)
 
     def get_user(self, project_id: str, user_id: str) -> UserRecord:
@@ -338,6 +340,7 @@ class RedisControlPlane:
                   "created_at": _ms()}
         if not self._created(self._k("graphs", project_id), self._k("graph-order", project_id), graph_id, record):
             raise ConflictError(f"graph {graph_id!r} already exists")
+        self._call(lambda: self._r.hset(self._k("group-projects"), record["group_id"], project_id))
         return self._graph(project_id, record)
 
     def get_graph(self, project_id: str, graph_id: str) -> GraphRecord:
@@ -355,6 +358,7 @@ class RedisControlPlane:
         self._call(lambda: self._drop_tasks(keys=[self._k("tasks", project_id),
                                                   self._k("group-tasks", project_id, graph.group_id)]))
         pipe = self._r.pipeline(transaction=False)
+        pipe.hdel(self._k("group-projects"), graph.group_id)
         pipe.delete(self._k("documents", project_id, graph.group_id))
         pipe.srem(self._k("document-scopes", project_id), graph.group_id)
         pipe.hdel(self._k("graphs", project_id), graph_id)
@@ -373,6 +377,10 @@ class RedisControlPlane:
 
     def count_graphs(self, project_id: str) -> int:
         return int(self._call(lambda: self._r.hlen(self._k("graphs", project_id))))
+
+    def project_of_group(self, group_id: str) -> str | None:
+        found = self._call(lambda: self._r.hget(self._k("group-projects"), group_id))
+        return None if found is None else str(found)
 
     def owned_groups(self, project_id: str) -> list[tuple[str, str, str]]:
         users = self._page(self._k("users", project_id), self._k("user-order", project_id), 1 << 30, 0)

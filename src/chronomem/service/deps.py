@@ -15,7 +15,16 @@ from chronomem.service.tenancy import ProjectSpace
 from chronomem.settings import Settings
 from chronomem.workers import WorkerPool
 
-__all__ = ["ERROR_RESPONSES", "ErrorBody", "ErrorDetail", "ServiceState", "Space", "project_space", "service_state"]
+__all__ = [
+    "CONFLICT_RESPONSE",
+    "ERROR_RESPONSES",
+    "ErrorBody",
+    "ErrorDetail",
+    "ServiceState",
+    "Space",
+    "project_space",
+    "service_state",
+]
 
 
 @dataclass(slots=True)
@@ -41,10 +50,16 @@ class ErrorBody(BaseModel):
 
 
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    400: {"model": ErrorBody, "description": "the body could not be parsed (e.g. nested beyond the parser's depth)"},
     401: {"model": ErrorBody, "description": "missing, unknown or revoked API key"},
     404: {"model": ErrorBody, "description": "no such object in the caller's project"},
     413: {"model": ErrorBody, "description": "request body too large"},
-    422: {"model": ErrorBody, "description": "invalid input; nothing was changed"},
+    422: {"model": ErrorBody, "description": "invalid input (a limit of docs/service.md); nothing was changed"},
+    503: {"model": ErrorBody, "description": "the store is unreachable or the server lacks a model it needs"},
+}
+
+CONFLICT_RESPONSE: dict[int | str, dict[str, Any]] = {
+    409: {"model": ErrorBody, "description": "the id exists already, or the request contradicts stored data"},
 }
 
 

@@ -6,6 +6,7 @@ Every error body has the same shape: ``{"error": {"type": ..., "message": ...}}`
 =============================  ======  ===========================================================
 error                          status  meaning
 =============================  ======  ===========================================================
+(unparseable body)             400     the body is not JSON the parser can read (FastAPI's answer)
 request validation (pydantic)  422     the body, path or query does not match the schema
 ``InvalidInputError``          422     the library refused a value; nothing changed
 pydantic ``ValidationError``   422     a domain model refused a value taken from the request
@@ -13,6 +14,7 @@ pydantic ``ValidationError``   422     a domain model refused a value taken from
 ``NotFoundError``              404     nothing with that id in *your* project (other projects' objects too)
 ``ConflictError``              409     the id exists already, or the request contradicts stored state
 (body size limit)              413     the body is larger than the configured limit (``limits.py``)
+(method not allowed)           405     with ``Allow`` naming every method the path serves
 ``ConfigurationError``         503     the server lacks something this request needs (e.g. a model)
 ``StoreUnavailableError``      503     the store cannot be reached; retry later
 ``ModelError``                 502     the language model or embedder failed
@@ -31,6 +33,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
 
 from chronomem.errors import (
     ChronomemError,
@@ -42,7 +45,7 @@ from chronomem.errors import (
     StoreUnavailableError,
 )
 
-__all__ = ["AuthenticationError", "error_body", "install_error_handlers", "status_for"]
+__all__ = ["AuthenticationError", "allowed_methods", "error_body", "install_error_handlers", "status_for"]
 
 log = logging.getLogger(__name__)
 
@@ -110,9 +113,21 @@ async def _on_model_validation_error(request: Request, exc: Exception) -> JSONRe
 
 async def _on_http_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
-    return JSONResponse(
-        error_body("HTTPError", str(exc.detail)), status_code=exc.status_code, headers=exc.headers
-    )
+    headers = dict(exc.headers or {})
+    if exc.status_code == 405:
+        headers["Allow"] = ", ".join(allowed_methods(request))
+    return JSONResponse(error_body("HTTPError", str(exc.detail)), status_code=exc.status_code, headers=headers)
+
+
+_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+
+
+def allowed_methods(request: Request) -> list[str]:
+    """Every method some route serves at this path (Starlette's own 405 names only the first
+    route whose path matched, e.g. ``GET`` for ``/users/{id}`` that also takes PATCH and DELETE)."""
+    routes = request.app.router.routes
+    return [method for method in _METHODS
+            if any(route.matches({**request.scope, "method": method})[0] is Match.FULL for route in routes)]
 
 
 async def _on_unexpected(request: Request, exc: Exception) -> JSONResponse:

@@ -8,15 +8,15 @@ routers. Every datetime must carry a timezone (a naive one is a 422).
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationInfo, field_validator, model_validator
 
 from chronomem.domain import Community, Entity, Episode, Fact, FactSource, FactVersion
 from chronomem.filters import SearchFilters, TimeRange
 from chronomem.service.controlplane import GraphRecord, ThreadRecord, UserRecord
+from chronomem.service.limits import Identifier, JsonObject, StoredJson, check_json_document
 from chronomem.timeutil import UTCDateTime
 
 __all__ = [
@@ -63,20 +63,27 @@ __all__ = [
     "UserUpdate",
 ]
 
-# Ids chosen by callers: printable, no control characters, bounded.
-Name = Annotated[str, StringConstraints(min_length=1, max_length=256, pattern=r"^[^\x00-\x1f\x7f]+$")]
+Name = Identifier  # ids chosen by callers (the rule is in limits.py)
 Short = Annotated[str, StringConstraints(max_length=256)]
 Text = Annotated[str, StringConstraints(min_length=1, max_length=50_000)]
 Query = Annotated[str, StringConstraints(min_length=1, max_length=4_000)]
-Metadata = Annotated[dict[str, Any], Field(max_length=64)]
+Metadata = JsonObject  # free-form JSON within the limits of limits.py
 
 
 class _In(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+# In the schema too: each branch holds when its field is a string, so a null counts as absent.
+_ONE_TARGET: dict[str, Any] = {"oneOf": [
+    {"required": [name], "properties": {name: {"type": "string"}}} for name in ("user_id", "graph_id")
+]}
+
+
 class _Target(_In):
     """Exactly one of ``user_id`` (a user's graph) and ``graph_id`` (a named graph)."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra=_ONE_TARGET)
 
     user_id: Name | None = None
     graph_id: Name | None = None
@@ -100,10 +107,19 @@ class UserCreate(_In):
 
 
 class UserUpdate(_In):
+    """The fields to change; a null email or name clears it, metadata is replaced whole."""
+
     email: Short | None = None
     first_name: Short | None = None
     last_name: Short | None = None
     metadata: Metadata | None = None
+
+    @field_validator("metadata")
+    @classmethod
+    def _metadata_not_null(cls, metadata: dict[str, Any] | None) -> dict[str, Any]:
+        if metadata is None:
+            raise ValueError("metadata cannot be null: send {} to clear it")
+        return metadata
 
 
 class UserOut(BaseModel):
@@ -111,7 +127,7 @@ class UserOut(BaseModel):
     email: str | None
     first_name: str | None
     last_name: str | None
-    metadata: dict[str, Any]
+    metadata: StoredJson
     created_at: datetime
     updated_at: datetime
 
@@ -196,7 +212,7 @@ class MessageOut(BaseModel):
     name: str | None
     content: str
     created_at: datetime
-    metadata: dict[str, Any]
+    metadata: StoredJson
     processed: bool
 
     @classmethod
@@ -229,14 +245,15 @@ class AddEpisodeRequest(_Target):
     metadata: Metadata | None = None
     uuid: Name | None = None
 
-    @model_validator(mode="after")
-    def _json_parses(self) -> AddEpisodeRequest:
-        if self.type == "json":
+    @field_validator("data")
+    @classmethod
+    def _json_within_limits(cls, data: str, info: ValidationInfo) -> str:
+        if info.data.get("type") == "json":
             try:
-                json.loads(self.data)
+                check_json_document(data)
             except ValueError as exc:
-                raise ValueError(f"data of a json episode must be JSON: {exc}") from None
-        return self
+                raise ValueError(f"the data of a json episode: {exc}") from None
+        return data
 
 
 class EpisodeOut(BaseModel):
@@ -248,7 +265,7 @@ class EpisodeOut(BaseModel):
     created_at: datetime  # when it happened (the reference time)
     ingested_at: datetime
     source_description: str
-    metadata: dict[str, Any]
+    metadata: StoredJson
     status: str
     attempts: int
     error: str | None
@@ -342,7 +359,7 @@ class FactOut(BaseModel):
     episodes: list[str]
     sources: list[FactSourceOut] = []  # provenance outside the episodes
     evidence: list[EvidenceOut] = []
-    attributes: dict[str, Any]
+    attributes: StoredJson
     valid_at: datetime | None
     invalid_at: datetime | None
     created_at: datetime
@@ -389,7 +406,7 @@ class EntityOut(BaseModel):
     name: str
     labels: list[str]
     summary: str
-    attributes: dict[str, Any]
+    attributes: StoredJson
     created_at: datetime
     score: float | None = None
 
@@ -558,3 +575,4 @@ class Ready(BaseModel):
     status: Literal["ready", "not_ready"]
     store: bool
     workers: Literal["running", "stopped", "external"]
+    model: str = Field(description="the language model, or 'heuristic (a rule-based stand-in, not an LLM)'")

@@ -27,11 +27,14 @@ from chronomem.context_summaries import (
 )
 from chronomem.domain import Entity, Episode, EpisodeStatus, Fact, FactSource, FactVersion, to_relation_type
 from chronomem.errors import ConflictError, InvalidInputError, NotFoundError
+from chronomem.ingest.json_mapping import JsonMapping
+from chronomem.ingest.ontology_spec import OntologySpec
 from chronomem.llm.base import Prompt
 from chronomem.memory import Chronomem, NewMessage
 from chronomem.search.config import ScopeConfig, SearchConfig
 from chronomem.search.context import fact_line
 from chronomem.search.templates import parse_template, render_template
+from chronomem.service import project_config
 from chronomem.service.controlplane import (
     ControlPlane,
     DocumentRecord,
@@ -41,6 +44,7 @@ from chronomem.service.controlplane import (
     ThreadRecord,
     UserRecord,
 )
+from chronomem.service.project_config import InForce
 from chronomem.store.base import GraphWrite
 
 if TYPE_CHECKING:
@@ -523,6 +527,28 @@ class ProjectSpace:
     @property
     def _source(self) -> str:
         return f"project {self.project.name}"
+
+    # -- the project's ontology and JSON mappings (chronomem.service.project_config) ---------------
+
+    def ontology(self) -> InForce:
+        return project_config.ontology_in_force(self._control, self._pid, self._memory.ontology)
+
+    def set_ontology(self, spec: OntologySpec) -> OntologySpec:
+        return project_config.set_ontology(self._control, self._pid, spec)
+
+    def reset_ontology(self) -> InForce:
+        project_config.reset_ontology(self._control, self._pid)
+        return self.ontology()
+
+    def json_mappings(self) -> InForce:
+        return project_config.json_mappings_in_force(self._control, self._pid, self._memory.json_mappings)
+
+    def set_json_mappings(self, mappings: Sequence[Any]) -> tuple[JsonMapping, ...]:
+        return project_config.set_json_mappings(self._control, self._pid, list(mappings))
+
+    def reset_json_mappings(self) -> InForce:
+        project_config.reset_json_mappings(self._control, self._pid)
+        return self.json_mappings()
 
     # -- tasks -------------------------------------------------------------------------------------
 

@@ -13,6 +13,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
+from chronomem.service.limits import JsonObject, StoredJson
+
 __all__ = [
     "AddDataBatchRequest",
     "AddDataRequest",
@@ -74,7 +76,7 @@ __all__ = [
 Id = Annotated[str, StringConstraints(min_length=1, max_length=256, pattern=r"^[^\x00-\x1f\x7f]+$")]
 Short = Annotated[str, StringConstraints(max_length=512)]
 Text = Annotated[str, StringConstraints(min_length=1, max_length=50_000)]
-Metadata = Annotated[dict[str, Any], Field(max_length=64)]
+Metadata = JsonObject  # free-form JSON within the limits of service/limits.py
 RoleType = Literal["norole", "system", "assistant", "user", "function", "tool"]
 DataType = Literal["text", "json", "message"]
 SearchScope = Literal["edges", "nodes", "episodes", "thread_summaries", "observations", "auto"]
@@ -128,7 +130,7 @@ class UserOut(_Out):
     email: str | None = None
     first_name: str | None = None
     last_name: str | None = None
-    metadata: dict[str, Any] | None = None
+    metadata: StoredJson | None = None
     created_at: datetime
     updated_at: datetime
     graph_uuid: str
@@ -216,7 +218,7 @@ class MessageOut(_Out):
     role: RoleType
     name: str | None = None
     created_at: datetime
-    metadata: dict[str, Any] | None = None
+    metadata: StoredJson | None = None
     processed: bool
 
 
@@ -333,7 +335,7 @@ class AddTripleRequest(_GraphTarget):
     source_node_attributes: dict[str, Any] | None = None
     target_node_attributes: dict[str, Any] | None = None
     edge_attributes: dict[str, Any] | None = None
-    metadata: dict[str, Any] | None = None
+    metadata: StoredJson | None = None
 
 
 class EpisodeOut(_Out):
@@ -345,7 +347,7 @@ class EpisodeOut(_Out):
     role: str | None = None
     role_type: RoleType | None = None
     processed: bool
-    metadata: dict[str, Any] | None = None
+    metadata: StoredJson | None = None
     score: float | None = None
     task_id: str | None = None
 

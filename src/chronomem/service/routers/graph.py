@@ -10,7 +10,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Response
 
-from chronomem.service.deps import ERROR_RESPONSES, Space
+from chronomem.service.deps import CONFLICT_RESPONSE, ERROR_RESPONSES, Space
 from chronomem.service.schemas import (
     AddEpisodeRequest,
     AddEpisodeResponse,
@@ -57,7 +57,8 @@ def _ref(body: Any) -> GraphRef:
 # -- named graphs ------------------------------------------------------------------------------------
 
 
-@router.post("/graphs", status_code=201, response_model=GraphOut, summary="Create a named (shared) graph")
+@router.post("/graphs", status_code=201, responses=CONFLICT_RESPONSE, response_model=GraphOut,
+             summary="Create a named (shared) graph")
 async def create_graph(body: GraphCreate, space: Space) -> GraphOut:
     return GraphOut.from_record(space.create_graph(body.graph_id, name=body.name, description=body.description))
 
@@ -85,7 +86,7 @@ async def delete_graph(graph_id: str, space: Space) -> Response:
 # -- episodes ----------------------------------------------------------------------------------------
 
 
-@router.post("/graph/episodes", status_code=202, response_model=AddEpisodeResponse,
+@router.post("/graph/episodes", status_code=202, responses=CONFLICT_RESPONSE, response_model=AddEpisodeResponse,
              summary="Add an episode (text, json or message): stored now, extracted by workers")
 async def add_episode(body: AddEpisodeRequest, space: Space) -> AddEpisodeResponse:
     episode, task = await space.add_episode(
@@ -118,7 +119,7 @@ async def delete_episode(uuid: str, target: Target, space: Space) -> Response:
 # -- facts and entities ------------------------------------------------------------------------------
 
 
-@router.post("/graph/facts", status_code=201, response_model=FactOut,
+@router.post("/graph/facts", status_code=201, responses=CONFLICT_RESPONSE, response_model=FactOut,
              summary="Add a fact triple with timestamps (no model involved)")
 async def add_fact(body: AddFactRequest, space: Space) -> FactOut:
     fact = await space.add_fact(

@@ -33,5 +33,6 @@ async def ready(request: Request) -> JSONResponse:
         "external" if state.pool is None else ("running" if state.pool.running else "stopped")
     )
     ok = store_ok and workers != "stopped"
-    body = Ready(status="ready" if ok else "not_ready", store=store_ok, workers=workers)
+    body = Ready(status="ready" if ok else "not_ready", store=store_ok, workers=workers,
+                 model=state.memory.model_description)
     return JSONResponse(body.model_dump(), status_code=200 if ok else 503)

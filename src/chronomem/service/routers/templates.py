@@ -6,7 +6,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Response
 
 from chronomem.service.controlplane import DocumentRecord
-from chronomem.service.deps import ERROR_RESPONSES, Space
+from chronomem.service.deps import CONFLICT_RESPONSE, ERROR_RESPONSES, Space
 from chronomem.service.schemas import TemplateIn, TemplateList, TemplateOut
 
 __all__ = ["router"]
@@ -18,7 +18,8 @@ def _out(document: DocumentRecord) -> TemplateOut:
     return TemplateOut(template_id=document.name, template=document.body, updated_at=document.updated_at)
 
 
-@router.post("", status_code=201, response_model=TemplateOut, summary="Store a named context template")
+@router.post("", status_code=201, response_model=TemplateOut, responses=CONFLICT_RESPONSE,
+             summary="Store a named context template")
 async def create_template(body: TemplateIn, space: Space) -> TemplateOut:
     return _out(space.save_template(body.template_id, body.template, create=True))
 

@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Response
 
 from chronomem.memory import NewMessage
-from chronomem.service.deps import ERROR_RESPONSES, Space
+from chronomem.service.deps import CONFLICT_RESPONSE, ERROR_RESPONSES, Space
 from chronomem.service.schemas import (
     AddMessagesRequest,
     AddMessagesResponse,
@@ -25,7 +25,8 @@ __all__ = ["router"]
 router = APIRouter(prefix="/threads", tags=["threads"], responses=ERROR_RESPONSES)
 
 
-@router.post("", status_code=201, response_model=ThreadOut, summary="Start a thread for a user")
+@router.post("", status_code=201, responses=CONFLICT_RESPONSE, response_model=ThreadOut,
+             summary="Start a thread for a user")
 async def create_thread(body: ThreadCreate, space: Space) -> ThreadOut:
     return ThreadOut.from_record(space.create_thread(body.thread_id, body.user_id))
 
@@ -53,7 +54,7 @@ async def delete_thread(thread_id: str, space: Space) -> Response:
     return Response(status_code=204)
 
 
-@router.post("/{thread_id}/messages", status_code=202, response_model=AddMessagesResponse,
+@router.post("/{thread_id}/messages", status_code=202, responses=CONFLICT_RESPONSE, response_model=AddMessagesResponse,
              summary="Add messages: stored durably before the answer, extracted by workers")
 async def add_messages(thread_id: str, body: AddMessagesRequest, space: Space) -> AddMessagesResponse:
     messages = [

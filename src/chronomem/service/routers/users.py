@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Response
 
-from chronomem.service.deps import ERROR_RESPONSES, Space
+from chronomem.service.deps import CONFLICT_RESPONSE, ERROR_RESPONSES, Space
 from chronomem.service.schemas import (
     ContextResponse,
     SummaryResponse,
@@ -29,7 +29,7 @@ TemplateId = Annotated[str | None, Query(min_length=1, max_length=100, descripti
 
 
 @router.post("", status_code=201, response_model=UserOut, summary="Create a user (and their graph)",
-             responses={409: ERROR_RESPONSES[422] | {"description": "the user exists"}})
+             responses=CONFLICT_RESPONSE)
 async def create_user(body: UserCreate, space: Space) -> UserOut:
     return UserOut.from_record(space.create_user(**body.model_dump()))
 

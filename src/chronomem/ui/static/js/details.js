@@ -79,13 +79,13 @@ export class Details {
   async #history(factId, container) {
     try {
       const body = await api.factHistory(this.target(), factId);
-      const versions = body.versions ?? body.history ?? body;
-      show(container, el("ol", { class: "versions" }, (Array.isArray(versions) ? versions : []).map((version) =>
-        el("li", {}, `${span(version)} · known ${moment(version.created_at)} – ${version.expired_at ? moment(version.expired_at) : "…"}`,
-          version.fact ? ` · ${version.fact}` : ""))));
+      // Oldest first: each version of the fact, and when our records held it (recorded_to null: now).
+      show(container, el("ol", { class: "versions" }, body.versions.map((version) =>
+        el("li", {}, `${span(version.fact)} · recorded ${moment(version.recorded_from)} – `
+          + `${version.recorded_to ? moment(version.recorded_to) : "now"} · ${version.fact.fact}`))));
     } catch (error) {
       show(container, el("p", { class: "hint" },
-        error.status === 404 ? "This server keeps no version history for facts." : `History: ${error.message}`));
+        `History: ${error.message}`));
     }
   }
 
