@@ -45,12 +45,12 @@ import secrets
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from chronomem.domain import new_id
 from chronomem.errors import ConflictError, InvalidInputError, NotFoundError
@@ -308,15 +308,44 @@ def open_control_plane(settings: Settings) -> ControlPlane:
     return SQLiteControlPlane.open(settings.resolved_control_db)
 
 
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class ExpiringCache(Generic[K, V]):
+    """Lookups kept ``ttl_s`` seconds, at most ``capacity`` of them (past that it starts over: a
+    lookup is cheap, an unbounded dict is not). A failed load (an exception) is not kept."""
+
+    def __init__(self, ttl_s: float, capacity: int) -> None:
+        self._ttl = ttl_s
+        self._capacity = capacity
+        self._entries: dict[K, tuple[float, V]] = {}
+
+    def lookup(self, key: K, load: Callable[[], V]) -> V:
+        cached = self._entries.get(key)
+        if cached is not None and cached[0] > time.monotonic():
+            return cached[1]
+        value = load()
+        if len(self._entries) > self._capacity:
+            self._entries.clear()
+        self._entries[key] = (time.monotonic() + self._ttl, value)
+        return value
+
+    def pop(self, key: K) -> None:
+        self._entries.pop(key, None)
+
+    def clear(self) -> None:
+        self._entries.clear()
+
+
 class SQLiteControlPlane:
     """Projects, keys, users, graphs, threads and tasks in one SQLite file."""
 
     def __init__(self, connection: sqlite3.Connection, *, cache_ttl_s: float = 2.0) -> None:
         self._db = connection
         self._lock = threading.Lock()
-        self._ttl = cache_ttl_s
-        self._keys: dict[str, tuple[float, Project | None]] = {}
-        self._users: dict[tuple[str, str], tuple[float, UserRecord]] = {}
+        self._keys: ExpiringCache[str, Project | None] = ExpiringCache(cache_ttl_s, 10_000)
+        self._users: ExpiringCache[tuple[str, str], UserRecord] = ExpiringCache(cache_ttl_s, 100_000)
         self._data_version: int | None = None  # the file as the caches saw it
 
     @classmethod
@@ -429,14 +458,7 @@ class SQLiteControlPlane:
     def authenticate(self, presented: str) -> Project | None:
         """The project of a valid, unrevoked key; ``None`` for anything else."""
         self._drop_caches_if_changed_elsewhere()
-        cached = self._keys.get(presented)
-        if cached is not None and cached[0] > time.monotonic():
-            return cached[1]
-        project = self._authenticate(presented)
-        if len(self._keys) > 10_000:
-            self._keys.clear()
-        self._keys[presented] = (time.monotonic() + self._ttl, project)
-        return project
+        return self._keys.lookup(presented, lambda: self._authenticate(presented))
 
     def _authenticate(self, presented: str) -> Project | None:
         parts = split_key(presented)
@@ -481,17 +503,13 @@ class SQLiteControlPlane:
 
     def get_user(self, project_id: str, user_id: str) -> UserRecord:
         self._drop_caches_if_changed_elsewhere()
-        cached = self._users.get((project_id, user_id))
-        if cached is not None and cached[0] > time.monotonic():
-            return cached[1]
+        return self._users.lookup((project_id, user_id), lambda: self._load_user(project_id, user_id))
+
+    def _load_user(self, project_id: str, user_id: str) -> UserRecord:
         row = self._one("SELECT * FROM users WHERE project_id = ? AND user_id = ?", (project_id, user_id))
         if row is None:
             raise NotFoundError(f"user {user_id!r} not found")
-        user = _user(row)
-        if len(self._users) > 100_000:
-            self._users.clear()
-        self._users[(project_id, user_id)] = (time.monotonic() + self._ttl, user)
-        return user
+        return _user(row)
 
     def update_user(self, project_id: str, user_id: str, **changes: Any) -> UserRecord:
         """Change ``email``, ``first_name``, ``last_name`` or ``metadata`` (replaced whole)."""
@@ -500,7 +518,7 @@ class SQLiteControlPlane:
         if unknown:
             raise InvalidInputError(f"cannot change {sorted(unknown)} of a user")
         current = self.get_user(project_id, user_id)
-        self._users.pop((project_id, user_id), None)
+        self._users.pop((project_id, user_id))
         values = {
             "email": changes.get("email", current.email),
             "first_name": changes.get("first_name", current.first_name),
@@ -513,13 +531,13 @@ class SQLiteControlPlane:
                 "WHERE project_id = ? AND user_id = ?",
                 (*values.values(), _ms(), project_id, user_id),
             )
-        self._users.pop((project_id, user_id), None)
+        self._users.pop((project_id, user_id))
         return self.get_user(project_id, user_id)
 
     def delete_user(self, project_id: str, user_id: str) -> UserRecord:
         """Forget the user, their threads and their tasks; the caller deletes their graph."""
         user = self.get_user(project_id, user_id)
-        self._users.pop((project_id, user_id), None)
+        self._users.pop((project_id, user_id))
         with self._tx() as db:
             db.execute(
                 "DELETE FROM thread_messages WHERE project_id = ? AND thread_id IN "

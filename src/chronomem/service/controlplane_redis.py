@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import functools
 import json
-import time
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
@@ -37,6 +36,7 @@ from chronomem.errors import (
 from chronomem.service.controlplane import (
     ApiKeyInfo,
     DocumentRecord,
+    ExpiringCache,
     GraphRecord,
     Project,
     TaskRecord,
@@ -120,9 +120,8 @@ class RedisControlPlane:
     def __init__(self, client: Any, *, namespace: str = "chronomem", cache_ttl_s: float = 2.0) -> None:
         self._r = client
         self._p = f"{namespace}:control:{{control}}:"
-        self._ttl = cache_ttl_s
-        self._keys: dict[str, tuple[float, Project | None]] = {}
-        self._users: dict[tuple[str, str], tuple[float, UserRecord]] = {}
+        self._keys: ExpiringCache[str, Project | None] = ExpiringCache(cache_ttl_s, 10_000)
+        self._users: ExpiringCache[tuple[str, str], UserRecord] = ExpiringCache(cache_ttl_s, 100_000)
         self._version: str | None = None  # the counter as the caches saw it
         self._create = client.register_script(_CREATE)
         self._append = client.register_script(_APPEND)
@@ -247,14 +246,7 @@ class RedisControlPlane:
 
     def authenticate(self, presented: str) -> Project | None:
         self._drop_caches_if_changed_elsewhere()
-        cached = self._keys.get(presented)
-        if cached is not None and cached[0] > time.monotonic():
-            return cached[1]
-        project = self._authenticate(presented)
-        if len(self._keys) > 10_000:
-            self._keys.clear()
-        self._keys[presented] = (time.monotonic() + self._ttl, project)
-        return project
+        return self._keys.lookup(presented, lambda: self._authenticate(presented))
 
     def _authenticate(self, presented: str) -> Project | None:
         parts = split_key(presented)
@@ -288,17 +280,13 @@ class RedisControlPlane:
 
     def get_user(self, project_id: str, user_id: str) -> UserRecord:
         self._drop_caches_if_changed_elsewhere()
-        cached = self._users.get((project_id, user_id))
-        if cached is not None and cached[0] > time.monotonic():
-            return cached[1]
+        return self._users.lookup((project_id, user_id), lambda: self._load_user(project_id, user_id))
+
+    def _load_user(self, project_id: str, user_id: str) -> UserRecord:
         record = self._get(self._k("users", project_id), user_id)
         if record is None:
             raise NotFoundError(f"user {user_id!r} not found")
-        user = self._user(project_id, record)
-        if len(self._users) > 100_000:
-            self._users.clear()
-        self._users[(project_id, user_id)] = (time.monotonic() + self._ttl, user)
-        return user
+        return self._user(project_id, record)
 
     @staticmethod
     def _user(project_id: str, r: dict[str, Any]) -> UserRecord:
@@ -316,12 +304,12 @@ class RedisControlPlane:
         record.update(changes, updated_at=_ms())
         self._call(lambda: self._r.hset(self._k("users", project_id), user_id, json.dumps(record)))
         self._bump()
-        self._users.pop((project_id, user_id), None)
+        self._users.pop((project_id, user_id))
         return self._user(project_id, record)
 
     def delete_user(self, project_id: str, user_id: str) -> UserRecord:
         user = self.get_user(project_id, user_id)
-        self._users.pop((project_id, user_id), None)
+        self._users.pop((project_id, user_id))
         self._call(lambda: self._delete_user(keys=[self._k("version")],
                                              args=[self._p, project_id, user_id, user.group_id]))
         return user
