@@ -13,9 +13,12 @@ the call (:mod:`~chronomem.service.compat.routes.unsupported`).
 
 from __future__ import annotations
 
-from fastapi import FastAPI
+import inspect
 
-from chronomem.service.compat.errors import install_compat_error_handlers
+from fastapi import FastAPI, Request, Response
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from chronomem.service.compat.errors import COMPAT_ERROR_RESPONSES, compat_http_error, install_compat_error_handlers
 from chronomem.service.compat.routes import graph, items, project, tasks, threads, unsupported, users
 
 __all__ = ["COMPAT_PREFIX", "create_compat_app", "mount_compat"]
@@ -34,10 +37,26 @@ def create_compat_app(parent: FastAPI) -> FastAPI:
     app.state = parent.state
     install_compat_error_handlers(app)
     for module in (users, threads, items, graph, tasks, project):
-        app.include_router(module.router)
+        app.include_router(module.router, responses=COMPAT_ERROR_RESPONSES)
     app.include_router(unsupported.router)  # last: it answers whatever the others did not
     return app
 
 
 def mount_compat(parent: FastAPI) -> None:
+    """Mount the compatibility app under ``COMPAT_PREFIX``; call after the parent's error handlers
+    are installed.
+
+    A path the mount cannot match (Starlette's path pattern stops at a raw newline, so
+    ``/api/v2/users/a%0Ab`` never reaches the compatibility app) is answered by the parent: its HTTP
+    errors under the prefix still get Zep's body, which is what the SDK parses."""
     parent.mount(COMPAT_PREFIX, create_compat_app(parent))
+    native = parent.exception_handlers[StarletteHTTPException]
+
+    async def on_http_error(request: Request, exc: Exception) -> Response:
+        path = request.url.path
+        if path == COMPAT_PREFIX or path.startswith(COMPAT_PREFIX + "/"):
+            return await compat_http_error(request, exc)
+        answer = native(request, exc)
+        return await answer if inspect.isawaitable(answer) else answer
+
+    parent.add_exception_handler(StarletteHTTPException, on_http_error)

@@ -19,11 +19,33 @@ from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from chronomem.errors import ChronomemError
+from chronomem.service.compat.models import ApiErrorBody
 from chronomem.service.errors import status_for
 
-__all__ = ["NotImplementedCallError", "install_compat_error_handlers", "refuse_unsupported"]
+__all__ = [
+    "COMPAT_ERROR_RESPONSES",
+    "NotImplementedCallError",
+    "compat_http_error",
+    "install_compat_error_handlers",
+    "refuse_unsupported",
+]
 
 log = logging.getLogger(__name__)
+
+# Every status a compatibility route can answer besides its success, for its OpenAPI document (the
+# schema-driven fuzz test holds the routes to it).
+COMPAT_ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    status: {"model": ApiErrorBody, "description": description} for status, description in {
+        400: "invalid input (Zep answers 400 where the native API answers 422); nothing was changed",
+        401: "missing, unknown or revoked API key",
+        404: "no such object in the caller's project",
+        409: "the id exists already, or the request contradicts stored data",
+        413: "request body too large",
+        429: "rate limit of the project exceeded",
+        501: "a Zep call, or an option of one, that chronomem does not implement; the message names it",
+        503: "the store is unreachable or the server lacks a model it needs",
+    }.items()
+}
 
 
 class NotImplementedCallError(ChronomemError):
@@ -67,7 +89,7 @@ async def _on_validation_error(request: Request, exc: Exception) -> JSONResponse
     return _body(_describe([dict(e) for e in exc.errors()]), 400)
 
 
-async def _on_http_error(request: Request, exc: Exception) -> JSONResponse:
+async def compat_http_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
     return _body(str(exc.detail), exc.status_code, dict(exc.headers) if exc.headers else None)
 
@@ -81,5 +103,5 @@ def install_compat_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(ChronomemError, _on_domain_error)
     app.add_exception_handler(RequestValidationError, _on_validation_error)
     app.add_exception_handler(ValidationError, _on_validation_error)
-    app.add_exception_handler(StarletteHTTPException, _on_http_error)
+    app.add_exception_handler(StarletteHTTPException, compat_http_error)
     app.add_exception_handler(Exception, _on_unexpected)
