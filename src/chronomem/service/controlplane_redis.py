@@ -60,6 +60,15 @@ redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])
 for i = 3, #KEYS do redis.call('ZADD', KEYS[i], ARGV[3], ARGV[1]) end
 return 1
 """
+# A user's or a graph's record, its order and its group's owner in one step, so that no crash leaves
+# a group whose project is unknown. KEYS: record hash, order, the group → project hash; ARGV: field,
+# record, score, group id, project id. 0 when it exists.
+_CREATE_OWNED = """
+if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 0 then return 0 end
+redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])
+redis.call('HSET', KEYS[3], ARGV[4], ARGV[5])
+return 1
+"""
 # KEYS: messages list, message set, tasks hash, group's task set, version; ARGV: task id, task, ids…
 _APPEND = """
 for i = 3, #ARGV do
@@ -124,6 +133,7 @@ class RedisControlPlane:
         self._users: ExpiringCache[tuple[str, str], UserRecord] = ExpiringCache(cache_ttl_s, 100_000)
         self._version: str | None = None  # the counter as the caches saw it
         self._create = client.register_script(_CREATE)
+        self._create_owned = client.register_script(_CREATE_OWNED)
         self._append = client.register_script(_APPEND)
         self._drop_tasks = client.register_script(_DROP_TASKS)
         self._delete_user = client.register_script(_DELETE_USER)
@@ -180,8 +190,27 @@ class RedisControlPlane:
         keys = [hash_key, order_key, *more]
         return bool(self._call(lambda: self._create(keys=keys, args=[field, json.dumps(record), record["created_at"]])))
 
+    def _created_owned(self, hash_key: str, order_key: str, field: str, record: dict[str, Any],
+                       project_id: str) -> bool:
+        keys = [hash_key, order_key, self._k("group-projects")]
+        args = [field, json.dumps(record), record["created_at"], record["group_id"], project_id]
+        return bool(self._call(lambda: self._create_owned(keys=keys, args=args)))
+
+    def _atomically(self) -> Any:
+        """A MULTI/EXEC pipeline: every key of the control plane is in one hash slot, so this holds
+        on a cluster too, and a crash applies all of its commands or none."""
+        return self._r.pipeline(transaction=True)
+
     def _bump(self) -> None:
         self._call(lambda: self._r.incr(self._k("version")))
+
+    def _write_and_bump(self, hash_key: str, field: str, record: dict[str, Any]) -> None:
+        """Store a record whose change can take access away, and move the version counter in the
+        same transaction, so that no other server keeps a cached answer past its next request."""
+        pipe = self._atomically()
+        pipe.hset(hash_key, field, json.dumps(record))
+        pipe.incr(self._k("version"))
+        self._call(pipe.execute)
 
     # -- projects ----------------------------------------------------------------------------------
 
@@ -221,8 +250,7 @@ class RedisControlPlane:
         if record["revoked_at"] is not None:
             raise ConflictError(f"API key {key_id!r} was already revoked")
         record["revoked_at"] = _ms()
-        self._call(lambda: self._r.hset(self._k("keys"), key_id, json.dumps(record)))
-        self._bump()
+        self._write_and_bump(self._k("keys"), key_id, record)
         self._keys.clear()
         return self._key(record)
 
@@ -273,9 +301,9 @@ class RedisControlPlane:
         now = _ms()
         record = {"user_id": user_id, "group_id": new_group_id("user"), "email": email, "first_name": first_name,
                   "last_name": last_name, "metadata": metadata or {}, "created_at": now, "updated_at": now}
-        if not self._created(self._k("users", project_id), self._k("user-order", project_id), user_id, record):
+        if not self._created_owned(self._k("users", project_id), self._k("user-order", project_id), user_id, record,
+                                   project_id):
             raise ConflictError(f"user {user_id!r} already exists")
-        self._call(lambda: self._r.hset(self._k("group-projects"), record["group_id"], project_id))
         return self._user(project_id, record)
 
     def get_user(self, project_id: str, user_id: str) -> UserRecord:
@@ -302,8 +330,7 @@ class RedisControlPlane:
         if record is None:
             raise NotFoundError(f"user {user_id!r} not found")
         record.update(changes, updated_at=_ms())
-        self._call(lambda: self._r.hset(self._k("users", project_id), user_id, json.dumps(record)))
-        self._bump()
+        self._write_and_bump(self._k("users", project_id), user_id, record)
         self._users.pop((project_id, user_id))
         return self._user(project_id, record)
 
@@ -326,9 +353,9 @@ class RedisControlPlane:
     def create_graph(self, project_id: str, graph_id: str, *, name: str = "", description: str = "") -> GraphRecord:
         record = {"graph_id": graph_id, "group_id": new_group_id("graph"), "name": name, "description": description,
                   "created_at": _ms()}
-        if not self._created(self._k("graphs", project_id), self._k("graph-order", project_id), graph_id, record):
+        if not self._created_owned(self._k("graphs", project_id), self._k("graph-order", project_id), graph_id,
+                                   record, project_id):
             raise ConflictError(f"graph {graph_id!r} already exists")
-        self._call(lambda: self._r.hset(self._k("group-projects"), record["group_id"], project_id))
         return self._graph(project_id, record)
 
     def get_graph(self, project_id: str, graph_id: str) -> GraphRecord:
@@ -343,9 +370,9 @@ class RedisControlPlane:
 
     def delete_graph(self, project_id: str, graph_id: str) -> GraphRecord:
         graph = self.get_graph(project_id, graph_id)
-        self._call(lambda: self._drop_tasks(keys=[self._k("tasks", project_id),
-                                                  self._k("group-tasks", project_id, graph.group_id)]))
-        pipe = self._r.pipeline(transaction=False)
+        pipe = self._atomically()
+        self._drop_tasks(keys=[self._k("tasks", project_id), self._k("group-tasks", project_id, graph.group_id)],
+                         client=pipe)
         pipe.hdel(self._k("group-projects"), graph.group_id)
         pipe.delete(self._k("documents", project_id, graph.group_id))
         pipe.srem(self._k("document-scopes", project_id), graph.group_id)
@@ -405,7 +432,7 @@ class RedisControlPlane:
 
     def delete_thread(self, project_id: str, thread_id: str) -> ThreadRecord:
         thread = self.get_thread(project_id, thread_id)
-        pipe = self._r.pipeline(transaction=False)
+        pipe = self._atomically()
         pipe.delete(self._k("messages", project_id, thread_id), self._k("message-set", project_id, thread_id))
         pipe.hdel(self._k("threads", project_id), thread_id)
         pipe.zrem(self._k("thread-order", project_id), thread_id)
@@ -432,7 +459,7 @@ class RedisControlPlane:
 
     def create_task(self, project_id: str, group_id: str, episode_ids: Sequence[str]) -> TaskRecord:
         task, record = self._new_task(project_id, group_id, episode_ids)
-        pipe = self._r.pipeline(transaction=False)
+        pipe = self._atomically()
         pipe.hset(self._k("tasks", project_id), task.task_id, record)
         pipe.sadd(self._k("group-tasks", project_id, group_id), task.task_id)
         self._call(pipe.execute)
@@ -459,7 +486,7 @@ class RedisControlPlane:
 
     def put_document(self, project_id: str, kind: str, scope: str, name: str, body: Any) -> DocumentRecord:
         record = {"body": body, "updated_at": _ms()}
-        pipe = self._r.pipeline(transaction=False)
+        pipe = self._atomically()
         pipe.hset(self._k("documents", project_id, scope), json.dumps([kind, name]), json.dumps(record))
         pipe.sadd(self._k("document-scopes", project_id), scope)
         self._call(pipe.execute)
