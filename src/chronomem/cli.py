@@ -390,9 +390,10 @@ def import_command(
 ) -> None:
     """Import conversations (JSONL messages, LoCoMo, LongMemEval) or a whole exported group."""
     if fmt == "export":
-        from chronomem.export import GroupExport
+        from chronomem.export import read_export
 
-        export = GroupExport.model_validate_json(path.read_bytes())
+        with _clean_errors():
+            export = read_export(path.read_bytes())
         stats = _run(_with_memory(_settings(ctx), lambda m: m.import_group(export, group_id=group, reembed=reembed)))
         console.print(f"imported {stats.episodes} episodes, {stats.entities} entities, {stats.facts} facts")
         return
