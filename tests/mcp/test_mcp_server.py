@@ -101,6 +101,9 @@ async def test_stdio_transport_through_the_cli(tmp_path):
         args=["-m", "chronomem.cli", "--data-dir", str(tmp_path), "--embedder", "hashing", "mcp", "--group", "me"],
     )
     async with Client(params) as client:
+        served = {t.name for t in (await client.list_tools()).tools}
+        assert {"get_user_summary", "create_context_template"} <= served  # `chronomem mcp` serves a project
+        assert (await client.call_tool("list_context_templates", {})).structured_content["result"] == []
         added = await client.call_tool("add_memory", {"content": "over stdio"})
         assert added.structured_content["status"] == "pending"
         async with asyncio.timeout(20):
