@@ -301,15 +301,19 @@ def mcp_command(
     host: Annotated[str, typer.Option(help="Interface to bind (http).")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="TCP port (http).")] = 8001,
     group: Annotated[str, typer.Option(help="Group used when a tool call names none.")] = "default",
+    project: Annotated[str, typer.Option(help="Project whose users, threads and context templates the "
+                                               "summary and template tools serve (created if new).")] = "default",
 ) -> None:
-    """Serve the MCP tools (add memory, search, context, episodes, delete, task status)."""
+    """Serve the MCP tools (add memory, search, context, episodes, delete, task status, summaries,
+    context templates)."""
     from chronomem.mcp_server import run_mcp
 
     if transport not in ("stdio", "http"):
         raise typer.BadParameter("transport must be stdio or http")
     settings = _settings(ctx)
     _say_model(settings)  # stderr: stdout is the stdio transport
-    run_mcp(settings, transport=transport, host=host, port=port, default_group=group)  # type: ignore[arg-type]
+    run_mcp(settings, transport=transport, host=host, port=port, default_group=group,  # type: ignore[arg-type]
+            project=project)
 
 
 # -- writing -----------------------------------------------------------------------------------------
@@ -390,9 +394,10 @@ def import_command(
 ) -> None:
     """Import conversations (JSONL messages, LoCoMo, LongMemEval) or a whole exported group."""
     if fmt == "export":
-        from chronomem.export import GroupExport
+        from chronomem.export import read_export
 
-        export = GroupExport.model_validate_json(path.read_bytes())
+        with _clean_errors():
+            export = read_export(path.read_bytes())
         stats = _run(_with_memory(_settings(ctx), lambda m: m.import_group(export, group_id=group, reembed=reembed)))
         console.print(f"imported {stats.episodes} episodes, {stats.entities} entities, {stats.facts} facts")
         return

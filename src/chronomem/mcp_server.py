@@ -7,6 +7,14 @@ arguments, calls one :class:`~chronomem.Chronomem` method and returns plain JSON
 queued durably and extracted by an in-process worker pool, as in the HTTP service; ``task_status``
 follows an added memory. Library errors come back as tool errors with their message.
 
+Zep's context types come from a project (``space``, a
+:class:`~chronomem.service.tenancy.ProjectSpace`; ``chronomem mcp --project``, default
+``default``), whose users, threads and templates the HTTP API manages: ``get_user_summary``,
+``get_thread_summary``, and ``list_/get_/create_/replace_/delete_context_template``; ``get_context``
+then takes ``template_id`` (the project's stored template) and ``user_id`` or ``thread_id`` (whose
+context, with their summaries), besides ``include_evidence``. Without a space those tools are not
+served and ``get_context`` refuses their parameters.
+
 Run it with ``chronomem mcp`` (stdio, for desktop agents) or ``chronomem mcp --transport http``
 (streamable HTTP at ``http://127.0.0.1:8001/mcp``). It has no API keys: it serves one trusted
 local agent, binds to loopback by default, and every tool takes an optional ``group_id`` (default:
@@ -18,11 +26,13 @@ from __future__ import annotations
 import functools
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import Any, Literal, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Literal, ParamSpec, TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import Field
 
+from chronomem import context_templates
 from chronomem.domain import Entity, Episode, Fact, FactVersion
 from chronomem.errors import ChronomemError, ConfigurationError
 from chronomem.filters import SearchFilters
@@ -31,6 +41,10 @@ from chronomem.search.config import RECIPES
 from chronomem.settings import Settings
 from chronomem.timeutil import UTCDateTime
 from chronomem.workers import WorkerPool
+
+if TYPE_CHECKING:
+    from chronomem.service.controlplane import DocumentRecord
+    from chronomem.service.tenancy import ProjectSpace
 
 __all__ = ["build_mcp_server", "run_mcp", "serving"]
 
@@ -91,10 +105,17 @@ def _tool_errors(fn: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:
     return wrapper
 
 
+# As the HTTP API bounds them (service.schemas.TemplateIn).
+TemplateId = Annotated[str, Field(min_length=1, max_length=100)]
+TemplateText = Annotated[str, Field(min_length=1, max_length=1_200)]
+
+
 def build_mcp_server(
-    memory: Chronomem, *, default_group: str = "default", pool: WorkerPool | None = None
+    memory: Chronomem, *, default_group: str = "default", pool: WorkerPool | None = None,
+    space: ProjectSpace | None = None,
 ) -> MCPServer[Any]:
-    """The MCP server over ``memory``. ``pool`` (if any) is woken when a memory is queued."""
+    """The MCP server over ``memory``. ``pool`` (if any) is woken when a memory is queued;
+    ``space`` (if any) is the project whose summaries and context templates it serves."""
 
     def group(group_id: str | None) -> str:
         return group_id or default_group
@@ -150,10 +171,21 @@ def build_mcp_server(
 
     @server.tool()
     @_tool_errors
-    async def get_context(query: str, group_ids: list[str] | None = None, include_evidence: bool = False) -> str:
+    async def get_context(
+        query: str,
+        group_ids: list[str] | None = None,
+        include_evidence: bool = False,
+        template_id: TemplateId | None = None,
+        user_id: str | None = None,
+        thread_id: str | None = None,
+    ) -> str:
         """A ready-to-use context block (facts with dates, entity summaries) for answering the query;
-        with include_evidence, each fact is followed by the words of the memory that state it."""
-        return await memory.context(group_ids or [default_group], query, include_evidence=include_evidence)
+        with include_evidence, each fact is followed by the words of the memory that state it.
+        template_id: in the form of that stored context template. user_id / thread_id: the
+        context of a user of the project (or of a thread's user), with their summaries, instead
+        of group_ids."""
+        return await _context(memory, space, group_ids or [default_group], query, include_evidence=include_evidence,
+                              template_id=template_id, user_id=user_id, thread_id=thread_id)
 
     @server.tool()
     @_tool_errors
@@ -191,7 +223,94 @@ def build_mcp_server(
 
     _history_tools(server, memory, group)
     _add_configuration_tool(server, memory)
+    _project_tools(server, space)
     return server
+
+
+def _project_tools(server: MCPServer[Any], space: ProjectSpace | None) -> None:
+    """Zep's context types, served only with a project (they are the project's)."""
+    if space is not None:
+        _summary_tools(server, space)
+        _template_tools(server, space)
+
+
+async def _context(memory: Chronomem, space: ProjectSpace | None, groups: list[str], query: str, *,
+                   include_evidence: bool, template_id: str | None, user_id: str | None,
+                   thread_id: str | None) -> str:
+    """get_context: the default block of the groups, or through the project (a template, a user, a thread)."""
+    if template_id is None and user_id is None and thread_id is None:
+        return await memory.context(groups, query, include_evidence=include_evidence)
+    project = _project(space)
+    if thread_id is not None:
+        return await project.thread_context(thread_id, query, template_id=template_id,
+                                            include_evidence=include_evidence)
+    if user_id is not None:
+        return await project.user_context(user_id, query, template_id=template_id, include_evidence=include_evidence)
+    assert template_id is not None
+    # the groups have no user or thread here, so the template's summary sections stay empty
+    return await context_templates.templated_context(memory, groups, query, project.stored_template(template_id),
+                                                     include_evidence=include_evidence)
+
+
+def _project(space: ProjectSpace | None) -> ProjectSpace:
+    if space is None:
+        raise ToolError("this MCP server serves no project: template_id, user_id and thread_id need one "
+                        "(`chronomem mcp --project NAME` serves a project)")
+    return space
+
+
+def _summary_tools(server: MCPServer[Any], space: ProjectSpace) -> None:
+    @server.tool()
+    @_tool_errors
+    async def get_user_summary(user_id: str) -> str:
+        """What we know about a user of the project, as one persistent summary (brought up to date
+        first when the graph learned enough since; without a model: the facts, labelled so)."""
+        return await space.user_summary(user_id)
+
+    @server.tool()
+    @_tool_errors
+    async def get_thread_summary(thread_id: str) -> str:
+        """What a conversation thread of the project covered: discussed, decided, left open."""
+        return await space.thread_summary(thread_id)
+
+
+def _template(document: DocumentRecord) -> dict[str, Any]:
+    return {"template_id": document.name, "template": document.body, "updated_at": _iso(document.updated_at)}
+
+
+def _template_tools(server: MCPServer[Any], space: ProjectSpace) -> None:
+    @server.tool()
+    @_tool_errors
+    async def list_context_templates() -> list[dict[str, Any]]:
+        """The project's named context templates (usable by id in get_context)."""
+        return [_template(d) for d in space.list_templates()]
+
+    @server.tool()
+    @_tool_errors
+    async def get_context_template(template_id: TemplateId) -> dict[str, Any]:
+        """One context template of the project."""
+        return _template(space.get_template(template_id))
+
+    @server.tool()
+    @_tool_errors
+    async def create_context_template(template_id: TemplateId, template: TemplateText) -> dict[str, Any]:
+        """Store a named context template: text with sections %{edges limit=N types=[…]},
+        %{entities …}, %{episodes limit=N}, %{user_summary}, %{thread_summaries}. Refused if the id
+        is taken or the text does not parse."""
+        return _template(space.save_template(template_id, template, create=True))
+
+    @server.tool()
+    @_tool_errors
+    async def replace_context_template(template_id: TemplateId, template: TemplateText) -> dict[str, Any]:
+        """Replace the text of an existing context template."""
+        return _template(space.save_template(template_id, template, create=False))
+
+    @server.tool()
+    @_tool_errors
+    async def delete_context_template(template_id: TemplateId) -> str:
+        """Forget a context template."""
+        space.delete_template(template_id)
+        return f"deleted context template {template_id}"
 
 
 def _history_tools(server: MCPServer[Any], memory: Chronomem, group: Callable[[str | None], str]) -> None:
@@ -230,13 +349,25 @@ def _configuration(memory: Chronomem) -> dict[str, Any]:
 
 
 @asynccontextmanager
-async def serving(settings: Settings, *, default_group: str = "default") -> AsyncIterator[MCPServer[Any]]:
-    """Open the memory and its worker pool, and yield the MCP server over them."""
-    async with (
-        await Chronomem.open(settings) as memory,
-        WorkerPool.for_memory(memory) as pool,
-    ):
-        yield build_mcp_server(memory, default_group=default_group, pool=pool)
+async def serving(
+    settings: Settings, *, default_group: str = "default", project: str = "default"
+) -> AsyncIterator[MCPServer[Any]]:
+    """Open the memory, its worker pool and the control plane, and yield the MCP server over them,
+    serving the summaries and context templates of ``project`` (created if new)."""
+    from chronomem.service.controlplane import open_control_plane
+    from chronomem.service.project_config import ProjectProfiles
+    from chronomem.service.tenancy import ProjectSpace
+
+    control = open_control_plane(settings)
+    try:
+        async with await Chronomem.open(settings) as memory:
+            # before the workers start: a user's episodes follow their project's ontology and mappings
+            memory.use_group_profiles(ProjectProfiles(control))
+            async with WorkerPool.for_memory(memory) as pool:
+                space = ProjectSpace(control.ensure_project(project), control, memory, notify=pool.notify)
+                yield build_mcp_server(memory, default_group=default_group, pool=pool, space=space)
+    finally:
+        control.close()
 
 
 def run_mcp(
@@ -246,12 +377,13 @@ def run_mcp(
     host: str = "127.0.0.1",
     port: int = 8001,
     default_group: str = "default",
+    project: str = "default",
 ) -> None:
     """Serve until interrupted, over stdio or streamable HTTP (path ``/mcp``)."""
     import anyio
 
     async def main() -> None:
-        async with serving(settings, default_group=default_group) as server:
+        async with serving(settings, default_group=default_group, project=project) as server:
             if transport == "stdio":
                 await server.run_stdio_async()
             else:

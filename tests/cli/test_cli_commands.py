@@ -110,6 +110,11 @@ def test_export_then_import_into_another_group_round_trips(cli, tmp_path):
             assert decode(second["vectors"][scope][object_id]) == pytest.approx(decode(encoded), abs=1e-6)
     again = cli("import", str(first), "--format", "export", "--group", "copy")
     assert again.exit_code == 1 and "not empty" in again.stderr
+    future = tmp_path / "future.json"
+    future.write_text(json.dumps(original | {"format": "chronomem.group/9"}))
+    unknown = cli("import", str(future), "--format", "export", "--group", "later")
+    assert unknown.exit_code == 1 and "unsupported export format 'chronomem.group/9'" in unknown.stderr
+    assert "Traceback" not in unknown.output
 
 
 def test_import_jsonl_messages_and_report_a_bad_line(cli, tmp_path):

@@ -7,6 +7,8 @@ import re
 from chronomem.embed.testing import HashingEmbedder
 from chronomem.mcp_server import build_mcp_server
 from chronomem.memory import Chronomem
+from chronomem.service.controlplane import SQLiteControlPlane
+from chronomem.service.tenancy import ProjectSpace
 from chronomem.store.factory import open_store
 from mcp import Client
 from service_support import ROOT
@@ -21,8 +23,11 @@ def documented_tools() -> dict[str, list[str]]:
 
 async def test_the_documented_tools_and_parameters_are_the_servers(tmp_path):
     store = await open_store(f"sqlite:///{tmp_path / 'graph.db'}")
-    async with Chronomem(store=store, embedder=HashingEmbedder()) as memory, \
-            Client(build_mcp_server(memory, default_group="me")) as client:
-        tools = (await client.list_tools()).tools
+    control = SQLiteControlPlane.open(tmp_path / "control.db")
+    async with Chronomem(store=store, embedder=HashingEmbedder()) as memory:
+        space = ProjectSpace(control.ensure_project("default"), control, memory)  # as `chronomem mcp` serves
+        async with Client(build_mcp_server(memory, default_group="me", space=space)) as client:
+            tools = (await client.list_tools()).tools
+    control.close()
     served = {tool.name: list(tool.input_schema["properties"]) for tool in tools}
     assert documented_tools() == served

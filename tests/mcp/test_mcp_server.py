@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import sys
 from collections.abc import AsyncIterator
 
@@ -99,8 +100,13 @@ async def test_stdio_transport_through_the_cli(tmp_path):
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "chronomem.cli", "--data-dir", str(tmp_path), "--embedder", "hashing", "mcp", "--group", "me"],
+        # The SDK passes a bare environment: keep PYTHONPATH (the code under test runs), not our settings.
+        env={k: v for k, v in os.environ.items() if not k.startswith("CHRONOMEM_")},
     )
     async with Client(params) as client:
+        served = {t.name for t in (await client.list_tools()).tools}
+        assert {"get_user_summary", "create_context_template"} <= served  # `chronomem mcp` serves a project
+        assert (await client.call_tool("list_context_templates", {})).structured_content["result"] == []
         added = await client.call_tool("add_memory", {"content": "over stdio"})
         assert added.structured_content["status"] == "pending"
         async with asyncio.timeout(20):

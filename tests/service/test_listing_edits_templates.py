@@ -155,3 +155,30 @@ async def test_summaries_without_a_model_say_what_the_graph_holds_and_say_so(ser
     await service.client.post(f"{API}/users", json={"user_id": "bob"}, headers=headers)
     assert (await service.client.get(f"{API}/users/bob/summary", headers=headers)).json()["summary"] == (
         "[no model summary] The graph holds no facts about user bob yet.")
+
+
+async def test_a_template_quotes_each_fact_with_its_evidence_on_request(service: Service):
+    from chronomem.domain import EvidenceSpan
+    from chronomem.store import GraphWrite
+
+    ids = await seeded(service)
+    headers = service.as_(service.key_a)
+    group_id = service.control.get_user(service.control.get_project("project-a").id, "ada").group_id
+    said = (await service.memory.add_episode(group_id, "We moved to Lisbon in May.", speaker="Ada")).episode
+    lives = await service.memory.get_fact(group_id, ids["Ada lives in Lisbon"])
+    start = said.text.index("moved to Lisbon")  # the span as grounding keeps it: offsets into Episode.text
+    quoted = lives.model_copy(update={"episode_ids": (said.id,),
+                                      "evidence": (EvidenceSpan(episode_id=said.id, start=start, end=start + 15),)})
+    await service.memory.store.write(GraphWrite(group_id, facts=[quoted]))
+    template = {"template_id": "where", "template": "Facts:\n%{edges limit=3 types=[LIVES_IN,OWNS]}"}
+    assert (await service.client.post(f"{API}/context-templates", json=template, headers=headers)).status_code == 201
+    await service.client.post(f"{API}/threads", json={"thread_id": "t1", "user_id": "ada"}, headers=headers)
+
+    for path in (f"{API}/users/ada/context", f"{API}/threads/t1/context"):
+        params = {"query": "Where does Ada live?", "template_id": "where"}
+        plain = (await service.client.get(path, headers=headers, params=params)).json()["context"]
+        evidenced = (await service.client.get(path, headers=headers, params=params | {"evidence": "true"})).json()
+        lines = {line.split(" (")[0]: line for line in evidenced["context"].splitlines()[1:]}
+        assert lines["- Ada lives in Lisbon"].endswith('[source: "moved to Lisbon"]')
+        assert "source:" not in lines["- Ada owns Rex"]  # a fact without evidence has no quote
+        assert "source:" not in plain and plain.startswith("Facts:\n")

@@ -14,7 +14,9 @@ Variables: ``edges`` (or ``facts``), ``entities`` (or ``nodes``), ``episodes``, 
 ``thread_summaries``. Each but ``user_summary`` takes ``limit=N`` (1–100) and ``types=[…]`` (relation
 types for edges, labels for entities). The text around the variables is kept as written. Parsing
 refuses unknown variables and parameters, so a template that was stored renders. Pure: retrieval
-happens elsewhere; :func:`render_template` gets the ranked objects.
+happens elsewhere; :func:`render_template` gets the ranked objects, and the evidence quotes of the
+facts when the caller asked for them (each fact line then ends with ``[source: "…"]``, as in the
+paper's block).
 """
 
 from __future__ import annotations
@@ -100,11 +102,23 @@ def _entity_line(entity: Entity) -> str:
     return f"- {entity.name}: {summary}" if summary else f"- {entity.name}"
 
 
-def _lines(section: Section, facts: Sequence[Fact], entities: Sequence[Entity], episodes: Sequence[Episode],
-           summaries: Mapping[str, Sequence[str]], now: datetime | None) -> list[str]:
+@dataclass(frozen=True, slots=True)
+class _Found:
+    """What the sections are filled from."""
+
+    facts: Sequence[Fact]
+    entities: Sequence[Entity]
+    episodes: Sequence[Episode]
+    summaries: Mapping[str, Sequence[str]]
+    quotes: Mapping[str, str]
+    now: datetime | None
+
+
+def _lines(section: Section, found: _Found) -> list[str]:
     if section.kind == "facts":
-        chosen = [f for f in facts if not section.types or f.relation_type in section.types]
-        return [fact_line(f, now=now) for f in chosen[: section.limit]]
+        chosen = [f for f in found.facts if not section.types or f.relation_type in section.types]
+        return [fact_line(f, now=found.now, quote=found.quotes.get(f.id)) for f in chosen[: section.limit]]
+    entities, episodes, summaries = found.entities, found.episodes, found.summaries
     if section.kind == "entities":
         picked = [e for e in entities if not section.types or set(e.labels) & set(section.types)]
         return [_entity_line(e) for e in picked[: section.limit]]
@@ -121,14 +135,18 @@ def render_template(
     entities: Sequence[Entity] = (),
     episodes: Sequence[Episode] = (),
     summaries: Mapping[str, Sequence[str]] | None = None,
+    quotes: Mapping[str, str] | None = None,
     now: datetime | None = None,
 ) -> str:
     """The template with each variable replaced by its lines (ranked objects, best first).
-    ``summaries`` holds the ``user_summary`` text and the ``thread_summaries`` lines."""
+    ``summaries`` holds the ``user_summary`` text and the ``thread_summaries`` lines; ``quotes``
+    (fact id → the episode's words, :func:`chronomem.search.context.evidence_quotes`) follow their
+    facts."""
+    found = _Found(facts, entities, episodes, summaries or {}, quotes or {}, now)
     parts = []
     for piece in template.pieces:
         if isinstance(piece, str):
             parts.append(piece)
         else:
-            parts.append("\n".join(_lines(piece, facts, entities, episodes, summaries or {}, now)))
+            parts.append("\n".join(_lines(piece, found)))
     return "".join(parts).strip()

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+from chronomem import context_templates
 from chronomem.context_summaries import (
     THREAD_SUMMARY,
     USER_SUMMARY,
@@ -31,9 +32,8 @@ from chronomem.ingest.json_mapping import JsonMapping
 from chronomem.ingest.ontology_spec import OntologySpec
 from chronomem.llm.base import Prompt
 from chronomem.memory import Chronomem, NewMessage
-from chronomem.search.config import ScopeConfig, SearchConfig
 from chronomem.search.context import fact_line
-from chronomem.search.templates import parse_template, render_template
+from chronomem.search.templates import Template, parse_template
 from chronomem.service import project_config
 from chronomem.service.controlplane import (
     ControlPlane,
@@ -275,13 +275,16 @@ class ProjectSpace:
         if not query:
             return ""
         if template_id is not None:
-            return await self.templated_context(thread.user_id, query, template_id, thread_id=thread_id)
+            return await self.templated_context(thread.user_id, query, template_id, thread_id=thread_id,
+                                                include_evidence=options.get("include_evidence", False))
         return await self.user_context(thread.user_id, query, **options)
 
     async def user_context(self, user_id: str, query: str, *, template_id: str | None = None, **options: Any) -> str:
-        """The user's context block for ``query`` (in a stored template's form if named)."""
+        """The user's context block for ``query`` (in a stored template's form if named; of the
+        other options a template takes ``include_evidence``, its facts then quoted)."""
         if template_id is not None:
-            return await self.templated_context(user_id, query, template_id)
+            return await self.templated_context(user_id, query, template_id,
+                                                include_evidence=options.get("include_evidence", False))
         group_id = self._control.get_user(self._pid, user_id).group_id
         return await self._memory.context([group_id], query, **options)
 
@@ -309,28 +312,23 @@ class ProjectSpace:
             raise NotFoundError(f"context template {template_id!r} not found")
 
     async def templated_context(self, user_id: str, query: str, template_id: str,
-                                thread_id: str | None = None) -> str:
-        """The user's context for ``query`` in the form of a stored template: one search sized to
-        the template's sections, then each section filled in rank order."""
-        template = parse_template(self.get_template(template_id).body)
+                                thread_id: str | None = None, *, include_evidence: bool = False) -> str:
+        """The user's context for ``query`` in the form of a stored template, its summary sections
+        filled with the user's summary (and the thread's, when ``thread_id`` is given); with
+        ``include_evidence`` each fact is followed by the words of the episode that state it."""
+        template = self.stored_template(template_id)
         group_id = self._control.get_user(self._pid, user_id).group_id
-
-        def scope(kind: str) -> ScopeConfig | None:
-            limit = template.limit(kind)
-            return ScopeConfig(limit=min(100, limit * 3), candidates=max(50, limit * 3)) if limit else None
-
-        config = SearchConfig(facts=scope("facts"), entities=scope("entities"), episodes=scope("episodes"),
-                              communities=None)
-        found = await self._memory.search([group_id], query, config=config)
         summaries: dict[str, list[str]] = {}
         if template.limit("user_summary"):
             summaries["user_summary"] = [await self.user_summary(user_id)]
         if template.limit("thread_summaries") and thread_id is not None:
             summaries["thread_summaries"] = [await self.thread_summary(thread_id)]
-        return render_template(
-            template, facts=[f for f, _ in found.facts], entities=[e for e, _ in found.entities],
-            episodes=[e for e, _ in found.episodes], summaries=summaries,
-        )
+        return await context_templates.templated_context(self._memory, [group_id], query, template,
+                                                         summaries=summaries, include_evidence=include_evidence)
+
+    def stored_template(self, template_id: str) -> Template:
+        """A stored template of the project, parsed (``NotFoundError`` for an unknown id)."""
+        return parse_template(self.get_template(template_id).body)
 
     async def user_summary(self, user_id: str) -> str:
         """The user's persistent summary, brought up to date with one model call when the graph

@@ -100,6 +100,11 @@ class GraphWrite:
     community memberships with it; a deleted episode its mentions (facts keep other provenance: the
     caller rewrites or deletes them explicitly). ``replace_communities`` drops every community of the
     group not in ``communities``.
+
+    ``fact_history`` restores earlier versions as they were (an import, :mod:`chronomem.export`):
+    each belongs to a fact of ``facts`` that the group does not hold yet, which is then written
+    as given, and with it forms the fact's whole history (``chronomem.store.history.check_restored``);
+    anything else is refused (``InvalidInputError``) and nothing is written.
     """
 
     group_id: str
@@ -108,6 +113,7 @@ class GraphWrite:
     facts: list[Fact] = field(default_factory=list)
     mentions: list[Mention] = field(default_factory=list)
     communities: list[Community] = field(default_factory=list)
+    fact_history: list[FactVersion] = field(default_factory=list)
     entity_vectors: dict[str, np.ndarray] = field(default_factory=dict)
     fact_vectors: dict[str, np.ndarray] = field(default_factory=dict)
     community_vectors: dict[str, np.ndarray] = field(default_factory=dict)
@@ -122,7 +128,7 @@ class GraphWrite:
     def is_empty(self) -> bool:
         return not any(
             (
-                self.episodes, self.entities, self.facts, self.mentions, self.communities,
+                self.episodes, self.entities, self.facts, self.mentions, self.communities, self.fact_history,
                 self.entity_vectors, self.fact_vectors, self.community_vectors, self.episode_vectors,
                 self.delete_episode_ids, self.delete_entity_ids, self.delete_fact_ids,
                 self.delete_community_ids, self.delete_mentions, self.replace_communities,

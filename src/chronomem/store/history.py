@@ -11,17 +11,24 @@ of what it says.
 Transaction time belongs to the records, so it only moves forward: a new version's
 ``recorded_at`` is the caller's when it is later than the stored version's (the pipeline passes
 its clock, so tests control it), else the store's clock.
+
+An import restores a history as it was (``GraphWrite.fact_history``): :func:`check_restored`
+admits only a whole, gapless one, so the restored versions answer "known at t'" exactly as the
+exported store did.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from itertools import pairwise
 
 from chronomem.domain import Fact, FactVersion
+from chronomem.errors import InvalidInputError
 from chronomem.timeutil import utc_now
 
-__all__ = ["Revision", "in_force", "revise", "says_the_same", "versions_of"]
+__all__ = ["Revision", "check_restored", "in_force", "revise", "says_the_same", "versions_of"]
 
 _ONE_US = timedelta(microseconds=1)
 # What is not part of what a fact says: its identity, its evidence and its place in the history.
@@ -65,3 +72,32 @@ def in_force(versions: list[FactVersion], t: datetime) -> Fact | None:
 def versions_of(earlier: list[FactVersion], head: Fact) -> list[FactVersion]:
     """A fact's whole history, oldest first: its closed versions, then the latest."""
     return [*sorted(earlier, key=lambda v: v.fact.version), FactVersion(fact=head)]
+
+
+def check_restored(heads: Sequence[Fact], earlier: Sequence[FactVersion]) -> None:
+    """Refuse (``InvalidInputError``) earlier versions that are not, with their heads, each fact's
+    whole history: versions 1 … head.version - 1, each closed exactly when the next took force, so
+    every instant of T' from the first recording on has one version in force, as :func:`revise`
+    leaves it. Facts without earlier versions are not checked (an export made before versions were
+    exported carries heads only)."""
+    by_fact: dict[str, list[FactVersion]] = {}
+    for version in earlier:
+        by_fact.setdefault(version.fact.id, []).append(version)
+    heads_by_id = {head.id: head for head in heads}
+    for fact_id, versions in by_fact.items():
+        head = heads_by_id.get(fact_id)
+        if head is None:
+            raise InvalidInputError(f"earlier versions of fact {fact_id!r}, which the write does not hold")
+        chain = [*sorted(versions, key=lambda v: v.fact.version), FactVersion(fact=head)]
+        if [v.fact.version for v in chain] != list(range(1, head.version + 1)):
+            raise InvalidInputError(
+                f"fact {fact_id!r} (version {head.version}) needs versions 1-{head.version - 1} exactly, "
+                f"got {[v.fact.version for v in chain[:-1]]}"
+            )
+        for version, following in pairwise(chain):
+            ends = version.recorded_to
+            if ends is None or not version.recorded_from < ends == following.recorded_from:
+                raise InvalidInputError(
+                    f"version {version.fact.version} of fact {fact_id!r} must end on T' when version "
+                    f"{following.fact.version} was recorded ({following.recorded_from.isoformat()})"
+                )

@@ -195,6 +195,11 @@ class FalkorDBStore:
         if not batch.facts or any(f.group_id != batch.group_id for f in batch.facts):
             return batch, []  # nothing to revise, or refused by compose_write
         stored = {f.id: f for f in await self.get_facts(batch.group_id, [f.id for f in batch.facts])}
+        deleted = set(batch.delete_fact_ids)  # the write deletes them before it upserts
+        stored = {i: f for i, f in stored.items() if i not in deleted}
+        if clash := sorted({v.fact.id for v in batch.fact_history} & set(stored)):
+            # a restored history is a fact's only one: beside a stored one, two would interleave
+            raise InvalidInputError(f"earlier versions restored for facts the group already holds: {clash}")
         revisions = [revise(stored.get(f.id), f) for f in batch.facts]
         closed = [r.closed for r in revisions if r.closed is not None]
         return dataclasses.replace(batch, facts=[r.head for r in revisions]), closed

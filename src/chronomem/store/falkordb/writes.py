@@ -18,6 +18,7 @@ from chronomem.errors import InvalidInputError
 from chronomem.store.base import GraphWrite
 from chronomem.store.falkordb.cypher import VECTOR_LINK, VERSION_LINK
 from chronomem.store.falkordb.records import community_props, entity_props, episode_props, fact_props, version_props
+from chronomem.store.history import check_restored
 
 __all__ = ["batch_vectors", "compose_write", "vector_dimensions"]
 
@@ -59,10 +60,11 @@ _SECTIONS: tuple[tuple[str, str], ...] = (
                          "OPTIONAL MATCH (kc_v:CommunityVec {id: kc_c.id}) DELETE kc_c, kc_v"),
     ("episodes", "UNWIND $episodes AS ue MERGE (ue_e:Episode {id: ue.id}) SET ue_e += ue"),
     ("entities", "UNWIND $entities AS un MERGE (un_n:Entity {id: un.id}) SET un_n += un"),
-    # An earlier version hangs off its fact, unchanged (see store.history); the head is replaced after.
+    ("facts", "UNWIND $facts AS uf MERGE (uf_f:Fact {id: uf.id}) SET uf_f += uf"),
+    # An earlier version hangs off its fact, unchanged (see store.history): one the head replaces
+    # now, or one an import restores (after the facts, so a fact new in this batch is there).
     ("fact_versions", f"UNWIND $fact_versions AS fv MATCH (fv_f:Fact {{id: fv.id}}) "
                       f"CREATE (fv_f)-[:{VERSION_LINK}]->(fv_v:FactVersion) SET fv_v += fv"),
-    ("facts", "UNWIND $facts AS uf MERGE (uf_f:Fact {id: uf.id}) SET uf_f += uf"),
     ("communities", "UNWIND $communities AS uc MERGE (uc_c:Community {id: uc.id}) SET uc_c += uc"),
     ("mentions", "UNWIND $mentions AS um MERGE (:Mention {episode_id: um.episode, entity_id: um.entity})"),
     ("episode_vectors", _replace_vectors("Episode")),
@@ -76,9 +78,11 @@ def _check_group(batch: GraphWrite) -> None:
     groups = {e.group_id for e in batch.episodes} | {e.group_id for e in batch.entities}
     groups |= {f.group_id for f in batch.facts} | {c.group_id for c in batch.communities}
     groups |= {m.group_id for m in (*batch.mentions, *batch.delete_mentions)}
+    groups |= {v.fact.group_id for v in batch.fact_history}
     strangers = groups - {batch.group_id}
     if strangers:
         raise InvalidInputError(f"write to group {batch.group_id!r} holds objects of other groups: {sorted(strangers)}")
+    check_restored(batch.facts, batch.fact_history)
 
 
 def _vectors(vectors: dict[str, np.ndarray]) -> list[dict[str, Any]]:
@@ -94,7 +98,7 @@ def _rows(batch: GraphWrite, versions: list[FactVersion]) -> dict[str, Any]:
         "del_communities": list(batch.delete_community_ids),
         "episodes": [episode_props(e) for e in batch.episodes],
         "entities": [entity_props(e) for e in batch.entities],
-        "fact_versions": [version_props(v) for v in versions],
+        "fact_versions": [version_props(v) for v in (*versions, *batch.fact_history)],
         "facts": [fact_props(f) for f in batch.facts],
         "communities": [community_props(c) for c in batch.communities],
         "mentions": [{"episode": m.episode_id, "entity": m.entity_id} for m in batch.mentions],
@@ -110,7 +114,8 @@ def _rows(batch: GraphWrite, versions: list[FactVersion]) -> dict[str, Any]:
 
 def compose_write(batch: GraphWrite, versions: list[FactVersion] | None = None) -> tuple[str, dict[str, Any]]:
     """The query text and parameters applying ``batch`` (whose facts are the revised heads) and
-    keeping ``versions``, the fact versions they replace; ('', {}) when there is nothing to do."""
+    keeping ``versions``, the fact versions they replace, and the batch's restored ``fact_history``;
+    ('', {}) when there is nothing to do."""
     _check_group(batch)
     rows = _rows(batch, versions or [])
     present = [(name, text) for name, text in _SECTIONS if name in rows and (rows[name] or name == "keep_communities")]

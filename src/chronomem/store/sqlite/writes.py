@@ -18,7 +18,7 @@ import numpy as np
 from chronomem.domain import Community, Entity, Episode, Fact, FactVersion, Mention
 from chronomem.errors import InvalidInputError
 from chronomem.store.base import GraphWrite, Scope, fact_attributes_column
-from chronomem.store.history import revise
+from chronomem.store.history import check_restored, revise
 from chronomem.store.sqlite.codec import (
     FACT_COLUMNS,
     VERSION_COLUMNS,
@@ -95,12 +95,14 @@ def check_batch(batch: GraphWrite) -> None:
         *batch.mentions,
         *batch.communities,
         *batch.delete_mentions,
+        *(v.fact for v in batch.fact_history),
     )
     for obj in objects:
         if obj.group_id != batch.group_id:
             raise InvalidInputError(
                 f"{type(obj).__name__} of group {obj.group_id!r} in a write to group {batch.group_id!r}"
             )
+    check_restored(batch.facts, batch.fact_history)
 
 
 def apply_write(conn: sqlite3.Connection, batch: GraphWrite) -> list[IndexChange]:
@@ -192,8 +194,11 @@ def _apply_upserts(tx: _Tx, batch: GraphWrite) -> None:
         _upsert_episode(tx, episode, replace=True)
     for entity in batch.entities:
         _upsert_entity(tx, entity)
+    _refuse_history_of_stored_facts(tx, batch)
     for fact in batch.facts:
         _upsert_fact(tx, fact)
+    for version in batch.fact_history:
+        _keep_version(tx, version)
     tx.conn.executemany(
         "INSERT OR IGNORE INTO mentions (gid, episode_id, entity_id) VALUES (?, ?, ?)",
         [(tx.gid, m.episode_id, m.entity_id) for m in batch.mentions],
@@ -214,6 +219,19 @@ def _apply_upserts(tx: _Tx, batch: GraphWrite) -> None:
     ):
         for object_id, vector in vectors.items():
             _upsert_vector(tx, scope, object_id, vector, written[scope])
+
+
+def _refuse_history_of_stored_facts(tx: _Tx, batch: GraphWrite) -> None:
+    """A restored history is a stored fact's only one: restoring beside an existing history would
+    interleave two of them (after this batch's deletions, so a deleted fact may be restored)."""
+    restored = sorted({v.fact.id for v in batch.fact_history})
+    if not restored:
+        return
+    stored = [r[0] for r in tx.conn.execute(
+        "SELECT id FROM facts WHERE gid = ? AND id IN (SELECT value FROM json_each(?))", (tx.gid, dumps(restored))
+    )]
+    if stored:
+        raise InvalidInputError(f"earlier versions restored for facts the group already holds: {sorted(stored)}")
 
 
 def _reindex_text(tx: _Tx, scope: Scope, object_id: str, old: str | None, new: str) -> None:
