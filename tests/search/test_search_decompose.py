@@ -24,6 +24,12 @@ from chronomem.search.decompose import event_queries
           "What is the total cost of the new flea collar I got for Max"]),  # the first item sets the width
         ("How long had I been bird watching when I attended the bird watching workshop?",
          ["How long had I been bird watching", "I attended the bird watching workshop"]),
+        # a measure from one event to the other: the anchor ends where the question's own clause
+        # begins ("did I", "did Rachel"), not at an auxiliary inside the anchor ("I was preparing")
+        ("How many days before the team meeting I was preparing for did I attend the workshop?",
+         ["the team meeting I was preparing for", "I attend the workshop"]),
+        ("How many months before my anniversary did Rachel get engaged?", ["my anniversary", "Rachel get engaged"]),
+        ("How long after moving to Denver did I adopt the cat?", ["moving to Denver", "I adopt the cat"]),
     ],
 )
 def test_each_named_event_becomes_a_sub_query(question, events):
@@ -37,6 +43,8 @@ def test_each_named_event_becomes_a_sub_query(question, events):
         "How many doctor's appointments did I go to in March?",
         "How many charity events did I do before the 'Run for the Cure' event?",  # one event named
         "What's my dog's name, I've forgotten?",  # apostrophes inside words are not quotes
+        "How many days ago did I harvest my first batch of herbs?",  # an amount of time, one event
+        "How many weeks before the trip?",  # no clause of its own after the anchor
     ],
 )
 def test_a_question_naming_one_event_is_searched_whole(question):

@@ -87,6 +87,10 @@ class SearchConfig(BaseModel):
     # searched once per event and the rankings fused, the whole query at this weight.
     event_queries: bool = True
     whole_query_weight: float = Field(default=2.0, ge=0.0)
+    # A question that counts, totals or orders ("how many doctor's appointments did I go to in
+    # March?") naming no two events is also searched by its focus, the frame stripped ("doctor's
+    # appointments I go to"), fused the same way (see decompose.focus_query).
+    focus_query: bool = True
 
     def with_limit(self, limit: int) -> SearchConfig:
         """The same config returning ``limit`` results in every searched scope."""
