@@ -91,6 +91,9 @@ class SearchConfig(BaseModel):
     # March?") naming no two events is also searched by its focus, the frame stripped ("doctor's
     # appointments I go to"), fused the same way (see decompose.focus_query).
     focus_query: bool = True
+    # After that fusion, each sub-query's own best result follows the fused first (see
+    # rerank.lead_with_each): every event named gets a place in the top k.
+    event_leaders: bool = False
 
     def with_limit(self, limit: int) -> SearchConfig:
         """The same config returning ``limit`` results in every searched scope."""

@@ -37,6 +37,7 @@ from chronomem.search.rerank import (
     cut_below,
     entity_distances_to_fact_distances,
     episode_mentions,
+    lead_with_each,
     mmr,
     node_distance,
     order_by_scores,
@@ -127,14 +128,18 @@ def _fuse(
 
 def _fuse_queries(per_query: Sequence[SearchResults], request: _Request) -> SearchResults:
     """Each scope's rankings for the whole query and for each event, fused by RRF (the whole query
-    at ``whole_query_weight``, each event at 1): every event's best hits reach the top."""
+    at ``whole_query_weight``, each event at 1): every event's best hits reach the top. With
+    ``event_leaders`` each event's own best follows the fused first, whatever RRF made of it."""
     config = request.config
     weights = [config.whole_query_weight, *[1.0] * (len(per_query) - 1)]
     fused: dict[str, list[tuple[Any, float]]] = {}
     for name, sc in config.scopes().items():
         rankings = [getattr(results, name) for results in per_query]
         objects = {obj.id: obj for ranking in rankings for obj, _ in ranking}
-        order = rrf([[obj.id for obj, _ in ranking] for ranking in rankings], k=sc.rrf_k, weights=weights)
+        ids = [[obj.id for obj, _ in ranking] for ranking in rankings]
+        order = rrf(ids, k=sc.rrf_k, weights=weights)
+        if config.event_leaders:
+            order = lead_with_each(order, ids[1:])
         fused[name] = [(objects[i], score) for i, score in order[: sc.limit]]
     return SearchResults(**fused, time=request.time)
 
