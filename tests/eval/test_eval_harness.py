@@ -95,3 +95,16 @@ async def test_more_folds_than_conversations_is_refused_before_any_work(tmp_path
     with pytest.raises(InvalidInputError, match="between 2 and the number of LoCoMo conversations"):
         await run_eval(locomo, embedder=embedder, cache_dir=tmp_path / "cache", folds=3)
     assert embedder.texts_embedded == 0
+
+
+async def test_evidence_ranks_say_where_each_evidence_session_ranked(tmp_path):
+    from chronomem.eval.misses import evidence_ranks, lme_evidence_ranks
+
+    assert evidence_ranks(["b", "a", "b", "c"], ["c", "a", "z"]) == {"c": 3, "a": 2, "z": None}
+    lme = tmp_path / "lme.json"
+    lme.write_text(json.dumps(LME))
+    (row,) = await lme_evidence_ranks(lme, embedder=HashingEmbedder(), cache_dir=tmp_path / "cache")  # _abs skipped
+    assert (row.question_id, row.ours, row.bm25) == ("q1", {"a": 1}, {"a": 1})
+    assert not row.missed(1) and row.events == ()
+    assert await lme_evidence_ranks(lme, question_types=["multi-session"], embedder=HashingEmbedder(),
+                                    cache_dir=tmp_path / "cache") == []

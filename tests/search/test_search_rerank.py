@@ -9,6 +9,7 @@ from chronomem.search.rerank import (
     cut_below,
     entity_distances_to_fact_distances,
     episode_mentions,
+    lead_with_each,
     mmr,
     node_distance,
     order_by_scores,
@@ -90,3 +91,12 @@ def test_node_distance_orders_by_hops_and_puts_unreached_last():
 def test_fact_distance_is_the_nearest_participant():
     facts = {"f1": ["x", "y"], "f2": ["y", "z"], "f3": ["q", "r"]}
     assert entity_distances_to_fact_distances(facts, {"x": 0, "y": 1, "z": 2}) == {"f1": 0, "f2": 1}
+
+
+def test_lead_with_each_puts_every_rankings_best_behind_the_fused_first():
+    fused = [("a", 0.9), ("b", 0.8), ("c", 0.7), ("d", 0.6), ("e", 0.5)]
+    # event 1's best is "d", event 2's best is "a" (already first), event 3's is not a candidate
+    assert lead_with_each(fused, [["d", "b"], ["a", "e"], ["zz"], []]) == [
+        ("a", 0.9), ("d", 0.6), ("b", 0.8), ("c", 0.7), ("e", 0.5)
+    ]
+    assert lead_with_each([], [["a"]]) == []

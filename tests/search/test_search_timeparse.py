@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from chronomem.errors import InvalidInputError
-from chronomem.search.timeparse import parse_time
+from chronomem.search.timeparse import parse_time, strip_time
 
 NOW = datetime(2023, 5, 30, 23, 40, tzinfo=UTC)  # a Tuesday
 
@@ -79,3 +79,8 @@ def test_remainder_drops_the_time_words():
 def test_now_must_be_aware():
     with pytest.raises(InvalidInputError):
         parse_time("in 2022", datetime(2023, 1, 1))
+
+
+def test_strip_time_leaves_the_words_that_are_not_time():
+    assert strip_time("How many trips did I take in the past three months?") == "How many trips did I take in ?"
+    assert strip_time("What breed is my dog?") == "What breed is my dog?"

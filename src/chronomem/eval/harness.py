@@ -31,11 +31,12 @@ see :mod:`chronomem.eval.folds`) and an ``_in_sample`` twin (the best candidate 
 
 from __future__ import annotations
 
+import contextlib
 import re
 import statistics
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
@@ -56,7 +57,7 @@ from chronomem.search.config import SearchConfig
 from chronomem.search.rerank import rrf
 from chronomem.settings import Settings
 
-__all__ = ["DEFAULT_CACHE_DIR", "EVAL_CONFIG", "LME_CONFIG", "EvalReport", "run_eval"]
+__all__ = ["DEFAULT_CACHE_DIR", "EVAL_CONFIG", "LME_CONFIG", "EvalReport", "open_memory", "ranked_units", "run_eval"]
 
 DEFAULT_CACHE_DIR = Path("bench/out/eval-cache")
 LOCOMO_KS = (5, 10, 25, 50)
@@ -83,7 +84,7 @@ class EvalReport:
             yield f"{name}: {value:.4f}" if isinstance(value, float) else f"{name}: {value}"
 
 
-async def _ranked_units(
+async def ranked_units(
     memory: Chronomem, group: str, question: str, now: datetime, config: SearchConfig
 ) -> list[str]:
     """Units of the hits in rank order. An episode counts for its own unit, a fact for the units of
@@ -107,7 +108,7 @@ async def _score_candidates(
     memory: Chronomem, group: str, question: str, now: datetime, configs: Mapping[str, SearchConfig],
     score: Callable[[list[str]], Scores],
 ) -> dict[str, Scores]:
-    return {name: score(await _ranked_units(memory, group, question, now, c)) for name, c in configs.items()}
+    return {name: score(await ranked_units(memory, group, question, now, c)) for name, c in configs.items()}
 
 
 def _mean(values: Sequence[float]) -> float:
@@ -289,6 +290,29 @@ async def run_eval(
     log = progress or (lambda _message: None)
     started = time.perf_counter()
     report = EvalReport()
+    async with open_memory(store_url=store_url, embedder=embedder, cache_dir=cache_dir) as memory:
+        if locomo is not None:
+            configs = _configs(config or EVAL_CONFIG, folds, candidates)
+            samples = load_locomo(locomo)[:limit]
+            _check_folds(folds, len(samples), "LoCoMo conversations")
+            scored = await _eval_locomo(samples, memory, configs, log)
+            _report_benchmark(report, "locomo", scored, _locomo_metrics, LOCOMO_OBJECTIVE, folds)
+        if longmemeval is not None:
+            configs = _configs(config or LME_CONFIG, folds, candidates)
+            questions = load_longmemeval(longmemeval)[:limit]
+            _check_folds(folds, sum(not q.is_abstention for q in questions), "LongMemEval questions")
+            lme = await _eval_longmemeval(questions, memory, configs, log)
+            _report_benchmark(report, "lme", lme, _lme_metrics, LME_OBJECTIVE, folds)
+    report.add("eval_seconds", time.perf_counter() - started)
+    return report
+
+
+@contextlib.asynccontextmanager
+async def open_memory(
+    *, store_url: str | None = None, embedder: Embedder | None = None, cache_dir: str | Path | None = DEFAULT_CACHE_DIR
+) -> AsyncIterator[Chronomem]:
+    """The memory the harness searches: ``store_url`` (default a temporary SQLite file) and
+    ``embedder`` (default MiniLM) with its vectors cached under ``cache_dir``."""
     with tempfile.TemporaryDirectory(prefix="chronomem-eval-") as scratch:
         inner = embedder or _default_embedder()
         cache_file = Path(cache_dir if cache_dir is not None else scratch) / f"vectors-{_safe(inner.model_name)}.db"
@@ -297,19 +321,6 @@ async def run_eval(
         settings = Settings(store_url=store_url or f"sqlite:///{Path(scratch) / 'eval.db'}")
         try:
             async with await Chronomem.open(settings, embedder=cached) as memory:
-                if locomo is not None:
-                    configs = _configs(config or EVAL_CONFIG, folds, candidates)
-                    samples = load_locomo(locomo)[:limit]
-                    _check_folds(folds, len(samples), "LoCoMo conversations")
-                    scored = await _eval_locomo(samples, memory, configs, log)
-                    _report_benchmark(report, "locomo", scored, _locomo_metrics, LOCOMO_OBJECTIVE, folds)
-                if longmemeval is not None:
-                    configs = _configs(config or LME_CONFIG, folds, candidates)
-                    questions = load_longmemeval(longmemeval)[:limit]
-                    _check_folds(folds, sum(not q.is_abstention for q in questions), "LongMemEval questions")
-                    lme = await _eval_longmemeval(questions, memory, configs, log)
-                    _report_benchmark(report, "lme", lme, _lme_metrics, LME_OBJECTIVE, folds)
+                yield memory
         finally:
             await cached.aclose()
-    report.add("eval_seconds", time.perf_counter() - started)
-    return report

@@ -87,6 +87,13 @@ class SearchConfig(BaseModel):
     # searched once per event and the rankings fused, the whole query at this weight.
     event_queries: bool = True
     whole_query_weight: float = Field(default=2.0, ge=0.0)
+    # A question that counts, totals or orders ("how many doctor's appointments did I go to in
+    # March?") naming no two events is also searched by its focus, the frame stripped ("doctor's
+    # appointments I go to"), fused the same way (see decompose.focus_query).
+    focus_query: bool = True
+    # After that fusion, each sub-query's own best result follows the fused first (see
+    # rerank.lead_with_each): every event named gets a place in the top k.
+    event_leaders: bool = False
 
     def with_limit(self, limit: int) -> SearchConfig:
         """The same config returning ``limit`` results in every searched scope."""

@@ -17,6 +17,7 @@ __all__ = [
     "cut_below",
     "entity_distances_to_fact_distances",
     "episode_mentions",
+    "lead_with_each",
     "mmr",
     "node_distance",
     "order_by_scores",
@@ -49,6 +50,23 @@ def rrf(
             seen.add(item)
             scores[item] = scores.get(item, 0.0) + weight / (k + rank)
     return order_by_scores(list(scores), scores)
+
+
+def lead_with_each(fused: Sequence[tuple[K, float]], rankings: Sequence[Sequence[K]]) -> list[tuple[K, float]]:
+    """``fused`` with the best of each of ``rankings`` moved up behind the fused first: the fused
+    first, then each ranking's first (in the order of ``rankings``, once each), then the rest in
+    fused order. Each promoted item keeps its fused score; ids missing from ``fused`` are skipped.
+
+    RRF of a whole question and of each event it names can still leave an event whose words are
+    common, or whose evidence is worded apart from the question, outside the top k; a question
+    about two events needs both. Promoting each event's own best costs at most one place per event.
+    """
+    score = dict(fused)
+    firsts: list[K] = [fused[0][0]] if fused else []
+    firsts += [r[0] for r in rankings if r and r[0] in score]
+    leaders = list(dict.fromkeys(firsts))
+    taken = set(leaders)
+    return [(i, score[i]) for i in leaders] + [(i, s) for i, s in fused if i not in taken]
 
 
 def order_by_scores(ids: Sequence[K], scores: Mapping[K, float]) -> list[tuple[K, float]]:

@@ -31,12 +31,13 @@ from chronomem.filters import SearchFilters
 from chronomem.search import methods, signals
 from chronomem.search.config import RECIPES, Method, Reranker, ScopeConfig, SearchConfig, TimeMode
 from chronomem.search.context import DEFAULT_TOKEN_BUDGET, build_context, evidence_quotes
-from chronomem.search.decompose import event_queries
+from chronomem.search.decompose import event_queries, focus_query
 from chronomem.search.rerank import (
     Ranked,
     cut_below,
     entity_distances_to_fact_distances,
     episode_mentions,
+    lead_with_each,
     mmr,
     node_distance,
     order_by_scores,
@@ -74,7 +75,7 @@ class _Request:
     center_entity_id: str | None
     seed_entity_ids: tuple[str, ...]
     seed_episode_ids: tuple[str, ...]
-    events: tuple[str, ...] = ()  # the events the query names, each searched on its own
+    events: tuple[str, ...] = ()  # the events the query names (or its focus), each searched on its own
 
 
 def _groups(group_ids: str | Sequence[str]) -> list[str]:
@@ -127,16 +128,29 @@ def _fuse(
 
 def _fuse_queries(per_query: Sequence[SearchResults], request: _Request) -> SearchResults:
     """Each scope's rankings for the whole query and for each event, fused by RRF (the whole query
-    at ``whole_query_weight``, each event at 1): every event's best hits reach the top."""
+    at ``whole_query_weight``, each event at 1): every event's best hits reach the top. With
+    ``event_leaders`` each event's own best follows the fused first, whatever RRF made of it."""
     config = request.config
     weights = [config.whole_query_weight, *[1.0] * (len(per_query) - 1)]
     fused: dict[str, list[tuple[Any, float]]] = {}
     for name, sc in config.scopes().items():
         rankings = [getattr(results, name) for results in per_query]
         objects = {obj.id: obj for ranking in rankings for obj, _ in ranking}
-        order = rrf([[obj.id for obj, _ in ranking] for ranking in rankings], k=sc.rrf_k, weights=weights)
+        ids = [[obj.id for obj, _ in ranking] for ranking in rankings]
+        order = rrf(ids, k=sc.rrf_k, weights=weights)
+        if config.event_leaders:
+            order = lead_with_each(order, ids[1:])
         fused[name] = [(objects[i], score) for i, score in order[: sc.limit]]
     return SearchResults(**fused, time=request.time)
+
+
+def _sub_queries(query: str, config: SearchConfig) -> tuple[str, ...]:
+    """What is searched beside the whole query: each event it names, else the focus of a counting,
+    totalling or ordering question, else nothing."""
+    events = event_queries(query) if config.event_queries else []
+    if not events and config.focus_query and (focus := focus_query(query)):
+        events = [focus]
+    return tuple(events)
 
 
 def _ranks_on_objects(scope: Scope, sc: ScopeConfig, windows: Sequence[TimeWindow], request: _Request) -> bool:
@@ -306,7 +320,7 @@ class Searcher:
             vector = asyncio.get_running_loop().create_future()
             vector.set_result(None)
         return _Request(
-            events=tuple(event_queries(query)) if config.event_queries else (),
+            events=_sub_queries(query, config),
             query=query,
             bm25_query=time.remainder or query,  # "May" the month must not match "may" the verb
             vector=vector,

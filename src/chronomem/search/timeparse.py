@@ -24,7 +24,7 @@ from typing import Literal
 
 from chronomem.timeutil import ensure_utc
 
-__all__ = ["AnchoredOffset", "Lean", "ParsedTime", "TimeWindow", "parse_time"]
+__all__ = ["AnchoredOffset", "Lean", "ParsedTime", "TimeWindow", "parse_time", "strip_time"]
 
 Lean = Literal["past", "future"]
 """Which occurrence a bare expression ("in March", "on Friday") means: the latest one or the next one."""
@@ -361,3 +361,8 @@ def parse_time(query: str, now: datetime, *, lean: Lean = "past") -> ParsedTime:
     windows.sort(key=lambda w: query.lower().find(w.text.lower()))
     return ParsedTime(tuple(windows), tuple(anchored), " ".join(remainder.split()))
 
+
+
+def strip_time(text: str) -> str:
+    """``text`` without its time expressions (any "now" will do: only where they are matters)."""
+    return parse_time(text, datetime(2000, 1, 1, tzinfo=UTC)).remainder or text
