@@ -100,7 +100,7 @@ class SummaryReader:
             self._tokens += estimate_message_tokens(prompt.messages(context))
 
     async def after(self, episode: Episode) -> None:
-        self.control.append_messages(self.space.project.id, "thread", [episode.id])
+        self.control.append_messages(self.space.project.id, "thread", self.user.group_id, [episode.id])
         await self.space.user_summary("user")
         await self.space.thread_summary("thread")
         self.calls.append(self._calls)
