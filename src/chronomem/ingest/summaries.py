@@ -78,7 +78,8 @@ def bounded(text: str, max_chars: int) -> str:
 
 
 def _content_words(text: str) -> set[str]:
-    return {w for w in (m.casefold().strip("'’-") for m in _WORD.findall(text)) if w and w not in _FILLER}
+    words = (m.casefold().strip("'’-").removesuffix("'s").removesuffix("’s") for m in _WORD.findall(text))
+    return {w for w in words if w and w not in _FILLER}
 
 
 def is_news(summary: str, note: str) -> bool:
@@ -113,22 +114,22 @@ def unsupported_names(text: str, sources: Iterable[str]) -> list[str]:
 
 
 def mention_note(message: str, name: str, *, speaker: str | None = None, max_chars: int = NOTE_MAX_CHARS) -> str:
-    """What a message says about ``name`` without a model: its sentences that name it (the speaker's
-    whole message when it is the speaker), bounded. Empty when the message does not name it."""
+    """What a message says about ``name`` without a model, as one note: its first sentence that names
+    it (the speaker's first sentence of some substance when it is the speaker), bounded. Empty when
+    the message does not name it."""
     body = message
     if speaker and message.startswith(f"{speaker}:"):
         body = message[len(speaker) + 1 :].strip()
-    words = _content_words(name) or {name.casefold()}
+    sentences = [" ".join(s.split()) for s in _SENTENCE.findall(body) if s.strip()]
     if speaker and name.casefold() == speaker.casefold():
-        picked = [body]
+        # "Hey Mel!" says nothing about the speaker: the first sentence with three content words does
+        picked = next((s for s in sentences if len(_content_words(s)) >= 3), sentences[0] if sentences else "")
     else:
-        picked = [s for s in _SENTENCE.findall(body) if words <= _content_words(s) or name.casefold() in s.casefold()]
+        words = _content_words(name) or {name.casefold()}
+        picked = next((s for s in sentences if words <= _content_words(s) or name.casefold() in s.casefold()), "")
     if not picked:
         return ""
-    text = " ".join(" ".join(s.split()) for s in picked)
-    if speaker:
-        text = f"{speaker} said: {text}"
-    return bounded(sentence(text), max_chars)
+    return bounded(sentence(f"{speaker} said: {picked}" if speaker else picked), max_chars)
 
 
 def append_sentences(summary: str, texts: Iterable[str]) -> str:
