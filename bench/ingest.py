@@ -178,12 +178,15 @@ async def measure_cost(mode: str, episodes: int | None, *, summaries: bool = Fal
         "failed_episodes": sum(1 for r in results if r.episode.status.value != "done"),
     }
     figures.update({f"calls_{name}_total": count for name, count in sorted(by_prompt.items())})
-    notes = {key: sum(u["summary_notes"][key] for u in usages) for key in ("added", "skipped", "skipped_with_new_fact")}
+    keys = ("added", "skipped", "skipped_with_new_fact", "facts_for_skipped")
+    notes = {key: sum(u["summary_notes"][key] for u in usages) for key in keys}
     figures.update({
         "summary_notes_added_total": notes["added"],
         "summary_notes_skipped_total": notes["skipped"],
         # a skip that may have missed something: the entity got a new fact in the same episode
         "summary_notes_skipped_with_new_fact_total": notes["skipped_with_new_fact"],
+        # ... of which the new fact said what the summary lacked: its sentence was appended instead
+        "summary_facts_appended_for_skipped_total": notes["facts_for_skipped"],
         **summaries,
     })
     if reader is not None:

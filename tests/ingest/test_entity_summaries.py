@@ -25,6 +25,7 @@ class NotesModel:
         self.notes: dict[str, dict[str, str]] = {}  # fragment -> {entity name: note}
         self.rewrite = lambda item: item.summary[-120:]
         self.rewritten: list[list[str]] = []
+        self.facts: dict[str, list[dict[str, str]]] = {}  # fragment -> facts (quoting the whole message)
 
     def __call__(self, prompt: Any, context: Any) -> Any:
         if prompt.name == "extract_entities":
@@ -32,7 +33,9 @@ class NotesModel:
             return ExtractedEntities.model_validate(
                 {"entities": [{"name": name, "summary": note} for name, note in notes.items()]})
         if prompt.name == "extract_facts":
-            return ExtractedFacts()
+            current = context.episode.current
+            facts = next((f for fragment, f in self.facts.items() if fragment in current), [])
+            return ExtractedFacts.model_validate({"facts": [{**f, "quote": current} for f in facts]})
         if prompt.name == "rewrite_summaries":
             self.rewritten.append([item.name for item in context.items])
             return RewrittenSummaries.model_validate(
@@ -68,7 +71,8 @@ async def test_an_entity_without_facts_gets_the_models_summary_and_a_second_epis
     # the summary cost no call: entity extraction and fact extraction are the episode's only calls
     for result in (first, second):
         assert result.usage.by_prompt == {"extract_entities": 1, "extract_facts": 1}
-        assert result.episode.usage["summary_notes"] == {"added": 2, "skipped": 0, "skipped_with_new_fact": 0}
+        assert result.episode.usage["summary_notes"] == {"added": 2, "skipped": 0, "skipped_with_new_fact": 0,
+                                                         "facts_for_skipped": 0}
 
 
 async def test_a_note_that_adds_nothing_is_skipped(store: Store) -> None:
@@ -79,6 +83,20 @@ async def test_a_note_that_adds_nothing_is_skipped(store: Store) -> None:
     again = await ingestor.add_episode(_message("Tom, my cat, again.", "2024-03-04"))
     assert again.episode.usage["summary_notes"]["skipped"] == 2
     assert (await _entities(store))["Tom"].summary == "Tom is Alice's cat."
+
+
+async def test_a_repeated_note_with_a_new_fact_appends_what_the_fact_says(store: Store) -> None:
+    notes = NotesModel()
+    notes.notes["Tom"] = {"Alice": "Alice has a cat named Tom.", "Tom": "Tom is Alice's cat."}
+    notes.facts["vet"] = [{"source": "Alice", "relation_type": "TOOK", "target": "Tom",
+                           "fact": "Alice took Tom to the vet on 4 March 2024"}]
+    ingestor = Ingestor(store, HashingEmbedder(), FunctionModel(notes, model_name="scripted"))
+    await ingestor.add_episode(_message("My cat Tom is asleep.", "2024-03-03"))
+    again = await ingestor.add_episode(_message("Tom, my cat, went to the vet.", "2024-03-04"))
+    assert again.episode.usage["summary_notes"]["skipped_with_new_fact"] == 2
+    tom = (await _entities(store))["Tom"]
+    assert tom.summary == "Tom is Alice's cat. Alice took Tom to the vet on 4 March 2024."
+    assert tom.summary_source == "graph"  # part of it is now the graph's own sentence
 
 
 async def test_a_note_naming_what_no_message_says_falls_back_to_the_message_and_says_so(store: Store) -> None:

@@ -75,7 +75,7 @@ async def update_summaries(
         if entity is None:
             continue
         updated = _grown(session, entity, additions.get(entity_id, ()), removals.get(entity_id, ()),
-                         fact_ids={f.id for f in changes.created if entity_id in f.entity_ids})
+                         new_facts=[f.fact for f in changes.created if entity_id in f.entity_ids])
         if updated is not entity:
             resolved.update(updated)
     await _rewrite_long_summaries(session, resolved, by_model=by_model)
@@ -118,18 +118,28 @@ def _notes_of_episode(
 
 
 def _grown(session: Session, entity: Entity, notes: Sequence[_Note], closed: Sequence[str],
-           *, fact_ids: set[str]) -> Entity:
+           *, new_facts: Sequence[str]) -> Entity:
     """``entity`` with the notes that are news appended and the closed facts' sentences removed, its
-    ``summary_source`` saying who wrote it (a model only while every part is the model's)."""
+    ``summary_source`` saying who wrote it (a model only while every part is the model's).
+
+    A note skipped as a repeat while the episode gave the entity a new fact may have missed what
+    the fact says: such a fact's sentence is appended instead when it is news (bench/ingest.py
+    counts these cases)."""
     summary = remove_sentences(entity.summary, closed)
     added: list[_Note] = []
     for note in notes:
         if is_news(summary, note.text):
             summary = append_sentences(summary, [note.text])
             added.append(note)
-        else:
-            session.summary_notes_skipped += 1
-            session.summary_skips_with_new_fact += bool(fact_ids)
+            continue
+        session.summary_notes_skipped += 1
+        if new_facts:
+            session.summary_skips_with_new_fact += 1
+            for fact in new_facts:
+                if is_news(summary, fact):
+                    summary = append_sentences(summary, [fact])
+                    added.append(_Note(sentence(fact), BY_GRAPH))
+                    session.summary_facts_for_skips += 1
     session.summary_notes_added += len(added)
     if summary == entity.summary:
         return entity
