@@ -17,6 +17,12 @@ the deterministic hashing embedder; the store is SQLite in a temporary directory
    each episode both summaries are read (the service refreshes one with one call once 24 new facts
    or messages piled up). Their calls and input tokens are reported per episode on their own
    (``summary_*``) and added to the ingestion figures (``with_summaries_*``).
+   Entity summaries are always on (they cost no call of their own: each episode's note rides in the
+   entity-extraction answer, and a batched rewrite runs when one passes its bound): the notes added
+   and skipped as repeats (and how many skipped ones belong to an entity that got a new fact in the
+   same episode: a skip that may have missed something), and at the end the number of empty
+   summaries, their length and who wrote them (``summary_source``: the heuristic stand-in's are
+   labelled ``graph``, as a model's would be ``model``).
 2. Throughput: ``--groups`` groups (10) each ingesting the first ``--throughput-episodes`` turns
    (30) at once, every model call taking ``--latency-ms`` (500): episodes per second overall.
 
@@ -100,7 +106,7 @@ class SummaryReader:
             self._tokens += estimate_message_tokens(prompt.messages(context))
 
     async def after(self, episode: Episode) -> None:
-        self.control.append_messages(self.space.project.id, "thread", [episode.id])
+        self.control.append_messages(self.space.project.id, "thread", self.user.group_id, [episode.id])
         await self.space.user_summary("user")
         await self.space.thread_summary("thread")
         self.calls.append(self._calls)
@@ -142,6 +148,7 @@ async def measure_cost(mode: str, episodes: int | None, *, summaries: bool = Fal
                 pipeline_ms.append(1000 * (time.perf_counter() - started - results[-1].usage.latency_s))
                 if reader is not None:
                     await reader.after(episode)
+            summaries = await _entity_summaries(store, turns[0].group_id) if turns else {}
         finally:
             await store.close()
         cpu_ms = 1000 * (time.process_time() - cpu_started - model_cpu[0]) / max(1, len(results))
@@ -171,6 +178,17 @@ async def measure_cost(mode: str, episodes: int | None, *, summaries: bool = Fal
         "failed_episodes": sum(1 for r in results if r.episode.status.value != "done"),
     }
     figures.update({f"calls_{name}_total": count for name, count in sorted(by_prompt.items())})
+    keys = ("added", "skipped", "skipped_with_new_fact", "facts_for_skipped")
+    notes = {key: sum(u["summary_notes"][key] for u in usages) for key in keys}
+    figures.update({
+        "summary_notes_added_total": notes["added"],
+        "summary_notes_skipped_total": notes["skipped"],
+        # a skip that may have missed something: the entity got a new fact in the same episode
+        "summary_notes_skipped_with_new_fact_total": notes["skipped_with_new_fact"],
+        # ... of which the new fact said what the summary lacked: its sentence was appended instead
+        "summary_facts_appended_for_skipped_total": notes["facts_for_skipped"],
+        **summaries,
+    })
     if reader is not None:
         reader.control.close()
         both_calls = [c + s for c, s in zip(calls, reader.calls, strict=True)]
@@ -185,6 +203,20 @@ async def measure_cost(mode: str, episodes: int | None, *, summaries: bool = Fal
             "with_summaries_llm_calls_per_episode_max": max(both_calls),
             "with_summaries_input_tokens_per_episode_mean": statistics.mean(both_tokens),
         })
+    return figures
+
+
+async def _entity_summaries(store: Any, group_id: str) -> dict[str, float]:
+    """What the entity summaries look like at the end: how many are empty, how long, who wrote them."""
+    entities = await store.list_entities(group_id)
+    lengths = [len(e.summary) for e in entities]
+    figures: dict[str, float] = {
+        "entity_summaries_empty": sum(1 for n in lengths if n == 0),
+        "entity_summary_chars_mean": statistics.mean(lengths) if lengths else 0.0,
+        "entity_summary_chars_max": max(lengths, default=0),
+    }
+    for source in ("model", "graph", "edit", ""):
+        figures[f"entity_summaries_by_{source or 'nobody'}"] = sum(1 for e in entities if e.summary_source == source)
     return figures
 
 

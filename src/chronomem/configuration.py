@@ -113,6 +113,7 @@ _SEARCH = _generic("search", {
 
 _INGEST = _generic("ingest", {
     "context_episodes": "previous episodes of the group shown to extraction (the paper's n = 4)",
+    "fact_context_episodes": "of those, the newest shown to the staged fact-extraction call",
     "extraction": "`staged` (entities, then facts: the paper) or `combined` (one call extracts both)",
     "reflexion": "a second pass asks the model which entities it missed (one more call per episode)",
     "entity_candidates": "resolution candidates per name, from each of cosine and BM25",
@@ -124,7 +125,8 @@ _INGEST = _generic("ingest", {
     "same_relation_similarity": "the same bound for facts of the same relation type",
     "fact_candidates": "candidates per new fact, per kind",
     "facts_shown": "existing facts shown to fact extraction, judged there at no extra call",
-    "summary_max_chars": "an entity summary past this many characters is rewritten shorter",
+    "summary_max_chars": "an entity summary (one note per episode) past this many characters is rewritten "
+                         "as a narrative",
     "summary_target_chars": "length a rewrite aims at",
     "summary_early_rewrite": "summaries past this fraction of the bound join a rewrite that happens anyway",
 })

@@ -181,6 +181,10 @@ class Entity(_Frozen):
     name: str = Field(min_length=1)
     labels: tuple[str, ...] = ("Entity",)
     summary: str = ""
+    # who wrote the summary: "model" (a language model wrote every part), "graph" (some part is the
+    # graph's own text: fact and mention sentences, the fallback without a model), "edit" (by hand);
+    # "" for none yet (see chronomem.ingest.summaries)
+    summary_source: str = ""
     aliases: tuple[str, ...] = ()
     attributes: dict[str, Any] = Field(default_factory=dict)
     created_at: UTCDateTime = Field(default_factory=utc_now)

@@ -472,6 +472,8 @@ class Chronomem:
         changes = changed_fields(entity.model_dump(include=set(wanted)), wanted)
         if not changes:
             return entity
+        if "summary" in changes:
+            wanted["summary_source"] = "edit"  # written by hand: neither the model's nor the graph's
         try:
             updated = entity.model_copy(update=wanted)
             Entity.model_validate(updated.model_dump())

@@ -43,16 +43,17 @@ def test_fact_rows(others: str, episodes: str, attributes: str, sources: str) ->
 
 
 def test_empty_json_gives_fresh_objects() -> None:
-    row = ("n1", "Maya", "[]", "", "[]", "{}", US)
+    row = ("n1", "Maya", "[]", "", "[]", "{}", US, "")
     first, second = entity_from_row("g", row), entity_from_row("g", row)
     assert first.labels == () and first.aliases == () and first.attributes == {}
     assert first.attributes is not second.attributes  # no dict shared between objects
 
 
 def test_entity_episode_and_community_rows() -> None:
-    entity = entity_from_row("g", ("n1", "Maya", '["Person"]', "a friend", '["May"]', '{"age":3}', US))
+    entity = entity_from_row("g", ("n1", "Maya", '["Person"]', "a friend", '["May"]', '{"age":3}', US, "model"))
     same_as_model_construct(entity)
     assert isinstance(entity, Entity) and entity.labels == ("Person",) and entity.aliases == ("May",)
+    assert entity.summary_source == "model"
     episode = episode_from_row(
         "g", ("p1", "message", "hi", "Maya", "user", US, US, "chat", '{"k":"v"}', "pending", 0, None, "{}")
     )

@@ -36,6 +36,7 @@ from chronomem.ingest.profiles import GroupProfiles
 from chronomem.ingest.prompts import EpisodeText, ExtractedEntity, ExtractedFact, ExtractedGraph
 from chronomem.ingest.provenance import CORRECTION, DIRECT, Provenance, cite, correct
 from chronomem.ingest.removal import plan_removal
+from chronomem.ingest.resolution import match_key
 from chronomem.ingest.results import EntitiesAdded, IngestResult, RemovalResult
 from chronomem.ingest.session import Session
 from chronomem.ingest.stages.entities import ResolvedEntities, named_entities, resolve_entities
@@ -234,7 +235,8 @@ class Ingestor:
         drafts = build_facts(session, found.facts, resolved, found.shown, text=None if trusted else text)
         outcomes = await resolve_facts(session, drafts)
         changes = apply_invalidation(session, drafts.facts, outcomes)
-        await update_summaries(session, resolved, changes)
+        await update_summaries(session, resolved, changes, _summary_notes(extracted.entities),
+                               None if trusted else text)
         write = await assemble_write(session, resolved, changes, episode=episode)
         done = finished(episode, session)  # `done`, with the usage of every stage, in the same write
         write.episodes.append(done)
@@ -387,6 +389,15 @@ class Ingestor:
             ))
         return RemovalResult(episode_id, plan.deleted_fact_ids, plan.updated_facts, plan.deleted_entity_ids,
                              plan.updated_entities)
+
+
+def _summary_notes(entities: Sequence[ExtractedEntity]) -> dict[str, str]:
+    """The extraction answer's one-sentence summaries by name key (the first non-empty one of a name)."""
+    notes: dict[str, str] = {}
+    for entity in entities:
+        if entity.summary.strip():
+            notes.setdefault(match_key(entity.name), entity.summary.strip())
+    return notes
 
 
 async def _no_facts() -> list[Fact]:

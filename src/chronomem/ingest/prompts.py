@@ -127,6 +127,9 @@ class ExtractedEntity(BaseModel):
     name: str = Field(min_length=1)
     type: str = "Entity"
     attributes: dict[str, Any] = Field(default_factory=dict)
+    # what the CURRENT MESSAGE says about the entity, one sentence: the note its summary grows by
+    # (chronomem.ingest.summaries), written in this call so that summaries cost no call of their own
+    summary: str = ""
 
 
 class ExtractedEntities(BaseModel):
@@ -138,6 +141,13 @@ class EntityExtractionContext:
     episode: EpisodeText
     entity_types: tuple[TypeSpec, ...] = ()
     instructions: str = ""
+
+
+_SUMMARY_RULE = (
+    "summary: one sentence, what the CURRENT MESSAGE says about the entity (names, not pronouns; dates "
+    "resolved against REFERENCE TIME); only what it says."
+)
+_ENTITY_SCHEMA = '{"name": str, "type": str, "attributes": {}, "summary": str}'
 
 
 def _entity_guidelines(kind: EpisodeKind, entity_types: tuple[TypeSpec, ...]) -> str:
@@ -155,12 +165,13 @@ def _entity_guidelines(kind: EpisodeKind, entity_types: tuple[TypeSpec, ...]) ->
         "4. Do not create nodes for dates, times or years (they become fact timestamps later).\n"
         "5. Be as specific as possible; use full names.\n"
         "6. Do not extract entities mentioned only in PREVIOUS MESSAGES.\n"
-        f"7. {typing}"
+        f"7. {typing}\n"
+        f"8. {_SUMMARY_RULE}"
     )
 
 
 def _build_entity_extraction(ctx: EntityExtractionContext) -> list[Message]:
-    schema = '{"entities": [{"name": str, "type": str, "attributes": {}}]}'
+    schema = f'{{"entities": [{_ENTITY_SCHEMA}]}}'
     system = f"You extract entity nodes from conversations and documents for a knowledge graph. {_JSON_ONLY}"
     user = (
         f"{_episode_block(ctx.episode)}\n{_types_block('ENTITY TYPES', ctx.entity_types)}"
@@ -197,8 +208,8 @@ def _build_reflexion(ctx: ReflexionContext) -> list[Message]:
         + "\n".join(ctx.extracted)
         + "\n</EXTRACTED ENTITIES>\n"
         "Which significant entities of the CURRENT MESSAGE are missing from EXTRACTED ENTITIES? Same rules: "
-        "no dates, no relations or actions. Answer an empty list if none.\n"
-        'Schema: {"missed": [{"name": str, "type": str, "attributes": {}}]}'
+        f"no dates, no relations or actions. Answer an empty list if none. {_SUMMARY_RULE}\n"
+        f'Schema: {{"missed": [{_ENTITY_SCHEMA}]}}'
     )
     return [Message("system", f"You review entity extraction. {_JSON_ONLY}"), Message("user", user)]
 
@@ -346,7 +357,7 @@ def _build_combined(ctx: CombinedExtractionContext) -> list[Message]:
         f"{_types_block('RELATION TYPES', ctx.edge_types)}"
         f"First, entities:\n{_entity_guidelines(kind, ctx.entity_types)}\n"
         f"Then, facts between those entities:\n{_fact_guidelines(ctx.edge_types)}\n{ctx.instructions}\n"
-        'Schema: {"entities": [{"name": str, "type": str, "attributes": {}}], '
+        f'Schema: {{"entities": [{_ENTITY_SCHEMA}], '
         f'"facts": [{_FACT_SCHEMA}]}}'
     )
     system = f"You build a temporal knowledge graph: entities, then dated facts between them. {_JSON_ONLY}"
@@ -534,11 +545,14 @@ def _build_summary_rewrite(ctx: SummaryContext) -> list[Message]:
     items = "\n".join(f"ENTITY {i.index}: {i.name}\n{i.summary}" for i in ctx.items)
     user = (
         f"<ENTITIES>\n{items}\n</ENTITIES>\n"
-        f"Rewrite each entity's summary in at most {ctx.target_chars} characters. Keep the most important and "
-        "most recent facts, names and dates; drop repetition. Use only what the summary says.\n"
+        "Each entity's text is notes in time order, oldest first. Rewrite each as one narrative summary of "
+        f"at most {ctx.target_chars} characters: who or what the entity is, then what happened, with names "
+        "and dates. Where a later note contradicts an earlier one, the later one wins; drop repetition. "
+        "Use only what the notes say.\n"
         'Schema: {"summaries": [{"index": int, "summary": str}]}'
     )
-    return [Message("system", f"You condense entity summaries. {_JSON_ONLY}"), Message("user", user)]
+    return [Message("system", f"You write entity summaries for a knowledge graph. {_JSON_ONLY}"),
+            Message("user", user)]
 
 
 SUMMARY_REWRITE: Prompt[SummaryContext, RewrittenSummaries] = Prompt(

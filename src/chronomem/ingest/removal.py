@@ -4,8 +4,10 @@
 - Facts that a deleted fact had closed (``superseded_by``) are open again: their cause is gone. The
   reopening is a new version; what we believed while the episode stood stays in the history.
 - Entities no longer mentioned by any episode and joined by no surviving fact go.
-- Surviving entities that were endpoints of a deleted or reopened fact get their summary rebuilt from
-  their surviving current facts, so no summary still states a removed fact.
+- Surviving entities that the episode mentioned, or that were endpoints of a deleted or reopened fact,
+  get their summary rebuilt from their surviving current facts (``summary_source`` then says
+  ``"graph"``): a summary grows by one note per mentioning episode,
+  so none may still state what the removed episode said.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from datetime import datetime
 
 from chronomem.domain import Entity, Fact
 from chronomem.ingest.invalidation import SUPERSEDED_BY, reopen
-from chronomem.ingest.summaries import rebuild_summary
+from chronomem.ingest.summaries import BY_GRAPH, rebuild_summary
 
 __all__ = ["RemovalPlan", "plan_removal"]
 
@@ -55,6 +57,7 @@ def plan_removal(
     for fact in reopened:
         surviving[fact.id] = updated[fact.id] = fact
     touched = {eid for f in (*(f for f in episode_facts if f.id in deleted), *reopened) for eid in f.entity_ids}
+    touched |= {e.id for e in entities if episode_id in mentions.get(e.id, ())}
     gone, rebuilt = [], []
     for entity in entities:
         still_mentioned = set(mentions.get(entity.id, ())) - {episode_id}
@@ -64,5 +67,5 @@ def plan_removal(
         elif entity.id in touched:
             summary = rebuild_summary(facts_left, summary_max_chars)
             if summary != entity.summary:
-                rebuilt.append(entity.model_copy(update={"summary": summary}))
+                rebuilt.append(entity.model_copy(update={"summary": summary, "summary_source": BY_GRAPH}))
     return RemovalPlan(tuple(sorted(deleted)), tuple(updated.values()), tuple(gone), tuple(rebuilt))

@@ -102,6 +102,10 @@ class Session:
     facts_extracted: int = 0  # valid facts it stated (before resolution)
     entities_rejected: int = 0  # extracted entities named nowhere in the messages
     facts_rejected: int = 0  # extracted facts dropped: junk text, or a quote the episode does not contain
+    summary_notes_added: int = 0  # notes appended to entity summaries (see chronomem.ingest.summaries)
+    summary_notes_skipped: int = 0  # notes skipped: no word the summary lacked
+    summary_skips_with_new_fact: int = 0  # of those, the entity got a new fact in the same episode
+    summary_facts_for_skips: int = 0  # new facts' sentences appended for those skips: what the note missed
     started: float = field(default_factory=time.perf_counter)
     vectors: EmbeddingCache = field(init=False)
     # (group, scope) pairs known to hold vectors, shared by the Ingestor's sessions (see has_vectors)
@@ -166,6 +170,9 @@ class Session:
         record["facts_extracted"] = self.facts_extracted
         record["entities_rejected"] = self.entities_rejected
         record["facts_rejected"] = self.facts_rejected
+        record["summary_notes"] = {"added": self.summary_notes_added, "skipped": self.summary_notes_skipped,
+                                   "skipped_with_new_fact": self.summary_skips_with_new_fact,
+                                   "facts_for_skipped": self.summary_facts_for_skips}
         record["warnings"] = list(self.warnings)
         return record
 

@@ -17,6 +17,8 @@ What it does, realistically enough to exercise every stage of the pipeline:
   spelled alike is a duplicate;
 - fact resolution: a same-pair candidate with mostly the same words is a duplicate; a state relation
   (``WORKS_AT``, ``LIVES_IN``, ``PLANS``…) of the same source towards another target is contradicted;
+- entity summaries: the sentences of the message that name the entity (what the pipeline itself
+  would use without a model; the summaries it writes are labelled as the graph's, not a model's);
 - summary rewrites keep the most recent sentences within the target length, and user and thread
   summaries append what is new to the previous text, keeping the most recent part.
 
@@ -49,9 +51,10 @@ from chronomem.ingest.prompts import (
     RewrittenSummaries,
 )
 from chronomem.ingest.resolution import name_tokens
+from chronomem.ingest.summaries import mention_note
 from chronomem.llm.testing import FunctionModel
 
-__all__ = ["HEURISTIC", "HEURISTIC_LABEL", "describe_model", "heuristic_answer", "heuristic_model"]
+__all__ = ["HEURISTIC", "HEURISTIC_LABEL", "describe_model", "heuristic_answer", "heuristic_model", "is_stand_in"]
 
 HEURISTIC = "heuristic"  # the model name (CHRONOMEM_LLM_MODEL=heuristic, --model heuristic)
 HEURISTIC_LABEL = "heuristic (a rule-based stand-in, not an LLM)"
@@ -145,7 +148,9 @@ def _entities(text: EpisodeText) -> list[ExtractedEntity]:
         if seen[key] != speaker and any(key != other and key in other.split(" ") for other in seen):
             del seen[key]
     kind = "Person"
-    result = [ExtractedEntity(name=name, type=kind if name == speaker else "Entity") for name in seen.values()]
+    result = [ExtractedEntity(name=name, type=kind if name == speaker else "Entity",
+                              summary=mention_note(text.current, name, speaker=speaker))
+              for name in seen.values()]
     return result[:_MAX_ENTITIES]
 
 
@@ -337,6 +342,12 @@ def _community_answer(name: str, context: Any) -> BaseModel:
 def heuristic_model(latency_s: float = 0.0) -> FunctionModel:
     """The heuristic stand-in as a language model (labelled ``heuristic``; ``latency_s`` simulates a provider)."""
     return FunctionModel(heuristic_answer, model_name=HEURISTIC_LABEL, latency_s=latency_s)
+
+
+def is_stand_in(llm: object) -> bool:
+    """Whether ``llm`` is this stand-in (under either of its names): what it writes is not a model's
+    prose, so entity summaries it produces are labelled as the graph's own text."""
+    return getattr(llm, "model_name", None) in (HEURISTIC, HEURISTIC_LABEL)
 
 
 def describe_model(spec: str | None) -> str:

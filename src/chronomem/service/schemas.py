@@ -406,6 +406,9 @@ class EntityOut(BaseModel):
     name: str
     labels: list[str]
     summary: str
+    summary_source: str = Field(
+        "", description="who wrote the summary: 'model', 'graph' (built from facts and mention sentences, "
+        "without a model), 'edit' (by hand), or '' (none yet)")
     attributes: StoredJson
     created_at: datetime
     score: float | None = None
@@ -414,7 +417,8 @@ class EntityOut(BaseModel):
     def from_domain(cls, entity: Entity, score: float | None = None) -> EntityOut:
         return cls(
             uuid=entity.id, name=entity.name, labels=list(entity.labels), summary=entity.summary,
-            attributes=entity.attributes, created_at=entity.created_at, score=score,
+            summary_source=entity.summary_source, attributes=entity.attributes, created_at=entity.created_at,
+            score=score,
         )
 
 

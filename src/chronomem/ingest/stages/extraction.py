@@ -150,7 +150,9 @@ async def extract_facts(
     existing = tuple(
         CandidateFact(number, f.fact, f.relation_type, False, f.valid_at, f.invalid_at) for number, f in shown.items()
     )
-    context = FactExtractionContext(text, tuple(refs), session.ontology.edge_specs(), existing=existing,
+    keep = session.config.fact_context_episodes
+    recent = dataclasses.replace(text, previous=text.previous[len(text.previous) - keep :] if keep else ())
+    context = FactExtractionContext(recent, tuple(refs), session.ontology.edge_specs(), existing=existing,
                                     ambiguous=questions)
     answer = await session.ask(FACT_EXTRACTION, context)
     if junk := _junk(answer.facts):

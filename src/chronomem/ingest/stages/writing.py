@@ -1,17 +1,35 @@
-"""Stages 8–9: incremental summaries, and everything an episode changes as one write."""
+"""Stages 8–9: incremental entity summaries (see :mod:`chronomem.ingest.summaries`), and everything an
+episode changes as one write."""
 
 from __future__ import annotations
 
-from chronomem.domain import Episode, EpisodeStatus, Mention
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from chronomem.domain import Entity, Episode, EpisodeStatus, Mention
 from chronomem.ingest.prompts import (
     SUMMARY_REWRITE,
+    EpisodeText,
     SummaryContext,
     SummaryItem,
 )
+from chronomem.ingest.resolution import match_key
 from chronomem.ingest.session import Session, stage
 from chronomem.ingest.stages.entities import ResolvedEntities
 from chronomem.ingest.stages.facts import FactChanges
-from chronomem.ingest.summaries import append_sentences, remove_sentences, to_rewrite
+from chronomem.ingest.summaries import (
+    BY_GRAPH,
+    BY_MODEL,
+    NOTE_MAX_CHARS,
+    append_sentences,
+    bounded,
+    is_news,
+    mention_note,
+    remove_sentences,
+    sentence,
+    to_rewrite,
+    unsupported_names,
+)
 from chronomem.store.base import GraphWrite
 
 __all__ = [
@@ -24,15 +42,28 @@ __all__ = [
 # -- 8. summaries --------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True, slots=True)
+class _Note:
+    text: str
+    source: str  # BY_MODEL or BY_GRAPH
+
+
 @stage("update_summaries")
-async def update_summaries(session: Session, resolved: ResolvedEntities, changes: FactChanges) -> None:
-    """Append new facts to their entities' summaries, drop closed ones; rewrite (batched) past the bound."""
-    additions: dict[str, list[str]] = {}
+async def update_summaries(
+    session: Session, resolved: ResolvedEntities, changes: FactChanges,
+    notes: Mapping[str, str] | None = None, text: EpisodeText | None = None,
+) -> None:
+    """Grow each mentioned entity's summary by its note from this episode, drop closed fact sentences,
+    and rewrite (one batched call) the summaries past the bound.
+
+    ``notes`` are the extraction answer's one-sentence summaries by :func:`match_key` of the name;
+    ``text`` is the episode as the model saw it, the ground the notes are checked against. An entity
+    the model wrote no usable note for gets the graph's: the message's sentences naming it, else the
+    texts of its new facts (the only notes without an episode: ``add_fact``, declared mappings).
+    """
+    by_model = not session.deterministic and not _stand_in(session)
+    additions = _notes_of_episode(session, resolved, changes, notes or {}, text, by_model=by_model)
     removals: dict[str, list[str]] = {}
-    for fact in changes.created:
-        if fact.invalid_at is None:
-            for entity_id in fact.entity_ids:
-                additions.setdefault(entity_id, []).append(fact.fact)
     for fact in changes.invalidated.values():
         for entity_id in fact.entity_ids:
             removals.setdefault(entity_id, []).append(fact.fact)
@@ -43,14 +74,83 @@ async def update_summaries(session: Session, resolved: ResolvedEntities, changes
         entity = resolved.entities.get(entity_id)
         if entity is None:
             continue
-        summary = remove_sentences(entity.summary, removals.get(entity_id, ()))
-        summary = append_sentences(summary, additions.get(entity_id, ()))
-        if summary != entity.summary:
-            resolved.update(entity.model_copy(update={"summary": summary}))
-    await _rewrite_long_summaries(session, resolved)
+        updated = _grown(session, entity, additions.get(entity_id, ()), removals.get(entity_id, ()),
+                         new_facts=[f.fact for f in changes.created if entity_id in f.entity_ids])
+        if updated is not entity:
+            resolved.update(updated)
+    await _rewrite_long_summaries(session, resolved, by_model=by_model)
 
 
-async def _rewrite_long_summaries(session: Session, resolved: ResolvedEntities) -> None:
+def _stand_in(session: Session) -> bool:
+    from chronomem.llm.heuristic import is_stand_in  # the stand-in imports the ingest prompts: no cycle at import
+
+    return is_stand_in(session.llm)
+
+
+def _notes_of_episode(
+    session: Session, resolved: ResolvedEntities, changes: FactChanges, notes: Mapping[str, str],
+    text: EpisodeText | None, *, by_model: bool,
+) -> dict[str, list[_Note]]:
+    """entity id -> the notes this episode adds to its summary (see :func:`update_summaries`)."""
+    speaker = session.episode.speaker if session.episode is not None else None
+    sources = (text.current, *text.previous) if text is not None else ()
+    result: dict[str, list[_Note]] = {}
+    for name, entity_id in resolved.mentioned:
+        if entity_id in result:
+            continue
+        note = bounded(notes.get(match_key(name), ""), NOTE_MAX_CHARS)
+        invented = unsupported_names(note, (*sources, name)) if note else []
+        if note and not invented:
+            result[entity_id] = [_Note(sentence(note), BY_MODEL if by_model else BY_GRAPH)]
+            continue
+        if invented:
+            session.warn(f"summary note for {name!r} dropped: it names {', '.join(invented)}, which no message says")
+        mentioned = mention_note(text.current, name, speaker=speaker) if text is not None else ""
+        if mentioned:
+            result[entity_id] = [_Note(mentioned, BY_GRAPH)]
+    described = set(result)
+    for fact in changes.created:  # entities nothing else described: their new facts are what the graph says
+        if fact.invalid_at is None:
+            for entity_id in fact.entity_ids:
+                if entity_id not in described:
+                    result.setdefault(entity_id, []).append(_Note(sentence(fact.fact), BY_GRAPH))
+    return result
+
+
+def _grown(session: Session, entity: Entity, notes: Sequence[_Note], closed: Sequence[str],
+           *, new_facts: Sequence[str]) -> Entity:
+    """``entity`` with the notes that are news appended and the closed facts' sentences removed, its
+    ``summary_source`` saying who wrote it (a model only while every part is the model's).
+
+    A note skipped as a repeat while the episode gave the entity a new fact may have missed what
+    the fact says: such a fact's sentence is appended instead when it is news (bench/ingest.py
+    counts these cases)."""
+    summary = remove_sentences(entity.summary, closed)
+    added: list[_Note] = []
+    for note in notes:
+        if is_news(summary, note.text):
+            summary = append_sentences(summary, [note.text])
+            added.append(note)
+            continue
+        session.summary_notes_skipped += 1
+        if new_facts:
+            session.summary_skips_with_new_fact += 1
+            for fact in new_facts:
+                if is_news(summary, fact):
+                    summary = append_sentences(summary, [fact])
+                    added.append(_Note(sentence(fact), BY_GRAPH))
+                    session.summary_facts_for_skips += 1
+    session.summary_notes_added += len(added)
+    if summary == entity.summary:
+        return entity
+    source = entity.summary_source
+    if added:
+        model_only = all(n.source == BY_MODEL for n in added) and (not entity.summary or source == BY_MODEL)
+        source = BY_MODEL if model_only else BY_GRAPH
+    return entity.model_copy(update={"summary": summary, "summary_source": source or BY_GRAPH})
+
+
+async def _rewrite_long_summaries(session: Session, resolved: ResolvedEntities, *, by_model: bool) -> None:
     config = session.config
     touched = [resolved.entities[i] for i in (*resolved.created, *resolved.changed)]
     due = to_rewrite(touched, config.summary_max_chars, config.summary_early_rewrite)
@@ -63,10 +163,20 @@ async def _rewrite_long_summaries(session: Session, resolved: ResolvedEntities) 
     items = tuple(SummaryItem(i, e.name, e.summary) for i, e in enumerate(due))
     answer = await session.ask(SUMMARY_REWRITE, SummaryContext(items, config.summary_target_chars))
     for rewritten in answer.summaries:
-        if 0 <= rewritten.index < len(due) and rewritten.summary.strip():
-            entity = due[rewritten.index]
-            summary = _tail(rewritten.summary.strip(), config.summary_max_chars)
-            resolved.update(entity.model_copy(update={"summary": summary}))
+        if not 0 <= rewritten.index < len(due) or not rewritten.summary.strip():
+            continue
+        entity = due[rewritten.index]
+        if invented := unsupported_names(rewritten.summary, (entity.summary, entity.name, *entity.aliases)):
+            session.warn(f"summary rewrite of {entity.name!r} dropped: it names {', '.join(invented)}, "
+                         "which its notes do not")
+            continue
+        summary = bounded(rewritten.summary, config.summary_max_chars)
+        resolved.update(entity.model_copy(update={"summary": summary,
+                                                  "summary_source": BY_MODEL if by_model else BY_GRAPH}))
+    for entity in due:  # a summary the answer left out (or that was dropped) still keeps within the bound
+        current = resolved.entities[entity.id]
+        if len(current.summary) > config.summary_max_chars:
+            resolved.update(current.model_copy(update={"summary": _tail(current.summary, config.summary_max_chars)}))
 
 
 def _tail(summary: str, max_chars: int) -> str:

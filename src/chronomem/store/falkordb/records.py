@@ -47,7 +47,7 @@ EPISODE_FIELDS = (
     "id", "kind", "content", "speaker", "role", "reference_time", "created_at", "source_description",
     "metadata", "status", "attempts", "last_error", "usage",
 )
-ENTITY_FIELDS = ("id", "name", "labels", "summary", "aliases", "attributes", "created_at")
+ENTITY_FIELDS = ("id", "name", "labels", "summary", "aliases", "attributes", "created_at", "summary_source")
 FACT_FIELDS = (
     "id", "source_id", "target_id", "other_entity_ids", "relation_type", "fact", "episode_ids",
     "attributes", "valid_at", "invalid_at", "created_at", "expired_at", "sources", "version", "recorded_at",
@@ -96,6 +96,7 @@ def entity_props(entity: Entity) -> dict[str, Any]:
         "name_ft": fold(entity.name), "summary_ft": fold(entity.summary),
         "aliases": list(entity.aliases), "attributes": _dumps(entity.attributes),
         "created_at": to_micros(entity.created_at), "norm_names": sorted(entity.normalized_names),
+        "summary_source": entity.summary_source,
     }
 
 
@@ -105,6 +106,7 @@ def entity_from_row(group_id: str, row: list[Any]) -> Entity:
     data["aliases"] = tuple(data["aliases"] or ())
     data["attributes"] = json.loads(data["attributes"] or "{}")
     data["created_at"] = from_micros(data["created_at"])
+    data["summary_source"] = data["summary_source"] or ""  # nodes written before the property existed
     return Entity(group_id=group_id, **data)
 
 

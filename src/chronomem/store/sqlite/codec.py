@@ -44,7 +44,7 @@ EPISODE_COLUMNS = (
     "id, kind, content, speaker, role, reference_time, created_at, source_description, metadata, "
     "status, attempts, last_error, usage"
 )
-ENTITY_COLUMNS = "id, name, labels, summary, aliases, attributes, created_at"
+ENTITY_COLUMNS = "id, name, labels, summary, aliases, attributes, created_at, summary_source"
 FACT_COLUMNS = (
     "id, source_id, target_id, other_entity_ids, relation_type, fact, episode_ids, attributes, "
     "valid_at, invalid_at, created_at, expired_at, sources, version, recorded_at"
@@ -143,13 +143,14 @@ def episode_from_row(group_id: str, row: tuple[Any, ...]) -> Episode:
 
 
 def entity_from_row(group_id: str, row: tuple[Any, ...]) -> Entity:
-    id_, name, labels, summary, aliases, attributes, created = row
+    id_, name, labels, summary, aliases, attributes, created, summary_source = row
     return _construct(Entity, {
         "id": id_,
         "group_id": group_id,
         "name": name,
         "labels": _json_tuple(labels),
         "summary": summary,
+        "summary_source": summary_source,
         "aliases": _json_tuple(aliases),
         "attributes": _json_dict(attributes),
         "created_at": from_us(created),

@@ -26,7 +26,7 @@ def migration_scripts() -> list[tuple[int, str]]:
     return sorted(scripts)
 
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 
 def connect(path: str, *, reader: bool = False) -> sqlite3.Connection:

@@ -294,10 +294,11 @@ def _upsert_entity(tx: _Tx, entity: Entity) -> None:
     if previous is None:
         tx.created.add((Scope.ENTITIES, entity.id))
     tx.conn.execute(
-        "INSERT INTO entities (gid, id, name, labels, summary, aliases, attributes, created_at) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (gid, id) DO UPDATE SET name = excluded.name, "
+        "INSERT INTO entities (gid, id, name, labels, summary, aliases, attributes, created_at, summary_source) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (gid, id) DO UPDATE SET name = excluded.name, "
         "labels = excluded.labels, summary = excluded.summary, aliases = excluded.aliases, "
-        "attributes = excluded.attributes, created_at = excluded.created_at",
+        "attributes = excluded.attributes, created_at = excluded.created_at, "
+        "summary_source = excluded.summary_source",
         (
             tx.gid,
             entity.id,
@@ -307,6 +308,7 @@ def _upsert_entity(tx: _Tx, entity: Entity) -> None:
             dumps(list(entity.aliases)),
             dumps(entity.attributes),
             to_us(entity.created_at),
+            entity.summary_source,
         ),
     )
     old_text = None if previous is None else f"{previous[1]} {previous[2]}"
