@@ -27,6 +27,7 @@ from pydantic import BaseModel, Field, WithJsonSchema
 
 from chronomem.domain import EpisodeKind
 from chronomem.llm.base import Message, Prompt
+from chronomem.llm.budget import text_bound
 
 __all__ = [
     "COMBINED_EXTRACTION",
@@ -85,17 +86,11 @@ MAX_QUESTIONS = 40  # questions of a batched resolution call (each answered once
 SUMMARY_CHARS = 4000
 
 
-def _bounded(limit: int, minimum: int = 0) -> WithJsonSchema:
-    # In the schema only (see the module docstring); a Field(max_length=) would bind code too.
-    extra = {"minLength": minimum} if minimum else {}
-    return WithJsonSchema({"type": "string", "maxLength": limit, **extra})
-
-
-Name = Annotated[str, _bounded(NAME_CHARS, 1)]
-TypeName = Annotated[str, _bounded(TYPE_CHARS)]
-Text = Annotated[str, _bounded(TEXT_CHARS, 1)]
-Date = Annotated[str, _bounded(DATE_CHARS)]
-Quote = Annotated[str, _bounded(TEXT_CHARS)]
+Name = Annotated[str, text_bound(NAME_CHARS, 1)]
+TypeName = Annotated[str, text_bound(TYPE_CHARS)]
+Text = Annotated[str, text_bound(TEXT_CHARS, 1)]
+Date = Annotated[str, text_bound(DATE_CHARS)]
+Quote = Annotated[str, text_bound(TEXT_CHARS)]
 # the numbers a prompt shows (facts, candidates, questions) are small: three digits, not int64's 20
 Number = Annotated[int, WithJsonSchema({"type": "integer", "minimum": 0, "maximum": 999})]
 
@@ -672,7 +667,7 @@ class SummaryContext:
 
 class RewrittenSummary(BaseModel):
     index: Number
-    summary: Annotated[str, _bounded(SUMMARY_CHARS)]
+    summary: Annotated[str, text_bound(SUMMARY_CHARS)]
 
 
 class RewrittenSummaries(BaseModel):

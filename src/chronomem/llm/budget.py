@@ -26,17 +26,34 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, WithJsonSchema
 
 from chronomem.llm.base import Prompt
 from chronomem.llm.cache import answer_schema
 
-__all__ = ["OUTPUT_MARGIN_TOKENS", "answer_schema_for", "limit_schema", "output_cap", "schema_token_bound"]
+__all__ = [
+    "OUTPUT_MARGIN_TOKENS",
+    "answer_schema_for",
+    "limit_schema",
+    "output_cap",
+    "schema_token_bound",
+    "text_bound",
+]
 
 OUTPUT_MARGIN_TOKENS = 16  # whitespace between tokens, a closing token some servers count
 _CHARS_PER_TOKEN = 2
 _UNBOUNDED_INTEGER_DIGITS = 20  # int64
 _NUMBER_TOKENS = 24
+
+
+def text_bound(max_chars: int, min_chars: int = 0) -> WithJsonSchema:
+    """``Annotated[str, text_bound(n)]``: a string of at most ``n`` characters *in the answer schema*.
+
+    Only the schema says so (and answers are held to it, see :mod:`chronomem.llm.parsing`); code
+    that builds the model itself is not bound, as it would be by ``Field(max_length=n)``.
+    """
+    extra = {"minLength": min_chars} if min_chars else {}
+    return WithJsonSchema({"type": "string", "maxLength": max_chars, **extra})
 
 
 def _text_tokens(characters: int) -> int:
