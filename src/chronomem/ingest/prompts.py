@@ -229,12 +229,11 @@ def _entity_guidelines(kind: EpisodeKind, entity_types: tuple[TypeSpec, ...]) ->
     return (
         "Extract the entities explicitly or implicitly mentioned in the CURRENT MESSAGE.\n"
         f"1. {_first_subject(kind)}\n"
-        "2. Extract other significant entities, concepts or actors of the CURRENT MESSAGE.\n"
-        "3. Do not create nodes for relationships or actions.\n"
-        "4. Do not create nodes for dates, times or years (they become fact timestamps later).\n"
-        "5. Be as specific as possible; use full names.\n"
-        "6. Do not extract entities mentioned only in PREVIOUS MESSAGES.\n"
-        f"7. {typing}"
+        "2. Extract other significant entities, concepts or actors.\n"
+        "3. No nodes for relationships, actions, dates, times or years (dates become fact timestamps).\n"
+        "4. Be as specific as possible; use full names.\n"
+        "5. Do not extract entities mentioned only in PREVIOUS MESSAGES.\n"
+        f"6. {typing}"
     )
 
 
@@ -358,19 +357,16 @@ _FACT_SCHEMA = (
 
 _FACT_GUIDELINES = (
     "Extract the facts the CURRENT MESSAGE states between the ENTITIES.\n"
-    "1. Only facts between two different listed entities; source and target are entity names as listed. "
-    "A fact that joins more entities (Alice sold the car to Bob for Carol) lists the rest in others.\n"
-    "2. relation_type is a short SCREAMING_SNAKE_CASE predicate (LOVES, IS_FRIENDS_WITH, WORKS_FOR){edge_rule}.\n"
-    "3. fact is a self-contained sentence with every relevant detail (resolve pronouns to names); quote is the "
-    "shortest span of the CURRENT MESSAGE, copied word for word, that states it.\n"
-    "Dates, as ISO 8601 (YYYY-MM-DDTHH:MM:SSZ), only when they are part of the fact:\n"
-    "4. valid_at: when the relationship became true; invalid_at: when it stopped being true; else null.\n"
-    "5. Resolve relative dates ('two weeks ago', 'next Thursday', 'last summer') against REFERENCE TIME.\n"
-    "6. A fact stated in the present tense with no date is valid from REFERENCE TIME.\n"
-    "7. A date without a time is 00:00:00; a year alone is January 1 of that year.\n"
-    "8. Do not infer dates from related events.\n"
-    "9. supersedes: the numbers (1 = first) of your EARLIER facts this one makes no longer true (a "
-    "correction, a change: a new employer, a move), else []."
+    "1. source and target: two different ENTITIES, as listed; a fact joining more (Alice sold the car to Bob "
+    "for Carol) lists the rest in others.\n"
+    "2. relation_type: a short SCREAMING_SNAKE_CASE predicate (LOVES, WORKS_FOR){edge_rule}.\n"
+    "3. fact: a self-contained sentence with every relevant detail, pronouns resolved to names; quote: the "
+    "shortest span of the CURRENT MESSAGE that states it, copied word for word.\n"
+    "4. valid_at / invalid_at: when it became / stopped being true, ISO 8601 (YYYY-MM-DDTHH:MM:SSZ), only "
+    "when part of the fact, else null. Resolve relative dates ('two weeks ago', 'next Thursday', 'last "
+    "summer') against REFERENCE TIME. Present tense with no date: valid from REFERENCE TIME. A date alone is "
+    "00:00:00, a year alone January 1. Never infer dates from related events.\n"
+    "5. supersedes: numbers (1 = first) of your earlier facts this one ends (a correction, a change), else []."
 )
 
 
