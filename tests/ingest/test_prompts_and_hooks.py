@@ -37,7 +37,7 @@ def test_entity_extraction_follows_the_paper_speaker_first_no_dates_and_lists_on
         EntityExtractionContext(TEXT, (TypeSpec("Person", "A human being.", (("occupation", "str", "their job"),)),))
     )
     assert "JSON" in system.content
-    for required in ("speaker", "Do not create nodes for dates", "Bob: hi\nAlice: hey", "Alice: I joined Beta.",
+    for required in ("speaker", "No nodes for relationships, actions, dates", "Bob: hi\nAlice: hey", "Alice: I joined Beta.",
                      "- Person: A human being.", "attribute occupation (str): their job"):
         assert required in user.content
     json_episode = EpisodeText('{"a": 1}', TEXT.reference_time, kind=EpisodeKind.JSON)
