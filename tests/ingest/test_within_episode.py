@@ -166,3 +166,20 @@ async def test_numbers_that_are_not_earlier_facts_of_the_answer_are_ignored(stor
     result = await Ingestor(store, embedder, model).add_episode(message("I work at Acme and at Beta.", "2024-05-15"))
     assert all(f.expired_at is None and f.invalid_at is None for f in await _all(store))
     assert sum("not an earlier fact of the answer" in w for w in result.warnings) == 4
+
+
+def test_the_fact_prompts_ask_for_supersedes_by_the_answers_own_numbering():
+    from chronomem.ingest.prompts import (
+        COMBINED_EXTRACTION,
+        FACT_EXTRACTION,
+        CombinedExtractionContext,
+        EntityRef,
+        EpisodeText,
+        FactExtractionContext,
+    )
+
+    text = EpisodeText("Alice: I work at Acme. Actually, at Beta.", NOW)
+    staged = FACT_EXTRACTION.messages(FactExtractionContext(text, (EntityRef("Alice"), EntityRef("Acme"))))[-1]
+    combined = COMBINED_EXTRACTION.messages(CombinedExtractionContext(text))[-1]
+    for user in (staged.content, combined.content):
+        assert "supersedes: numbers (1 = first) of your earlier facts" in user and '"supersedes": [int]' in user
