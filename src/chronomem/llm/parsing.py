@@ -109,10 +109,17 @@ class _Trimmer:
 
     def __init__(self, schema: Mapping[str, Any]) -> None:
         self._defs: Mapping[str, Any] = schema.get("$defs", {})
+        self._resolved: dict[tuple[int, str], Mapping[str, Any] | None] = {}  # a list's items share one node
         self.dropped = 0
         self.too_long: list[str] = []
 
     def _resolve(self, node: Mapping[str, Any], kind: str) -> Mapping[str, Any] | None:
+        key = (id(node), kind)  # the schema outlives the walk: ids stay unique
+        if key not in self._resolved:
+            self._resolved[key] = self._find(node, kind)
+        return self._resolved[key]
+
+    def _find(self, node: Mapping[str, Any], kind: str) -> Mapping[str, Any] | None:
         """The (sub)schema that describes a value of JSON type ``kind``, following refs and unions."""
         seen = 0
         while "$ref" in node and seen < 32:  # refs to refs are rare; the bound guards a cycle
@@ -120,7 +127,7 @@ class _Trimmer:
             seen += 1
         for union in ("anyOf", "oneOf"):
             for branch in node.get(union, ()):
-                found = self._resolve(branch, kind)
+                found = self._find(branch, kind)
                 if found is not None:
                     return found
         return node if node.get("type") == kind else None
