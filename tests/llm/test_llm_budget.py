@@ -180,3 +180,16 @@ def test_a_small_context_lowers_the_resolution_caps_below_their_ceilings():
     ceilings = {prompt.name: prompt.max_output_tokens for prompt, _ in _package_prompts()}
     for name in ("resolve_facts", "resolve_entities", "rewrite_summaries", "community_summarize"):
         assert caps[name] < ceilings[name], name
+
+
+def test_a_grammar_server_is_sent_no_string_bound_it_cannot_compile_but_the_cap_keeps_it():
+    class Essay(BaseModel):
+        title: Annotated[str, text_bound(80)]
+        body: Annotated[str, text_bound(3000)]
+
+    prompt = _prompt(Essay, ceiling=5000)
+    adapter = OpenAIChatModel("m", base_url="http://127.0.0.1:9/v1", structured_output="json_object_schema")
+    payload = adapter._payload(prompt, [Message("user", "x")], "json_object_schema")
+    sent = payload["response_format"]["schema"]["properties"]
+    assert sent["title"]["maxLength"] == 80 and "maxLength" not in sent["body"]  # llama.cpp refuses ~1,500
+    assert payload["max_tokens"] == output_cap(prompt) < 5000

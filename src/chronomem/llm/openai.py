@@ -30,6 +30,7 @@ from chronomem.llm.structured import (
     Negotiation,
     StructuredOutputMode,
     WireMode,
+    grammar_safe,
     negotiation_for,
     refuses_structured_output,
 )
@@ -133,8 +134,8 @@ class OpenAIChatModel:
             payload["response_format"] = {"type": "json_schema", "json_schema": {"name": name, "schema": schema}}
         else:
             payload["messages"] = _with_instruction(messages, schema_instruction(prompt.answer, schema))
-            if mode == "json_object_schema":
-                payload["response_format"] = {"type": "json_object", "schema": schema}
+            if mode == "json_object_schema":  # compiled into a grammar: see structured.grammar_safe
+                payload["response_format"] = {"type": "json_object", "schema": grammar_safe(schema)}
             elif mode == "json_object":
                 payload["response_format"] = {"type": "json_object"}
         payload.update(self.extra_body)
