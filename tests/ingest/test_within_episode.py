@@ -183,3 +183,22 @@ def test_the_fact_prompts_ask_for_supersedes_by_the_answers_own_numbering():
     combined = COMBINED_EXTRACTION.messages(CombinedExtractionContext(text))[-1]
     for user in (staged.content, combined.content):
         assert "supersedes: numbers (1 = first) of your earlier facts" in user and '"supersedes": [int]' in user
+
+
+async def test_supersedes_holds_when_the_batched_call_is_made_anyway(store, embedder):
+    script = Script()
+    script.episodes["I like jazz."] = (["Alice", "Jazz"], [said("Jazz", "LIKES", "Alice likes jazz")])
+    script.episodes["Actually"] = (["Alice", "Jazz", "Acme", "Beta"], [
+        said("Acme", "WORKS_FOR", "Alice works at Acme"),
+        stated("Beta", "WORKS_FOR", "Alice works at Beta", supersedes=[1]),
+        said("Jazz", "LIKES", "Alice likes jazz a lot"),  # a stored candidate: the batched call happens
+    ])
+    script.fact_verdict = lambda question: {"index": question.index}  # it names no contradiction
+    model = FunctionModel(script)
+    ingestor = Ingestor(store, embedder, model, config=IngestConfig(extraction="combined"))
+    await ingestor.add_episode(message("I like jazz.", "2024-05-01"))
+    await ingestor.add_episode(message("I work at Acme. Actually, I work at Beta. And I like jazz a lot.",
+                                       "2024-05-15"))
+    facts = {f.fact: f for f in await _all(store)}
+    assert facts["Alice works at Acme"].expired_at is not None and facts["Alice works at Beta"].expired_at is None
+    assert model.prompt_names.count("resolve_facts") == 1
