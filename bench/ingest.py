@@ -176,6 +176,8 @@ async def measure_cost(mode: str, episodes: int | None, *, summaries: bool = Fal
         "facts_invalidated_total": sum(len(r.facts_invalidated) for r in results),
         "entities_created_total": sum(len(r.entities_created) for r in results),
         "failed_episodes": sum(1 for r in results if r.episode.status.value != "done"),
+        # list items the stand-in answered past an answer's bounds for its context (the first ones kept)
+        "answer_items_dropped_total": sum(int(u.get("items_dropped", 0)) for u in usages),
     }
     figures.update({f"calls_{name}_total": count for name, count in sorted(by_prompt.items())})
     keys = ("added", "skipped", "skipped_with_new_fact", "facts_for_skipped")

@@ -15,11 +15,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Annotated
 
 from pydantic import BaseModel, Field
 
 from chronomem.errors import ModelError
 from chronomem.llm.base import LanguageModel, Message, Prompt
+from chronomem.llm.budget import text_bound
 
 __all__ = [
     "THREAD_SUMMARY",
@@ -49,7 +51,10 @@ class SummaryUpdate:
 
 
 class WrittenSummary(BaseModel):
-    summary: str = Field(default="", description="the whole updated summary")
+    # bounded in the schema (llm/budget.py); each prompt tightens it to twice the length it asks for
+    summary: Annotated[str, text_bound(4 * MAX_SUMMARY_CHARS)] = Field(
+        default="", description="the whole updated summary"
+    )
 
 
 def _build_user_summary(ctx: SummaryUpdate) -> list[Message]:
@@ -83,10 +88,11 @@ def _build_thread_summary(ctx: SummaryUpdate) -> list[Message]:
 
 USER_SUMMARY: Prompt[SummaryUpdate, WrittenSummary] = Prompt(
     name="user_summary", answer=WrittenSummary, build=_build_user_summary, max_output_tokens=600, role="summary",
+    limits=lambda ctx: {"WrittenSummary.summary": 2 * ctx.max_chars},
 )
 THREAD_SUMMARY: Prompt[SummaryUpdate, WrittenSummary] = Prompt(
     name="thread_summary", answer=WrittenSummary, build=_build_thread_summary, max_output_tokens=600,
-    role="summary",
+    role="summary", limits=lambda ctx: {"WrittenSummary.summary": 2 * ctx.max_chars},
 )
 
 

@@ -37,8 +37,8 @@ def test_entity_extraction_follows_the_paper_speaker_first_no_dates_and_lists_on
         EntityExtractionContext(TEXT, (TypeSpec("Person", "A human being.", (("occupation", "str", "their job"),)),))
     )
     assert "JSON" in system.content
-    for required in ("speaker", "Do not create nodes for dates", "Bob: hi\nAlice: hey", "Alice: I joined Beta.",
-                     "- Person: A human being.", "attribute occupation (str): their job"):
+    for required in ("speaker", "No nodes for relationships, actions, dates", "Bob: hi\nAlice: hey",
+                     "Alice: I joined Beta.", "- Person: A human being.", "attribute occupation (str): their job"):
         assert required in user.content
     json_episode = EpisodeText('{"a": 1}', TEXT.reference_time, kind=EpisodeKind.JSON)
     assert "record is about" in ENTITY_EXTRACTION.messages(EntityExtractionContext(json_episode))[-1].content

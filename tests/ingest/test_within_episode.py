@@ -94,3 +94,111 @@ async def test_the_batched_call_made_anyway_judges_the_episodes_own_facts_too(st
     assert facts["Alice works at Beta"].expired_at is None and facts["Alice works at Beta"].invalid_at is None
     assert model.prompt_names.count("resolve_facts") == 1  # no extra call for the episode's own facts
     assert any(c.fact == "Alice works at Acme" for q in asked for c in q.candidates)
+
+
+# -- the extraction answer's own verdict: `supersedes` (no call of its own) ------------------------------
+
+
+def stated(target: str, relation: str, text: str, valid: str | None = None, **more: Any) -> dict[str, Any]:
+    return {**said(target, relation, text, valid), **more}
+
+
+async def test_a_self_correction_named_by_the_extraction_call_supersedes_the_earlier_fact(store, embedder):
+    script = Script()
+    script.episodes["Berlin"] = (["Alice", "Berlin", "Munich"], [
+        stated("Berlin", "MOVED_TO", "Alice moved to Berlin", "2024-03-01T00:00:00Z"),
+        stated("Munich", "MOVED_TO", "Alice moved to Munich", "2024-03-01T00:00:00Z", supersedes=[1]),
+    ])
+    model = FunctionModel(script)
+    ingestor = Ingestor(store, embedder, model)
+    result = await ingestor.add_episode(message("I moved to Berlin in March. Actually no, I moved to Munich.",
+                                                "2024-05-15"))
+    facts = {f.fact: f for f in await _all(store)}
+    berlin, munich = facts["Alice moved to Berlin"], facts["Alice moved to Munich"]
+    # as known after the episode: the correction holds, the corrected statement is superseded
+    assert berlin.expired_at is not None and berlin.attributes["superseded_by"] == munich.id
+    assert munich.expired_at is None and munich.invalid_at is None
+    assert model.prompt_names == ["extract_entities", "extract_facts"]  # no call of its own
+    assert not result.warnings
+
+
+async def test_a_change_stated_in_combined_extraction_closes_the_earlier_fact_on_its_date(store, embedder):
+    script = Script()
+    script.episodes["manager"] = (["Alice", "Ann", "Bob"], [
+        {"source": "Ann", "relation_type": "MANAGES", "target": "Alice", "fact": "Ann managed Alice",
+         "valid_at": "2023-01-01T00:00:00Z"},
+        {"source": "Bob", "relation_type": "MANAGES", "target": "Alice", "fact": "Bob manages Alice",
+         "valid_at": "2024-05-01T00:00:00Z", "supersedes": [1]},
+    ])
+    model = FunctionModel(script)
+    ingestor = Ingestor(store, embedder, model, config=IngestConfig(extraction="combined"))
+    await ingestor.add_episode(message("My manager was Ann; since May it's Bob.", "2024-05-15"))
+    facts = {f.fact: f for f in await _all(store)}
+    ann, bob = facts["Ann managed Alice"], facts["Bob manages Alice"]
+    assert ann.invalid_at == at("2024-05-01") and ann.expired_at is None  # history, ended when Bob began
+    assert true_at(ann, at("2024-01-01")) and not true_at(ann, at("2024-06-01")) and true_at(bob, at("2024-06-01"))
+    assert model.prompt_names == ["extract_graph"]
+
+
+async def test_compatible_facts_and_a_supersedes_about_something_else_are_left_alone(store, embedder):
+    script = Script()
+    script.episodes["jazz"] = (["Alice", "Jazz", "Acme", "Bob"], [
+        stated("Jazz", "LIKES", "Alice likes jazz"),
+        stated("Acme", "WORKS_FOR", "Alice works at Acme"),  # compatible: nothing named
+        {"source": "Bob", "relation_type": "SIBLING_OF", "target": "Alice", "fact": "Bob is Alice's brother",
+         "supersedes": [1]},  # shares no entity in the same role with "Alice likes jazz": not a change of it
+    ])
+    model = FunctionModel(script)
+    result = await Ingestor(store, embedder, model).add_episode(
+        message("I like jazz and I work at Acme; Bob is my brother.", "2024-05-15"))
+    assert all(f.expired_at is None and f.invalid_at is None for f in await _all(store))
+    assert len(result.facts_created) == 3 and not result.facts_invalidated
+    assert any("shares no entity in its role" in w for w in result.warnings)
+
+
+async def test_numbers_that_are_not_earlier_facts_of_the_answer_are_ignored(store, embedder):
+    script = Script()
+    script.episodes["Acme"] = (["Alice", "Acme", "Beta"], [
+        stated("Acme", "WORKS_FOR", "Alice works at Acme", supersedes=[2]),  # a later fact
+        stated("Beta", "WORKS_FOR", "Alice works at Beta", supersedes=[0, 2, 7]),  # none, itself, out of range
+    ])
+    model = FunctionModel(script)
+    result = await Ingestor(store, embedder, model).add_episode(message("I work at Acme and at Beta.", "2024-05-15"))
+    assert all(f.expired_at is None and f.invalid_at is None for f in await _all(store))
+    assert sum("not an earlier fact of the answer" in w for w in result.warnings) == 4
+
+
+def test_the_fact_prompts_ask_for_supersedes_by_the_answers_own_numbering():
+    from chronomem.ingest.prompts import (
+        COMBINED_EXTRACTION,
+        FACT_EXTRACTION,
+        CombinedExtractionContext,
+        EntityRef,
+        EpisodeText,
+        FactExtractionContext,
+    )
+
+    text = EpisodeText("Alice: I work at Acme. Actually, at Beta.", NOW)
+    staged = FACT_EXTRACTION.messages(FactExtractionContext(text, (EntityRef("Alice"), EntityRef("Acme"))))[-1]
+    combined = COMBINED_EXTRACTION.messages(CombinedExtractionContext(text))[-1]
+    for user in (staged.content, combined.content):
+        assert "supersedes: numbers (1 = first) of your earlier facts" in user and '"supersedes": [int]' in user
+
+
+async def test_supersedes_holds_when_the_batched_call_is_made_anyway(store, embedder):
+    script = Script()
+    script.episodes["I like jazz."] = (["Alice", "Jazz"], [said("Jazz", "LIKES", "Alice likes jazz")])
+    script.episodes["Actually"] = (["Alice", "Jazz", "Acme", "Beta"], [
+        said("Acme", "WORKS_FOR", "Alice works at Acme"),
+        stated("Beta", "WORKS_FOR", "Alice works at Beta", supersedes=[1]),
+        said("Jazz", "LIKES", "Alice likes jazz a lot"),  # a stored candidate: the batched call happens
+    ])
+    script.fact_verdict = lambda question: {"index": question.index}  # it names no contradiction
+    model = FunctionModel(script)
+    ingestor = Ingestor(store, embedder, model, config=IngestConfig(extraction="combined"))
+    await ingestor.add_episode(message("I like jazz.", "2024-05-01"))
+    await ingestor.add_episode(message("I work at Acme. Actually, I work at Beta. And I like jazz a lot.",
+                                       "2024-05-15"))
+    facts = {f.fact: f for f in await _all(store)}
+    assert facts["Alice works at Acme"].expired_at is not None and facts["Alice works at Beta"].expired_at is None
+    assert model.prompt_names.count("resolve_facts") == 1

@@ -4,13 +4,20 @@ below what the longest valid answer needs, and the declared ceiling where the sc
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
+import pytest
 from pydantic import BaseModel, Field
 
 from chronomem.crossencoder.llm import rerank_prompt
 from chronomem.llm.base import Message, Prompt
-from chronomem.llm.budget import output_cap, schema_token_bound
+from chronomem.llm.budget import (
+    answer_schema_for,
+    limit_schema,
+    output_cap,
+    schema_token_bound,
+    text_bound,
+)
 from chronomem.llm.openai import OpenAIChatModel
 
 
@@ -71,3 +78,118 @@ def test_the_rerank_prompt_is_bounded_by_its_schema():
         prompt = rerank_prompt(count)
         bound = schema_token_bound(prompt.answer.model_json_schema())
         assert bound is not None and output_cap(prompt) <= prompt.max_output_tokens
+
+
+# -- maps, limits from the context, and every prompt of the package --------------------------------------
+
+_MAP = {"type": "object", "maxProperties": 3, "propertyNames": {"maxLength": 10},
+        "additionalProperties": {"type": "string", "maxLength": 20}}
+
+
+def test_a_map_is_bounded_by_its_key_count_key_length_and_values_and_unbounded_without_one():
+    longest = json.dumps({f"k{i}".ljust(10, "x"): "v" * 20 for i in range(3)})
+    bound = schema_token_bound(_MAP)
+    assert bound is not None and bound >= len(longest) / 2
+    for missing in ("maxProperties", "propertyNames"):
+        assert schema_token_bound({k: v for k, v in _MAP.items() if k != missing}) is None
+    assert schema_token_bound({**_MAP, "additionalProperties": {"type": "string"}}) is None
+
+
+class Reply(BaseModel):
+    words: list[Annotated[str, text_bound(30)]] = Field(default_factory=list, json_schema_extra={"maxItems": 50})
+    note: Annotated[str, text_bound(400)] | None = None
+    tags: dict[str, Any] = Field(default_factory=dict, json_schema_extra=_MAP)
+
+
+def _limited_prompt(words: int) -> Prompt[int, Any]:
+    return Prompt(name="reply", answer=Reply, build=lambda _: [Message("user", "x")], max_output_tokens=5000,
+                  limits=lambda n: {"Reply.words": n, "Reply.words[]": 8, "Reply.note": 10, "Reply.tags": words})
+
+
+def test_limits_tighten_the_schema_and_never_loosen_it():
+    schema = limit_schema(Reply.model_json_schema(), {"Reply.words": 4, "Reply.words[]": 8, "Reply.note": 900})
+    words, note = schema["properties"]["words"], schema["properties"]["note"]["anyOf"][0]
+    assert words["maxItems"] == 4 and words["items"]["maxLength"] == 8
+    assert note["maxLength"] == 400  # 900 would loosen it
+    assert Reply.model_json_schema()["properties"]["words"]["maxItems"] == 50  # the model's own is untouched
+
+
+def test_a_limit_naming_no_such_field_is_an_error():
+    for typo in ("Reply.wrods", "Replies.words", "Reply.note[]"):
+        with pytest.raises(ValueError, match="no list, string or map field"):
+            limit_schema(Reply.model_json_schema(), {typo: 1})
+
+
+def test_a_map_limited_to_nothing_forbids_keys_the_way_grammars_understand():
+    tags = answer_schema_for(_limited_prompt(0), 3)["properties"]["tags"]
+    assert tags["maxProperties"] == 0 and tags["additionalProperties"] is False
+
+
+def test_the_cap_follows_the_context_and_the_adapter_sends_that_schema_and_cap():
+    prompt = _limited_prompt(2)
+    caps = [output_cap(prompt, n) for n in (1, 5, 20)]
+    assert caps[0] < caps[1] < caps[2] <= output_cap(prompt) == output_cap(prompt, None)
+    adapter = OpenAIChatModel("m", base_url="http://127.0.0.1:9/v1", structured_output="json_schema")
+    payload = adapter._payload(prompt, [Message("user", "x")], "json_schema", 5)
+    assert payload["max_tokens"] == caps[1]
+    assert payload["response_format"]["json_schema"]["schema"]["properties"]["words"]["maxItems"] == 5
+
+
+def _package_prompts() -> list[tuple[Prompt[Any, Any], Any]]:
+    """Every prompt of the package with a typical context (the ones a context tightens)."""
+    from datetime import UTC, datetime
+
+    from chronomem import context_summaries as summaries
+    from chronomem.communities import prompts as communities
+    from chronomem.crossencoder.llm import RerankContext
+    from chronomem.ingest import prompts as ingest
+
+    episode = ingest.EpisodeText("Alice: I joined Acme in Berlin, with Bob.", datetime(2024, 5, 6, tzinfo=UTC))
+    entities = (ingest.EntityRef("Alice"), ingest.EntityRef("Acme"), ingest.EntityRef("Berlin"))
+    fact_question = ingest.FactQuestion(1, "f", "R", (ingest.CandidateFact(1, "c", "R", True),))
+    entity_question = ingest.EntityQuestion(1, "Bob", "Entity", (ingest.CandidateEntity(1, "Bob Smith"),))
+    member = communities.MemberText("Alice", "an engineer")
+    return [
+        (ingest.ENTITY_EXTRACTION, ingest.EntityExtractionContext(episode)),
+        (ingest.ENTITY_REFLEXION, ingest.ReflexionContext(episode, ("Alice",))),
+        (ingest.FACT_EXTRACTION, ingest.FactExtractionContext(episode, entities)),
+        (ingest.COMBINED_EXTRACTION, ingest.CombinedExtractionContext(episode)),
+        (ingest.ENTITY_RESOLUTION, ingest.EntityResolutionContext(episode, (entity_question,))),
+        (ingest.FACT_RESOLUTION, ingest.FactResolutionContext((fact_question,))),
+        (ingest.SUMMARY_REWRITE, ingest.SummaryContext((ingest.SummaryItem(1, "Alice", "long"),), 300)),
+        (summaries.USER_SUMMARY, summaries.SummaryUpdate("the user Alice", "", ("x",))),
+        (summaries.THREAD_SUMMARY, summaries.SummaryUpdate("the thread t", "", ("x",))),
+        (communities.SUMMARIZE_COMMUNITIES,
+         communities.SummarizeCommunities((communities.CommunityDraft("c1", (member,)),))),
+        (communities.SUMMARIZE_MEMBERS, communities.MemberChunk((member,), 1, 1, 1)),
+        (communities.COMBINE_SUMMARIES, communities.PartialSummaries(("a",), 2, ("Alice",))),
+        (communities.UPDATE_COMMUNITIES, communities.UpdateCommunities(
+            (communities.CommunityChange("c1", "n", "s", (member,)),))),
+        (rerank_prompt(3), RerankContext("q", ("a", "b", "c"))),
+    ]
+
+
+def test_every_prompt_of_the_package_has_a_bounded_answer_and_a_cap_no_higher_for_its_context():
+    for prompt, context in _package_prompts():
+        assert schema_token_bound(answer_schema_for(prompt, context)) is not None, prompt.name
+        assert output_cap(prompt, context) <= output_cap(prompt) <= prompt.max_output_tokens, prompt.name
+
+
+def test_a_small_context_lowers_the_resolution_caps_below_their_ceilings():
+    caps = {prompt.name: output_cap(prompt, context) for prompt, context in _package_prompts()}
+    ceilings = {prompt.name: prompt.max_output_tokens for prompt, _ in _package_prompts()}
+    for name in ("resolve_facts", "resolve_entities", "rewrite_summaries", "community_summarize"):
+        assert caps[name] < ceilings[name], name
+
+
+def test_a_grammar_server_is_sent_no_string_bound_it_cannot_compile_but_the_cap_keeps_it():
+    class Essay(BaseModel):
+        title: Annotated[str, text_bound(80)]
+        body: Annotated[str, text_bound(3000)]
+
+    prompt = _prompt(Essay, ceiling=5000)
+    adapter = OpenAIChatModel("m", base_url="http://127.0.0.1:9/v1", structured_output="json_object_schema")
+    payload = adapter._payload(prompt, [Message("user", "x")], "json_object_schema")
+    sent = payload["response_format"]["schema"]["properties"]
+    assert sent["title"]["maxLength"] == 80 and "maxLength" not in sent["body"]  # llama.cpp refuses ~1,500
+    assert payload["max_tokens"] == output_cap(prompt) < 5000

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from chronomem.errors import ModelOutputError
-from chronomem.llm.parsing import InvalidAnswerError, extract_json, parse_answer
+from chronomem.llm.base import Message, Prompt
+from chronomem.llm.budget import limit_schema, text_bound
+from chronomem.llm.parsing import InvalidAnswerError, extract_json, parse_answer, parse_within_bounds
+from chronomem.llm.testing import FunctionModel
 from chronomem.providers.http import parse_retry_after
 
 
@@ -62,3 +67,42 @@ def test_retry_after_forms():
     assert parse_retry_after(httpx.Headers({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"})) == 0.0
     assert parse_retry_after(httpx.Headers({"retry-after": "soon"})) is None
     assert parse_retry_after(httpx.Headers({})) is None
+
+
+# -- bounds of the schema an answer was sent ---------------------------------------------------------
+
+
+class Listing(BaseModel):
+    items: list[str] = Field(default_factory=list, json_schema_extra={"maxItems": 10})
+    note: Annotated[str, text_bound(12)] = ""
+
+
+def _listing(limit: int) -> Prompt[int, Listing]:
+    return Prompt(name="listing", answer=Listing, build=lambda n: [Message("user", f"list {n}")],
+                  max_output_tokens=500, limits=lambda n: {"Listing.items": n})
+
+
+def test_surplus_items_are_dropped_first_ones_kept_and_counted():
+    answer, dropped = parse_within_bounds('{"items": ["a", "b", "c", "d"]}', Listing, limit_schema(
+        Listing.model_json_schema(), {"Listing.items": 2}))
+    assert answer.items == ["a", "b"] and dropped == 2
+
+
+async def test_a_model_answer_past_its_context_limit_is_trimmed_and_the_usage_says_so():
+    model = FunctionModel(lambda prompt, n: {"items": [str(i) for i in range(7)]})
+    completion = await model.complete(_listing(3), 3)
+    assert completion.output.items == ["0", "1", "2"]
+    assert completion.usage.items_dropped == 4 and completion.usage.retries == 0
+
+
+async def test_a_string_past_its_bound_is_refused_and_corrected_once():
+    answers = iter([{"note": "x" * 13}, {"note": "short"}])
+    model = FunctionModel(lambda prompt, n: next(answers))
+    completion = await model.complete(_listing(3), 3)
+    assert completion.output.note == "short" and completion.usage.retries == 1
+    with pytest.raises(InvalidAnswerError, match="longer than the Listing schema allows"):
+        parse_answer('{"note": "' + "y" * 13 + '"}', Listing)
+
+
+def test_code_that_builds_the_model_itself_is_not_bound():
+    assert len(Listing(items=["a"] * 30, note="z" * 99).items) == 30

@@ -14,10 +14,12 @@ grew by dynamic extension are updated together (:data:`UPDATE_COMMUNITIES`).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Annotated
 
 from pydantic import BaseModel, Field, field_validator
 
 from chronomem.llm.base import Message, Prompt
+from chronomem.llm.budget import text_bound
 
 __all__ = [
     "COMBINE_SUMMARIES",
@@ -97,11 +99,23 @@ class UpdateCommunities:
 
 
 # -- answers ----------------------------------------------------------------------------------------
+# Bounded in the schema (llm/budget.py): the cap sent is what the longest valid answer needs.
+
+_SUMMARY_CHARS = 2000  # "under 150 words" is about a thousand
+_TOPIC_CHARS = 80
+_MAX_TOPICS = 8
+_KEY_CHARS = 64
+_MAX_COMMUNITIES = 32
 
 
 class CommunityAbout(BaseModel):
-    summary: str = Field(min_length=1, description="what the members have in common, under 150 words")
-    topics: list[str] = Field(min_length=1, description="keywords and topic phrases, most important first")
+    summary: Annotated[str, text_bound(_SUMMARY_CHARS, 1)] = Field(
+        min_length=1, description="what the members have in common, under 150 words"
+    )
+    topics: list[Annotated[str, text_bound(_TOPIC_CHARS)]] = Field(
+        min_length=1, description="keywords and topic phrases, most important first",
+        json_schema_extra={"maxItems": _MAX_TOPICS},
+    )
 
     @field_validator("topics")
     @classmethod
@@ -113,15 +127,15 @@ class CommunityAbout(BaseModel):
 
 
 class CommunityDescription(CommunityAbout):
-    key: str
+    key: Annotated[str, text_bound(_KEY_CHARS)]
 
 
 class CommunityDescriptions(BaseModel):
-    communities: list[CommunityDescription]
+    communities: list[CommunityDescription] = Field(json_schema_extra={"maxItems": _MAX_COMMUNITIES})
 
 
 class PartialSummary(BaseModel):
-    summary: str = Field(min_length=1)
+    summary: Annotated[str, text_bound(_SUMMARY_CHARS, 1)] = Field(min_length=1)
 
 
 def topics_to_name(topics: list[str]) -> str:
@@ -185,12 +199,19 @@ def _build_update(ctx: UpdateCommunities) -> list[Message]:
     return [Message("system", _SYSTEM), Message("user", f"{blocks}\n\n{task}")]
 
 
+def _descriptions_limits(keys: list[str]) -> dict[str, int]:
+    # one description per community shown, each under the key it was shown with
+    return {"CommunityDescriptions.communities": len(keys),
+            "CommunityDescription.key": max((len(k) for k in keys), default=_KEY_CHARS)}
+
+
 SUMMARIZE_COMMUNITIES: Prompt[SummarizeCommunities, CommunityDescriptions] = Prompt(
     name="community_summarize",
     answer=CommunityDescriptions,
     build=_build_summarize,
     max_output_tokens=3000,  # up to 8 communities × (150 words + topics)
     role="summary",
+    limits=lambda ctx: _descriptions_limits([c.key for c in ctx.communities]),
 )
 SUMMARIZE_MEMBERS: Prompt[MemberChunk, PartialSummary] = Prompt(
     name="community_map",
@@ -212,4 +233,5 @@ UPDATE_COMMUNITIES: Prompt[UpdateCommunities, CommunityDescriptions] = Prompt(
     build=_build_update,
     max_output_tokens=3000,
     role="summary",
+    limits=lambda ctx: _descriptions_limits([c.key for c in ctx.changes]),
 )

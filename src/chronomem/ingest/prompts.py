@@ -7,18 +7,27 @@ facts, extract dates) and differ where cost demanded it:
 - resolution is batched: one call answers every ambiguous entity, one every fact with candidates;
 - candidates are numbered with small integers, not UUIDs: shorter prompts, no invented ids;
 - ``COMBINED_EXTRACTION`` extracts entities and facts in one call (an option, measured in bench/).
+
+Every answer is bounded (DESIGN §5, :mod:`chronomem.llm.budget`): each list has a most items, each
+string a longest length, attributes are a map of at most a few short scalar values; each prompt
+tightens the counts from its context (one verdict per question shown, attributes only as many as
+the declared types have, facts scaled to the episode). So the output cap sent is what the longest
+valid answer needs, and a grammar-constrained local model cannot loop past it. The bounds live in
+the answer schema only: code that builds these models itself (a JSON mapping, ``add_fact``) may
+state more, and longer, than a model may answer.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, WithJsonSchema
 
 from chronomem.domain import EpisodeKind
 from chronomem.llm.base import Message, Prompt
+from chronomem.llm.budget import text_bound
 
 __all__ = [
     "COMBINED_EXTRACTION",
@@ -58,6 +67,76 @@ __all__ = [
 ]
 
 _JSON_ONLY = "Answer with one JSON object only, matching the schema given. No prose."
+
+
+# -- bounds of the answers ---------------------------------------------------------------------------
+# Generous (a real answer comes nowhere near them): they exist to end a looping model, not to edit
+# a sound one. Past a list's bound the first items are kept and the rest counted (llm/parsing.py).
+
+NAME_CHARS = 200  # an entity name, a fact's source or target
+TYPE_CHARS = 64  # an entity type, a relation type, an attribute name
+TEXT_CHARS = 500  # a fact sentence, its quote
+DATE_CHARS = 40  # an ISO 8601 timestamp is 20
+VALUE_CHARS = 300  # an attribute value
+MAX_ATTRIBUTES = 16
+MAX_ENTITIES = 40
+MAX_FACTS = 40
+MAX_NUMBERS = 20  # numbers of shown facts or candidates one item may name
+MAX_QUESTIONS = 40  # questions of a batched resolution call (each answered once)
+SUMMARY_CHARS = 4000
+
+
+Name = Annotated[str, text_bound(NAME_CHARS, 1)]
+TypeName = Annotated[str, text_bound(TYPE_CHARS)]
+Text = Annotated[str, text_bound(TEXT_CHARS, 1)]
+Date = Annotated[str, text_bound(DATE_CHARS)]
+Quote = Annotated[str, text_bound(TEXT_CHARS)]
+# the numbers a prompt shows (facts, candidates, questions) are small: three digits, not int64's 20
+Number = Annotated[int, WithJsonSchema({"type": "integer", "minimum": 0, "maximum": 999})]
+
+# attributes: a map of short scalar values. The ontology validates and converts each one
+# (ontology.py); with no declared attributes the map must be empty (``{}``, see llm/budget.py).
+_ATTRIBUTES_SCHEMA: dict[str, Any] = {
+    "maxProperties": MAX_ATTRIBUTES,
+    "propertyNames": {"maxLength": TYPE_CHARS},
+    "additionalProperties": {
+        "anyOf": [{"type": "string", "maxLength": VALUE_CHARS}, {"type": "number"}, {"type": "boolean"},
+                  {"type": "null"}],
+    },
+}
+
+
+def _attributes() -> Any:
+    return Field(default_factory=dict, json_schema_extra=_ATTRIBUTES_SCHEMA)
+
+
+def _at_most(items: int) -> Any:
+    return Field(default_factory=list, json_schema_extra={"maxItems": items})
+
+
+def _most_fields(types: tuple[TypeSpec, ...]) -> int:
+    return max((len(spec.fields) for spec in types), default=0)
+
+
+def entities_allowed(episode: EpisodeText) -> int:
+    """The most entities an answer about ``episode`` may list: each is named in it (about one per
+    ten characters at the densest, "Ann, Bob, Cy"), plus the speaker."""
+    return min(MAX_ENTITIES, 2 + len(episode.current) // 10)
+
+
+def _name_chars(episode: EpisodeText) -> int:
+    # a name is written in the messages (the current one, or a previous one for its full form)
+    return min(NAME_CHARS, max(len(text) for text in (episode.current, *episode.previous)))
+
+
+def _episode_strings(episode: EpisodeText, model: str, *fields: str) -> dict[str, int]:
+    return {f"{model}.{name}": _name_chars(episode) for name in fields}
+
+
+def facts_allowed(episode: EpisodeText) -> int:
+    """The most facts an answer about ``episode`` may list: each quotes it; one short sentence can
+    state two or three ("Ann and Bob work at Acme")."""
+    return min(MAX_FACTS, 2 + len(episode.current) // 12)
 
 
 # -- shared context pieces ---------------------------------------------------------------------------
@@ -124,16 +203,16 @@ def _first_subject(kind: EpisodeKind) -> str:
 
 
 class ExtractedEntity(BaseModel):
-    name: str = Field(min_length=1)
-    type: str = "Entity"
-    attributes: dict[str, Any] = Field(default_factory=dict)
+    name: Name = Field(min_length=1)
+    type: TypeName = "Entity"
+    attributes: dict[str, Any] = _attributes()
     # what the CURRENT MESSAGE says about the entity, one sentence: the note its summary grows by
     # (chronomem.ingest.summaries), written in this call so that summaries cost no call of their own
-    summary: str = ""
+    summary: Quote = ""
 
 
 class ExtractedEntities(BaseModel):
-    entities: list[ExtractedEntity] = Field(default_factory=list)
+    entities: list[ExtractedEntity] = _at_most(MAX_ENTITIES)
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,13 +239,12 @@ def _entity_guidelines(kind: EpisodeKind, entity_types: tuple[TypeSpec, ...]) ->
     return (
         "Extract the entities explicitly or implicitly mentioned in the CURRENT MESSAGE.\n"
         f"1. {_first_subject(kind)}\n"
-        "2. Extract other significant entities, concepts or actors of the CURRENT MESSAGE.\n"
-        "3. Do not create nodes for relationships or actions.\n"
-        "4. Do not create nodes for dates, times or years (they become fact timestamps later).\n"
-        "5. Be as specific as possible; use full names.\n"
-        "6. Do not extract entities mentioned only in PREVIOUS MESSAGES.\n"
-        f"7. {typing}\n"
-        f"8. {_SUMMARY_RULE}"
+        "2. Extract other significant entities, concepts or actors.\n"
+        "3. No nodes for relationships, actions, dates, times or years (dates become fact timestamps).\n"
+        "4. Be as specific as possible; use full names.\n"
+        "5. Do not extract entities mentioned only in PREVIOUS MESSAGES.\n"
+        f"6. {typing}\n"
+        f"7. {_SUMMARY_RULE}"
     )
 
 
@@ -180,12 +258,19 @@ def _build_entity_extraction(ctx: EntityExtractionContext) -> list[Message]:
     return [Message("system", system), Message("user", user.strip())]
 
 
+def _entity_limits(ctx: EntityExtractionContext) -> dict[str, int]:
+    return {"ExtractedEntities.entities": entities_allowed(ctx.episode),
+            "ExtractedEntity.attributes": _most_fields(ctx.entity_types),
+            **_episode_strings(ctx.episode, "ExtractedEntity", "name")}
+
+
 ENTITY_EXTRACTION: Prompt[EntityExtractionContext, ExtractedEntities] = Prompt(
     name="extract_entities",
     answer=ExtractedEntities,
     build=_build_entity_extraction,
     max_output_tokens=600,
     role="extraction",
+    limits=_entity_limits,
 )
 
 
@@ -193,13 +278,14 @@ ENTITY_EXTRACTION: Prompt[EntityExtractionContext, ExtractedEntities] = Prompt(
 
 
 class MissedEntities(BaseModel):
-    missed: list[ExtractedEntity] = Field(default_factory=list)
+    missed: list[ExtractedEntity] = _at_most(MAX_ENTITIES)
 
 
 @dataclass(frozen=True, slots=True)
 class ReflexionContext:
     episode: EpisodeText
     extracted: tuple[str, ...]
+    entity_types: tuple[TypeSpec, ...] = ()  # the attributes a missed entity may carry
 
 
 def _build_reflexion(ctx: ReflexionContext) -> list[Message]:
@@ -214,8 +300,15 @@ def _build_reflexion(ctx: ReflexionContext) -> list[Message]:
     return [Message("system", f"You review entity extraction. {_JSON_ONLY}"), Message("user", user)]
 
 
+def _reflexion_limits(ctx: ReflexionContext) -> dict[str, int]:
+    missing = max(0, entities_allowed(ctx.episode) - len(ctx.extracted))
+    return {"MissedEntities.missed": missing, "ExtractedEntity.attributes": _most_fields(ctx.entity_types),
+            **_episode_strings(ctx.episode, "ExtractedEntity", "name")}
+
+
 ENTITY_REFLEXION: Prompt[ReflexionContext, MissedEntities] = Prompt(
-    name="entity_reflexion", answer=MissedEntities, build=_build_reflexion, max_output_tokens=400, role="extraction"
+    name="entity_reflexion", answer=MissedEntities, build=_build_reflexion, max_output_tokens=400,
+    role="extraction", limits=_reflexion_limits,
 )
 
 
@@ -223,24 +316,27 @@ ENTITY_REFLEXION: Prompt[ReflexionContext, MissedEntities] = Prompt(
 
 
 class ExtractedFact(BaseModel):
-    source: str = Field(min_length=1)
-    relation_type: str = "RELATES_TO"
-    target: str = Field(min_length=1)
-    fact: str = Field(min_length=1)
-    quote: str | None = None  # the words of the CURRENT MESSAGE that state it (checked: grounding.py)
-    valid_at: str | None = None
-    invalid_at: str | None = None
-    attributes: dict[str, Any] = Field(default_factory=dict)
+    source: Name = Field(min_length=1)
+    relation_type: TypeName = "RELATES_TO"
+    target: Name = Field(min_length=1)
+    fact: Text = Field(min_length=1)
+    quote: Quote | None = None  # the words of the CURRENT MESSAGE that state it (checked: grounding.py)
+    valid_at: Date | None = None
+    invalid_at: Date | None = None
+    attributes: dict[str, Any] = _attributes()
     # further participants of a fact over three or more entities (a hyperedge, paper §2.2.2)
-    others: list[str] = Field(default_factory=list)
+    others: list[Name] = _at_most(MAX_NUMBERS)
     # resolution folded into extraction: numbers of the EXISTING FACTS shown in the prompt
-    duplicate_of: int | None = None
-    contradicts: list[int] = Field(default_factory=list)
+    duplicate_of: Number | None = None
+    contradicts: list[Number] = _at_most(MAX_NUMBERS)
+    # EARLIER facts of this same answer (1 = its first) that this one makes no longer true: a
+    # correction or a change within one episode; the later statement wins (stages/facts.py)
+    supersedes: list[Number] = _at_most(MAX_NUMBERS)
 
 
 class ExtractedFacts(BaseModel):
-    facts: list[ExtractedFact] = Field(default_factory=list)
-    same_as: list[EntityMatch] = Field(default_factory=list)  # answers about POSSIBLE DUPLICATES
+    facts: list[ExtractedFact] = _at_most(MAX_FACTS)
+    same_as: list[EntityMatch] = _at_most(MAX_QUESTIONS)  # answers about POSSIBLE DUPLICATES
 
 
 @dataclass(frozen=True, slots=True)
@@ -267,22 +363,21 @@ class FactExtractionContext:
 
 _FACT_SCHEMA = (
     '{"source": str, "relation_type": str, "target": str, "fact": str, "quote": str, '
-    '"valid_at": str|null, "invalid_at": str|null, "attributes": {}, "others": [str]}'
+    '"valid_at": str|null, "invalid_at": str|null, "attributes": {}, "others": [str], "supersedes": [int]}'
 )
 
 _FACT_GUIDELINES = (
     "Extract the facts the CURRENT MESSAGE states between the ENTITIES.\n"
-    "1. Only facts between two different listed entities; source and target are entity names as listed. "
-    "A fact that joins more entities (Alice sold the car to Bob for Carol) lists the rest in others.\n"
-    "2. relation_type is a short SCREAMING_SNAKE_CASE predicate (LOVES, IS_FRIENDS_WITH, WORKS_FOR){edge_rule}.\n"
-    "3. fact is a self-contained sentence with every relevant detail (resolve pronouns to names); quote is the "
-    "shortest span of the CURRENT MESSAGE, copied word for word, that states it.\n"
-    "Dates, as ISO 8601 (YYYY-MM-DDTHH:MM:SSZ), only when they are part of the fact:\n"
-    "4. valid_at: when the relationship became true; invalid_at: when it stopped being true; else null.\n"
-    "5. Resolve relative dates ('two weeks ago', 'next Thursday', 'last summer') against REFERENCE TIME.\n"
-    "6. A fact stated in the present tense with no date is valid from REFERENCE TIME.\n"
-    "7. A date without a time is 00:00:00; a year alone is January 1 of that year.\n"
-    "8. Do not infer dates from related events."
+    "1. source and target: two different ENTITIES, as listed; a fact joining more (Alice sold the car to Bob "
+    "for Carol) lists the rest in others.\n"
+    "2. relation_type: a short SCREAMING_SNAKE_CASE predicate (LOVES, WORKS_FOR){edge_rule}.\n"
+    "3. fact: a self-contained sentence with every relevant detail, pronouns resolved to names; quote: the "
+    "shortest span of the CURRENT MESSAGE that states it, copied word for word.\n"
+    "4. valid_at / invalid_at: when it became / stopped being true, ISO 8601 (YYYY-MM-DDTHH:MM:SSZ), only "
+    "when part of the fact, else null. Resolve relative dates ('two weeks ago', 'next Thursday', 'last "
+    "summer') against REFERENCE TIME. Present tense with no date: valid from REFERENCE TIME. A date alone is "
+    "00:00:00, a year alone January 1. Never infer dates from related events.\n"
+    "5. supersedes: numbers (1 = first) of your earlier facts this one ends (a correction, a change), else []."
 )
 
 
@@ -325,12 +420,34 @@ def _build_fact_extraction(ctx: FactExtractionContext) -> list[Message]:
     return [Message("system", system), Message("user", user.strip())]
 
 
+def _fact_limits(
+    episode: EpisodeText, entities: int, edge_types: tuple[TypeSpec, ...], name_chars: int
+) -> dict[str, int]:
+    facts, length = facts_allowed(episode), len(episode.current)
+    return {"ExtractedFact.others": entities, "ExtractedFact.supersedes": facts - 1,
+            "ExtractedFact.attributes": _most_fields(edge_types),
+            # a quote is a span of the message (a little slack for whitespace); the sentence may add
+            # the names its pronouns stand for
+            "ExtractedFact.quote": length + 16, "ExtractedFact.fact": 2 * length + 100,
+            "ExtractedFact.source": name_chars, "ExtractedFact.target": name_chars,
+            "ExtractedFact.others[]": name_chars}
+
+
+def _fact_extraction_limits(ctx: FactExtractionContext) -> dict[str, int]:
+    # source, target and others name the ENTITIES listed, as listed
+    names = max((len(e.name) for e in ctx.entities), default=NAME_CHARS)
+    return {**_fact_limits(ctx.episode, len(ctx.entities), ctx.edge_types, names),
+            "ExtractedFacts.facts": facts_allowed(ctx.episode),
+            "ExtractedFact.contradicts": len(ctx.existing), "ExtractedFacts.same_as": len(ctx.ambiguous)}
+
+
 FACT_EXTRACTION: Prompt[FactExtractionContext, ExtractedFacts] = Prompt(
     name="extract_facts",
     answer=ExtractedFacts,
     build=_build_fact_extraction,
     max_output_tokens=1200,
     role="extraction",
+    limits=_fact_extraction_limits,
 )
 
 
@@ -338,8 +455,8 @@ FACT_EXTRACTION: Prompt[FactExtractionContext, ExtractedFacts] = Prompt(
 
 
 class ExtractedGraph(BaseModel):
-    entities: list[ExtractedEntity] = Field(default_factory=list)
-    facts: list[ExtractedFact] = Field(default_factory=list)
+    entities: list[ExtractedEntity] = _at_most(MAX_ENTITIES)
+    facts: list[ExtractedFact] = _at_most(MAX_FACTS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -364,12 +481,21 @@ def _build_combined(ctx: CombinedExtractionContext) -> list[Message]:
     return [Message("system", system), Message("user", user.strip())]
 
 
+def _combined_limits(ctx: CombinedExtractionContext) -> dict[str, int]:
+    entities = entities_allowed(ctx.episode)
+    # no existing facts are shown here: nothing to restate or contradict (resolution follows)
+    return {**_fact_limits(ctx.episode, entities, ctx.edge_types, _name_chars(ctx.episode)),
+            "ExtractedGraph.entities": entities, "ExtractedGraph.facts": facts_allowed(ctx.episode),
+            "ExtractedEntity.attributes": _most_fields(ctx.entity_types), "ExtractedFact.contradicts": 0}
+
+
 COMBINED_EXTRACTION: Prompt[CombinedExtractionContext, ExtractedGraph] = Prompt(
     name="extract_graph",
     answer=ExtractedGraph,
     build=_build_combined,
     max_output_tokens=1800,
     role="extraction",
+    limits=_combined_limits,
 )
 
 
@@ -398,13 +524,13 @@ class EntityResolutionContext:
 
 
 class EntityMatch(BaseModel):
-    index: int
-    duplicate_of: int | None = None
-    name: str | None = None  # the most complete full name, when it is a duplicate
+    index: Number
+    duplicate_of: Number | None = None
+    name: Name | None = None  # the most complete full name, when it is a duplicate
 
 
 class EntityMatches(BaseModel):
-    matches: list[EntityMatch] = Field(default_factory=list)
+    matches: list[EntityMatch] = _at_most(MAX_QUESTIONS)
 
 
 def _render_entity_question(question: EntityQuestion) -> str:
@@ -429,12 +555,20 @@ def _build_entity_resolution(ctx: EntityResolutionContext) -> list[Message]:
     return [Message("system", f"You deduplicate knowledge-graph entities. {_JSON_ONLY}"), Message("user", user)]
 
 
+def _entity_resolution_limits(ctx: EntityResolutionContext) -> dict[str, int]:
+    # the most complete name is one of the names shown, or written in the messages
+    shown = [len(name) for q in ctx.questions for name in (q.name, *(c.name for c in q.candidates))]
+    return {"EntityMatches.matches": len(ctx.questions),
+            "EntityMatch.name": min(NAME_CHARS, max([_name_chars(ctx.episode), *shown]))}
+
+
 ENTITY_RESOLUTION: Prompt[EntityResolutionContext, EntityMatches] = Prompt(
     name="resolve_entities",
     answer=EntityMatches,
     build=_build_entity_resolution,
     max_output_tokens=500,
     role="resolution",
+    limits=_entity_resolution_limits,
 )
 
 
@@ -466,13 +600,13 @@ class FactResolutionContext:
 
 
 class FactVerdict(BaseModel):
-    index: int
-    duplicate_of: int | None = None
-    contradicts: list[int] = Field(default_factory=list)
+    index: Number
+    duplicate_of: Number | None = None
+    contradicts: list[Number] = _at_most(MAX_NUMBERS)
 
 
 class FactVerdicts(BaseModel):
-    verdicts: list[FactVerdict] = Field(default_factory=list)
+    verdicts: list[FactVerdict] = _at_most(MAX_QUESTIONS)
 
 
 def _span(valid_at: datetime | None, invalid_at: datetime | None) -> str:
@@ -507,12 +641,18 @@ def _build_fact_resolution(ctx: FactResolutionContext) -> list[Message]:
     return [Message("system", system), Message("user", user)]
 
 
+def _fact_resolution_limits(ctx: FactResolutionContext) -> dict[str, int]:
+    candidates = max((len(q.candidates) for q in ctx.questions), default=0)
+    return {"FactVerdicts.verdicts": len(ctx.questions), "FactVerdict.contradicts": candidates}
+
+
 FACT_RESOLUTION: Prompt[FactResolutionContext, FactVerdicts] = Prompt(
     name="resolve_facts",
     answer=FactVerdicts,
     build=_build_fact_resolution,
     max_output_tokens=500,
     role="resolution",
+    limits=_fact_resolution_limits,
 )
 
 
@@ -533,12 +673,12 @@ class SummaryContext:
 
 
 class RewrittenSummary(BaseModel):
-    index: int
-    summary: str
+    index: Number
+    summary: Annotated[str, text_bound(SUMMARY_CHARS)]
 
 
 class RewrittenSummaries(BaseModel):
-    summaries: list[RewrittenSummary] = Field(default_factory=list)
+    summaries: list[RewrittenSummary] = _at_most(MAX_QUESTIONS)
 
 
 def _build_summary_rewrite(ctx: SummaryContext) -> list[Message]:
@@ -561,4 +701,7 @@ SUMMARY_REWRITE: Prompt[SummaryContext, RewrittenSummaries] = Prompt(
     build=_build_summary_rewrite,
     max_output_tokens=1500,
     role="summary",
+    # one summary per entity shown; twice the length asked for is still a valid answer
+    limits=lambda ctx: {"RewrittenSummaries.summaries": len(ctx.items),
+                        "RewrittenSummary.summary": 2 * ctx.target_chars},
 )

@@ -127,6 +127,9 @@ class Session:
         assert self.llm is not None and not self.deterministic, "a deterministic session asks no model"
         completion = await self.llm.complete(prompt, context)
         self.usage.add(completion.usage)
+        if completion.usage.items_dropped:
+            self.warn(f"{prompt.name}: the answer listed more than its bounds allow; "
+                      f"{completion.usage.items_dropped} items past them dropped")
         if not completion.usage.by_prompt:
             self.usage.by_prompt[prompt.name] = self.usage.by_prompt.get(prompt.name, 0) + 1
         return completion.output

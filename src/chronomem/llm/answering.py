@@ -4,6 +4,8 @@ An adapter (or test double) only supplies ``ask``: a coroutine that sends chat m
 the raw :class:`Reply`. :func:`answer_prompt` does the rest the same way for everyone, so a test
 double's answer meets exactly the checks a real provider's answer meets:
 
+- the answer is held to the schema it was sent (tightened for the context, see
+  :mod:`chronomem.llm.budget`): surplus list items are dropped and counted (``Usage.items_dropped``);
 - a reply cut off at the output-token limit raises ``ModelTruncatedError`` (never parsed: a
   truncated JSON that happens to parse would be a silent loss);
 - an answer that does not parse or validate is shown back to the model with the problem, once;
@@ -22,8 +24,8 @@ from typing import Any
 from chronomem.errors import ModelTruncatedError
 from chronomem.llm.accounting import record_usage
 from chronomem.llm.base import Completion, Message, Prompt, Usage
-from chronomem.llm.budget import output_cap
-from chronomem.llm.parsing import InvalidAnswerError, parse_answer
+from chronomem.llm.budget import answer_schema_for, output_cap
+from chronomem.llm.parsing import InvalidAnswerError, parse_within_bounds
 
 __all__ = ["Ask", "Reply", "answer_prompt", "correction_message"]
 
@@ -53,10 +55,10 @@ def correction_message(error: InvalidAnswerError) -> Message:
     )
 
 
-def _truncation(prompt: Prompt[Any, Any]) -> ModelTruncatedError:
+def _truncation(prompt: Prompt[Any, Any], context: Any) -> ModelTruncatedError:
     return ModelTruncatedError(
         f"prompt {prompt.name!r}: the answer was cut off at its output-token limit "
-        f"(max_output_tokens={output_cap(prompt)}); raise the prompt's limit or ask for less"
+        f"(max_output_tokens={output_cap(prompt, context)}); raise the prompt's limit or ask for less"
     )
 
 
@@ -70,6 +72,7 @@ async def answer_prompt(
 ) -> Completion[Any]:
     """Answer ``prompt`` through ``ask``, validating the answer; see the module docstring."""
     messages = prompt.messages(context)
+    schema = answer_schema_for(prompt, context)
     usage = Usage(model=model)
     started = time.perf_counter()
     try:
@@ -80,9 +83,9 @@ async def answer_prompt(
             usage.output_tokens += reply.output_tokens
             usage.by_prompt[prompt.name] = usage.by_prompt.get(prompt.name, 0) + 1
             if reply.truncated:
-                raise _truncation(prompt)
+                raise _truncation(prompt, context)
             try:
-                output = parse_answer(reply.text, prompt.answer)
+                output, dropped = parse_within_bounds(reply.text, prompt.answer, schema)
             except InvalidAnswerError as error:
                 if attempt == corrective_retries:
                     raise InvalidAnswerError(
@@ -92,6 +95,7 @@ async def answer_prompt(
                 usage.retries += 1
                 messages = [*messages, Message("assistant", reply.text), correction_message(error)]
                 continue
+            usage.items_dropped += dropped
             return Completion(output=output, usage=usage)
         raise AssertionError("unreachable: the loop returns or raises")  # pragma: no cover
     finally:

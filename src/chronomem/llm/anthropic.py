@@ -19,8 +19,7 @@ import httpx
 from chronomem.llm.accounting import estimate_message_tokens
 from chronomem.llm.answering import Reply, answer_prompt
 from chronomem.llm.base import Completion, Message, Prompt
-from chronomem.llm.budget import output_cap
-from chronomem.llm.cache import answer_schema
+from chronomem.llm.budget import answer_schema_for, output_cap
 from chronomem.providers.endpoints import auth_headers
 from chronomem.providers.http import LazyHttpClient, ProviderUnavailableError, post_json
 from chronomem.providers.tokens import estimate_tokens
@@ -83,17 +82,19 @@ class AnthropicModel:
     async def aclose(self) -> None:
         await self._http.aclose()
 
-    def _payload(self, prompt: Prompt[Any, Any], messages: list[Message], tool_name: str) -> dict[str, Any]:
+    def _payload(
+        self, prompt: Prompt[Any, Any], messages: list[Message], tool_name: str, context: Any = None
+    ) -> dict[str, Any]:
         system, turns = _split_messages(messages)
         payload: dict[str, Any] = {
             "model": self.model,
-            "max_tokens": output_cap(prompt),
+            "max_tokens": output_cap(prompt, context),
             "messages": turns,
             "tools": [
                 {
                     "name": tool_name,
                     "description": f"Record the answer ({prompt.answer.__name__}).",
-                    "input_schema": answer_schema(prompt.answer),
+                    "input_schema": answer_schema_for(prompt, context),
                 }
             ],
             "tool_choice": {"type": "tool", "name": tool_name},
@@ -122,7 +123,7 @@ class AnthropicModel:
         tool_name = _TOOL_NAME.sub("_", prompt.name)[:64] or "answer"
 
         async def ask(messages: list[Message]) -> Reply:
-            payload = self._payload(prompt, messages, tool_name)
+            payload = self._payload(prompt, messages, tool_name, context)
             data = await post_json(
                 self._http.client,
                 self.url,

@@ -10,7 +10,7 @@ cache, accounting) wrap any model; test doubles answer prompts from Python callb
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Generic, Literal, Protocol, TypeVar, runtime_checkable
 
@@ -43,7 +43,9 @@ class Prompt(Generic[Ctx, Ans]):
 
     ``max_output_tokens`` bounds the answer (sized to what the prompt expects), lowered to what the
     answer schema allows when it bounds its lists and strings (:mod:`chronomem.llm.budget`); a longer
-    answer is an error, never silently truncated. ``role`` picks which configured model answers it.
+    answer is an error, never silently truncated. ``limits`` tightens the schema for a context (the
+    most items a list may hold, the longest a string may be, by ``"Model.field"``): the answer is sent,
+    trimmed and capped by that tighter schema. ``role`` picks which configured model answers it.
     """
 
     name: str
@@ -51,6 +53,7 @@ class Prompt(Generic[Ctx, Ans]):
     build: Callable[[Ctx], list[Message]]
     max_output_tokens: int = 1024
     role: ModelRole = "default"
+    limits: Callable[[Ctx], Mapping[str, int]] | None = None
 
     def messages(self, context: Ctx) -> list[Message]:
         return self.build(context)
@@ -66,6 +69,7 @@ class Usage:
     latency_s: float = 0.0
     retries: int = 0
     cache_hits: int = 0
+    items_dropped: int = 0  # list items and map keys past the answer schema's bounds (see parsing)
     by_prompt: dict[str, int] = field(default_factory=dict)
     model: str | None = None
 
@@ -76,6 +80,7 @@ class Usage:
         self.latency_s += other.latency_s
         self.retries += other.retries
         self.cache_hits += other.cache_hits
+        self.items_dropped += other.items_dropped
         for name, count in other.by_prompt.items():
             self.by_prompt[name] = self.by_prompt.get(name, 0) + count
         self.model = self.model or other.model
@@ -88,6 +93,7 @@ class Usage:
             "latency_s": round(self.latency_s, 4),
             "retries": self.retries,
             "cache_hits": self.cache_hits,
+            "items_dropped": self.items_dropped,
             "by_prompt": dict(self.by_prompt),
             "model": self.model,
         }

@@ -25,7 +25,7 @@ class LimitedModel:
         self.model_name: str = getattr(inner, "model_name", type(inner).__name__)
 
     async def complete(self, prompt: Prompt[Any, Any], context: Any) -> Completion[Any]:
-        reserve = estimate_message_tokens(prompt.messages(context)) + output_cap(prompt)
+        reserve = estimate_message_tokens(prompt.messages(context)) + output_cap(prompt, context)
         async with self.limiter.slot(reserve) as reservation:
             completion = await self.inner.complete(prompt, context)
             reservation.settle(completion.usage.input_tokens + completion.usage.output_tokens)

@@ -24,12 +24,13 @@ from chronomem.errors import ModelOutputError
 from chronomem.llm.accounting import estimate_message_tokens
 from chronomem.llm.answering import Reply, answer_prompt
 from chronomem.llm.base import Completion, Message, Prompt
-from chronomem.llm.budget import output_cap
+from chronomem.llm.budget import answer_schema_for, output_cap
 from chronomem.llm.cache import answer_schema
 from chronomem.llm.structured import (
     Negotiation,
     StructuredOutputMode,
     WireMode,
+    grammar_safe,
     negotiation_for,
     refuses_structured_output,
 )
@@ -42,12 +43,13 @@ __all__ = ["OpenAIChatModel", "StructuredOutputMode", "schema_instruction"]
 _SCHEMA_NAME = re.compile(r"[^a-zA-Z0-9_-]")
 
 
-def schema_instruction(answer: type[Any]) -> str:
-    """The system-message text that asks for JSON matching the answer's schema."""
-    schema = json.dumps(answer_schema(answer), separators=(",", ":"))
+def schema_instruction(answer: type[Any], schema: dict[str, Any] | None = None) -> str:
+    """The system-message text that asks for JSON matching the answer's schema (or ``schema``, the
+    answer's schema tightened for a context)."""
+    text = json.dumps(answer_schema(answer) if schema is None else schema, separators=(",", ":"))
     return (
         "Respond with one JSON object that conforms to this JSON schema, and nothing else "
-        f"(no prose, no code fences):\n{schema}"
+        f"(no prose, no code fences):\n{text}"
     )
 
 
@@ -119,19 +121,21 @@ class OpenAIChatModel:
     async def aclose(self) -> None:
         await self._http.aclose()
 
-    def _payload(self, prompt: Prompt[Any, Any], messages: list[Message], mode: WireMode) -> dict[str, Any]:
-        payload: dict[str, Any] = {"model": self.model, self.max_tokens_field: output_cap(prompt)}
+    def _payload(
+        self, prompt: Prompt[Any, Any], messages: list[Message], mode: WireMode, context: Any = None
+    ) -> dict[str, Any]:
+        payload: dict[str, Any] = {"model": self.model, self.max_tokens_field: output_cap(prompt, context)}
         if self.temperature is not None:
             payload["temperature"] = self.temperature
-        schema = answer_schema(prompt.answer)
+        schema = answer_schema_for(prompt, context)
         if mode == "json_schema":
             payload["messages"] = [{"role": m.role, "content": m.content} for m in messages]
             name = _SCHEMA_NAME.sub("_", prompt.name)[:64] or "answer"
             payload["response_format"] = {"type": "json_schema", "json_schema": {"name": name, "schema": schema}}
         else:
-            payload["messages"] = _with_instruction(messages, schema_instruction(prompt.answer))
-            if mode == "json_object_schema":
-                payload["response_format"] = {"type": "json_object", "schema": schema}
+            payload["messages"] = _with_instruction(messages, schema_instruction(prompt.answer, schema))
+            if mode == "json_object_schema":  # compiled into a grammar: see structured.grammar_safe
+                payload["response_format"] = {"type": "json_object", "schema": grammar_safe(schema)}
             elif mode == "json_object":
                 payload["response_format"] = {"type": "json_object"}
         payload.update(self.extra_body)
@@ -148,12 +152,12 @@ class OpenAIChatModel:
             timeout_s=self._http.timeout_s,
         )
 
-    async def _send(self, prompt: Prompt[Any, Any], messages: list[Message]) -> dict[str, Any]:
+    async def _send(self, prompt: Prompt[Any, Any], messages: list[Message], context: Any) -> dict[str, Any]:
         """One answer, in the structured-output mode the endpoint takes (stepping down on refusals)."""
         while True:
             mode = self.mode
             try:
-                data = await self._post(self._payload(prompt, messages, mode))
+                data = await self._post(self._payload(prompt, messages, mode, context))
             except (ProviderRequestError, ProviderUnavailableError) as error:
                 if mode == "prompt" or not refuses_structured_output(error):
                     raise
@@ -195,7 +199,7 @@ class OpenAIChatModel:
 
     async def complete(self, prompt: Prompt[Any, Any], context: Any) -> Completion[Any]:
         async def ask(messages: list[Message]) -> Reply:
-            return self._reply(await self._send(prompt, messages), messages)
+            return self._reply(await self._send(prompt, messages, context), messages)
 
         return await answer_prompt(
             prompt, context, ask, model=self.model_name, corrective_retries=self.corrective_retries

@@ -7,19 +7,28 @@ literal newline or tab, which JSON forbids but grammar-constrained local models 
 as the characters they are, rather than costing a corrective retry; :func:`parse_answer` validates it and raises
 :class:`InvalidAnswerError` carrying the raw text and a short description of the problem, which the
 corrective retry shows back to the model.
+
+Before validation an answer is held to the bounds of the schema it was sent
+(:func:`parse_within_bounds`, see :mod:`chronomem.llm.budget`). A list longer than its ``maxItems``
+(or a map with more keys than its ``maxProperties``) keeps its first items and the rest is dropped
+and counted: the items a model lists first are the ones it was surest of, and a second call would
+cost a whole answer to lose the same tail. A string longer than its ``maxLength`` is refused (the
+corrective retry), since cutting a sentence would change what it says.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from chronomem.errors import ModelOutputError
+from chronomem.llm.cache import answer_schema
 
-__all__ = ["InvalidAnswerError", "extract_json", "parse_answer"]
+__all__ = ["InvalidAnswerError", "extract_json", "parse_answer", "parse_within_bounds", "trim_to_schema"]
 
 Ans = TypeVar("Ans", bound=BaseModel)
 
@@ -92,8 +101,87 @@ def _single_field(answer: type[BaseModel]) -> str | None:
     return fields[0] if len(fields) == 1 else None
 
 
-def parse_answer(text: str, answer: type[Ans]) -> Ans:
-    """Extract the JSON in ``text`` and validate it as ``answer``; raises :class:`InvalidAnswerError`."""
+_JSON_TYPES: dict[type, str] = {dict: "object", list: "array", str: "string"}
+
+
+class _Trimmer:
+    """Walks a JSON value beside its schema: cuts lists and maps to their bounds, notes long strings."""
+
+    def __init__(self, schema: Mapping[str, Any]) -> None:
+        self._defs: Mapping[str, Any] = schema.get("$defs", {})
+        self._resolved: dict[tuple[int, str], Mapping[str, Any] | None] = {}  # a list's items share one node
+        self.dropped = 0
+        self.too_long: list[str] = []
+
+    def _resolve(self, node: Mapping[str, Any], kind: str) -> Mapping[str, Any] | None:
+        key = (id(node), kind)  # the schema outlives the walk: ids stay unique
+        if key not in self._resolved:
+            self._resolved[key] = self._find(node, kind)
+        return self._resolved[key]
+
+    def _find(self, node: Mapping[str, Any], kind: str) -> Mapping[str, Any] | None:
+        """The (sub)schema that describes a value of JSON type ``kind``, following refs and unions."""
+        seen = 0
+        while "$ref" in node and seen < 32:  # refs to refs are rare; the bound guards a cycle
+            node = self._defs.get(str(node["$ref"]).rsplit("/", 1)[-1], {})
+            seen += 1
+        for union in ("anyOf", "oneOf"):
+            for branch in node.get(union, ()):
+                found = self._find(branch, kind)
+                if found is not None:
+                    return found
+        return node if node.get("type") == kind else None
+
+    def trim(self, value: Any, node: Mapping[str, Any], where: str) -> Any:
+        kind = _JSON_TYPES.get(type(value))
+        schema = self._resolve(node, kind) if kind else None
+        if schema is None:
+            return value
+        if kind == "string":
+            if len(value) > int(schema.get("maxLength", len(value))):
+                self.too_long.append(f"- {where or '(root)'}: {len(value)} characters, at most {schema['maxLength']}")
+            return value
+        if kind == "array":
+            limit = int(schema.get("maxItems", len(value)))
+            self.dropped += max(0, len(value) - limit)
+            items = schema.get("items", {})
+            return [self.trim(item, items, f"{where}.{i}".lstrip(".")) for i, item in enumerate(value[:limit])]
+        return self._object(value, schema, where)
+
+    def _object(self, value: dict[str, Any], schema: Mapping[str, Any], where: str) -> dict[str, Any]:
+        properties = schema.get("properties", {})
+        extra = schema.get("additionalProperties")
+        result: dict[str, Any] = {}
+        others = 0
+        limit = int(schema.get("maxProperties", len(value)))
+        for key, item in value.items():
+            if key not in properties and "maxProperties" in schema:
+                others += 1
+                if others > limit:
+                    self.dropped += 1
+                    continue
+            sub = properties.get(key, extra if isinstance(extra, dict) else {})
+            result[key] = self.trim(item, sub, f"{where}.{key}".lstrip("."))
+        return result
+
+
+def trim_to_schema(data: Any, schema: Mapping[str, Any]) -> tuple[Any, int, list[str]]:
+    """``data`` held to ``schema``'s bounds: lists and maps cut to ``maxItems``/``maxProperties``.
+
+    Returns the trimmed copy, how many items were dropped, and one line per string longer than its
+    ``maxLength`` (left as it is: the caller refuses the answer).
+    """
+    trimmer = _Trimmer(schema)
+    trimmed = trimmer.trim(data, schema, "")
+    return trimmed, trimmer.dropped, trimmer.too_long
+
+
+def parse_within_bounds(text: str, answer: type[Ans], schema: Mapping[str, Any] | None = None) -> tuple[Ans, int]:
+    """Extract the JSON in ``text``, hold it to ``schema`` (default: ``answer``'s own) and validate
+    it as ``answer``; returns the answer and how many list items were dropped to fit.
+
+    Raises :class:`InvalidAnswerError` (no JSON, a string over its bound, or a mismatch).
+    """
     try:
         data = extract_json(text)
     except ValueError as exc:
@@ -102,9 +190,20 @@ def parse_answer(text: str, answer: type[Ans]) -> Ans:
     field = _single_field(answer)
     if isinstance(data, list) and field is not None:
         data = {field: data}
+    data, dropped, too_long = trim_to_schema(data, answer_schema(answer) if schema is None else schema)
+    if too_long:
+        lines = "\n".join(too_long)[:_MAX_PROBLEM_CHARS]
+        problem = f"the JSON has strings longer than the {answer.__name__} schema allows:\n{lines}"
+        raise InvalidAnswerError(problem, text)
     try:
-        return answer.model_validate(data)
+        return answer.model_validate(data), dropped
     except ValidationError as exc:
         raise InvalidAnswerError(
             f"the JSON does not match the {answer.__name__} schema:\n{_describe(exc)}", text
         ) from exc
+
+
+def parse_answer(text: str, answer: type[Ans]) -> Ans:
+    """Extract the JSON in ``text`` and validate it as ``answer`` (held to its schema's bounds, see
+    :func:`parse_within_bounds`); raises :class:`InvalidAnswerError`."""
+    return parse_within_bounds(text, answer)[0]

@@ -18,6 +18,12 @@ retry budget on the same refusal. The step is remembered per endpoint and model 
 (:func:`negotiation_for`), so later calls and other adapters for the same endpoint start where it
 works, and the working mode is logged once (``chronomem.llm.structured``, level INFO).
 
+In ``json_object_schema`` mode the schema is sent :func:`grammar_safe`: llama-cpp-python turns a
+string's ``maxLength`` n into n nested optional groups, and past about a thousand llama.cpp refuses
+the grammar ("exceeds sane defaults") and the server process dies (measured on 0.3.36). Longer
+bounds are left out of what is sent; the answer is still held to them and capped by them
+(:mod:`chronomem.llm.budget`).
+
 With a fixed mode, a refusal is a :class:`~chronomem.providers.http.ProviderRequestError` naming the
 setting to change: retrying the same request would be refused the same way.
 """
@@ -26,16 +32,18 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Literal
+from typing import Any, Literal
 
 from chronomem.errors import ModelError
 
 __all__ = [
+    "GRAMMAR_MAX_LENGTH",
     "MODES",
     "Negotiation",
     "StructuredOutputMode",
     "WireMode",
     "forget_negotiated_modes",
+    "grammar_safe",
     "negotiation_for",
     "refuses_structured_output",
 ]
@@ -49,6 +57,17 @@ MODES: tuple[WireMode, ...] = ("json_schema", "json_object_schema", "json_object
 _FORMAT_WORDS = ("response_format", "json_schema", "json_object", "structured output", "schema", "grammar")
 # Statuses that say "later", not "not like this": rate limits, request timeouts, conflicts.
 _TRANSIENT_STATUSES = frozenset({408, 409, 429})
+GRAMMAR_MAX_LENGTH = 512  # 1,000 still compiled, 1,500 did not
+
+
+def grammar_safe(schema: Any, max_length: int = GRAMMAR_MAX_LENGTH) -> Any:
+    """A copy of ``schema`` without the string ``maxLength`` bounds over ``max_length`` (see above)."""
+    if isinstance(schema, list):
+        return [grammar_safe(item, max_length) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    long = schema.get("type") == "string" and int(schema.get("maxLength", 0)) > max_length
+    return {key: grammar_safe(value, max_length) for key, value in schema.items() if not (long and key == "maxLength")}
 
 logger = logging.getLogger(__name__)
 

@@ -128,7 +128,7 @@ class FunctionModel:
             value = await value
         text = serialize_answer(value)
         output_tokens = estimate_tokens(text)
-        cap = output_cap(prompt)
+        cap = output_cap(prompt, context)
         truncated = self.enforce_output_limit and output_tokens > cap
         return Reply(
             text=text,

@@ -75,7 +75,7 @@ async def extract_entities(session: Session, text: EpisodeText) -> list[Extracte
     context = EntityExtractionContext(text, session.ontology.entity_specs())
     entities = (await session.ask(ENTITY_EXTRACTION, context)).entities
     if session.config.reflexion:
-        review = ReflexionContext(text, tuple(e.name for e in entities))
+        review = ReflexionContext(text, tuple(e.name for e in entities), context.entity_types)
         entities = entities + (await session.ask(ENTITY_REFLEXION, review)).missed
     return entities
 

@@ -13,6 +13,7 @@ from chronomem.ingest.fact_resolution import (
     FactOutcome,
     identical_fact,
     same_pair,
+    same_role,
     select_candidates,
     single_valued_outcome,
 )
@@ -49,6 +50,8 @@ class FactDrafts:
     facts: list[Fact] = field(default_factory=list)
     hints: dict[str, FactOutcome] = field(default_factory=dict)
     shown: frozenset[str] = frozenset()  # ids of the existing facts the model was shown
+    # earlier facts of this episode that a later one makes no longer true (the answer's supersedes)
+    supersedes: dict[str, tuple[Fact, ...]] = field(default_factory=dict)
 
 
 def build_facts(
@@ -66,20 +69,47 @@ def build_facts(
     """
     shown = shown or {}
     drafts = FactDrafts(shown=frozenset(f.id for f in shown.values()))
-    for item in extracted:
+    by_number: dict[int, Fact] = {}  # the answer's numbering (1 = its first fact) -> the draft it became
+    for number, item in enumerate(extracted, start=1):
         evidence = _evidence(session, item, text) if text is not None else ()
         if evidence is None:
             continue
         fact = _to_fact(session, item, resolved, evidence)
-        if fact is None or identical_fact(fact, drafts.facts) is not None:
+        if fact is None:
             continue
+        if (same := identical_fact(fact, drafts.facts)) is not None:
+            by_number[number] = same
+            continue
+        by_number[number] = fact
         drafts.facts.append(fact)
+        if earlier := _superseded(session, fact, number, item.supersedes, by_number):
+            drafts.supersedes[fact.id] = earlier
         if shown:
             duplicate = shown.get(item.duplicate_of) if item.duplicate_of is not None else None
             contradicts = tuple(shown[n] for n in dict.fromkeys(item.contradicts) if n in shown)
             drafts.hints[fact.id] = FactOutcome(duplicate, contradicts)
     session.facts_extracted = len(drafts.facts)
     return drafts
+
+
+def _superseded(
+    session: Session, fact: Fact, number: int, named: Sequence[int], by_number: dict[int, Fact]
+) -> tuple[Fact, ...]:
+    """The earlier facts of the answer that ``fact`` (its ``number``) says it supersedes, within the
+    rules for any contradiction: an earlier fact, sharing an entity in the same role. Other numbers
+    (later, its own, out of range, a fact about something else) are ignored, with a warning."""
+    found: list[Fact] = []
+    for n in dict.fromkeys(named):
+        earlier = by_number.get(n) if 0 < n < number else None
+        if earlier is None or earlier.id == fact.id:
+            if not 0 < n < number:
+                session.warn(f"{fact.fact!r} supersedes fact {n}, not an earlier fact of the answer: ignored")
+            continue
+        if not same_role(fact, earlier):
+            session.warn(f"{fact.fact!r} supersedes {earlier.fact!r}, which shares no entity in its role: ignored")
+            continue
+        found.append(earlier)
+    return tuple(found)
 
 
 def _evidence(session: Session, item: ExtractedFact, text: EpisodeText) -> tuple[EvidenceSpan, ...] | None:
@@ -205,6 +235,7 @@ async def resolve_facts(session: Session, drafts: FactDrafts) -> list[FactOutcom
                 outcomes[index] = outcome
             elif outcomes[index].duplicate_of is None:  # asked only about the episode's earlier facts
                 outcomes[index] = FactOutcome(contradicts=_unique((*outcomes[index].contradicts, *outcome.contradicts)))
+    _superseded_within_episode(drafts, outcomes)  # last: a verdict of the batched call replaces an outcome
     return outcomes
 
 
@@ -215,6 +246,15 @@ def _within_episode_single_valued(session: Session, facts: Sequence[Fact], outco
             continue
         earlier = single_valued_outcome(fact, facts[:index]).contradicts
         if earlier:
+            outcomes[index] = FactOutcome(contradicts=_unique((*outcomes[index].contradicts, *earlier)))
+
+
+def _superseded_within_episode(drafts: FactDrafts, outcomes: list[FactOutcome]) -> None:
+    """What the extraction call said of the episode's own facts (``supersedes``): the later statement
+    closes the earlier one, in the same call, so no resolution call is needed for them."""
+    for index, fact in enumerate(drafts.facts):
+        earlier = drafts.supersedes.get(fact.id)
+        if earlier and outcomes[index].duplicate_of is None:
             outcomes[index] = FactOutcome(contradicts=_unique((*outcomes[index].contradicts, *earlier)))
 
 
