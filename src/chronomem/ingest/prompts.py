@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from chronomem.domain import EpisodeKind
 from chronomem.llm.base import Message, Prompt
@@ -123,10 +123,26 @@ def _first_subject(kind: EpisodeKind) -> str:
 # -- entity extraction -------------------------------------------------------------------------------
 
 
+MAX_ALIASES = 5  # names the text gives one entity; more is a model listing everything it sees
+
+
 class ExtractedEntity(BaseModel):
     name: str = Field(min_length=1)
     type: str = "Entity"
+    # other names the episode itself gives the entity ("International Business Machines (IBM)");
+    # resolution accepts one only where the episode contains it (``stages.entities``)
+    aliases: list[str] = Field(default_factory=list)
     attributes: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("aliases", mode="before")
+    @classmethod
+    def _bounded_aliases(cls, value: Any) -> Any:
+        """Trimmed, blanks and over-long strings dropped, at most ``MAX_ALIASES``: extra ones are
+        cut rather than failing the whole answer (a retry would cost a call)."""
+        if not isinstance(value, list):
+            return value
+        kept = [a.strip() for a in value if isinstance(a, str) and 0 < len(a.strip()) <= 100]
+        return list(dict.fromkeys(kept))[:MAX_ALIASES]
 
 
 class ExtractedEntities(BaseModel):
@@ -155,12 +171,14 @@ def _entity_guidelines(kind: EpisodeKind, entity_types: tuple[TypeSpec, ...]) ->
         "4. Do not create nodes for dates, times or years (they become fact timestamps later).\n"
         "5. Be as specific as possible; use full names.\n"
         "6. Do not extract entities mentioned only in PREVIOUS MESSAGES.\n"
-        f"7. {typing}"
+        f"7. {typing}\n"
+        '8. aliases: other names the CURRENT MESSAGE gives the entity (Robert "Bob" Smith; '
+        "International Business Machines (IBM); aka, formerly), else []."
     )
 
 
 def _build_entity_extraction(ctx: EntityExtractionContext) -> list[Message]:
-    schema = '{"entities": [{"name": str, "type": str, "attributes": {}}]}'
+    schema = '{"entities": [{"name": str, "type": str, "aliases": [str], "attributes": {}}]}'
     system = f"You extract entity nodes from conversations and documents for a knowledge graph. {_JSON_ONLY}"
     user = (
         f"{_episode_block(ctx.episode)}\n{_types_block('ENTITY TYPES', ctx.entity_types)}"
@@ -198,7 +216,7 @@ def _build_reflexion(ctx: ReflexionContext) -> list[Message]:
         + "\n</EXTRACTED ENTITIES>\n"
         "Which significant entities of the CURRENT MESSAGE are missing from EXTRACTED ENTITIES? Same rules: "
         "no dates, no relations or actions. Answer an empty list if none.\n"
-        'Schema: {"missed": [{"name": str, "type": str, "attributes": {}}]}'
+        'Schema: {"missed": [{"name": str, "type": str, "aliases": [str], "attributes": {}}]}'
     )
     return [Message("system", f"You review entity extraction. {_JSON_ONLY}"), Message("user", user)]
 
@@ -346,7 +364,7 @@ def _build_combined(ctx: CombinedExtractionContext) -> list[Message]:
         f"{_types_block('RELATION TYPES', ctx.edge_types)}"
         f"First, entities:\n{_entity_guidelines(kind, ctx.entity_types)}\n"
         f"Then, facts between those entities:\n{_fact_guidelines(ctx.edge_types)}\n{ctx.instructions}\n"
-        'Schema: {"entities": [{"name": str, "type": str, "attributes": {}}], '
+        'Schema: {"entities": [{"name": str, "type": str, "aliases": [str], "attributes": {}}], '
         f'"facts": [{_FACT_SCHEMA}]}}'
     )
     system = f"You build a temporal knowledge graph: entities, then dated facts between them. {_JSON_ONLY}"
