@@ -172,13 +172,18 @@ def _entity_guidelines(kind: EpisodeKind, entity_types: tuple[TypeSpec, ...]) ->
         "5. Be as specific as possible; use full names.\n"
         "6. Do not extract entities mentioned only in PREVIOUS MESSAGES.\n"
         f"7. {typing}\n"
-        '8. aliases: other names the CURRENT MESSAGE gives the entity (Robert "Bob" Smith; '
-        "International Business Machines (IBM); aka, formerly), else []."
+        '8. aliases: other names the CURRENT MESSAGE gives it ("Robert (Bob) Smith", "IBM, formerly ..."), else [].'
     )
 
 
+def _entity_schema(entity_types: tuple[TypeSpec, ...]) -> str:
+    """One extracted entity's JSON shape; attributes only where a type declares some to fill."""
+    attributes = ', "attributes": {}' if entity_types else ""
+    return f'{{"name": str, "type": str, "aliases": [str]{attributes}}}'
+
+
 def _build_entity_extraction(ctx: EntityExtractionContext) -> list[Message]:
-    schema = '{"entities": [{"name": str, "type": str, "aliases": [str], "attributes": {}}]}'
+    schema = f'{{"entities": [{_entity_schema(ctx.entity_types)}]}}'
     system = f"You extract entity nodes from conversations and documents for a knowledge graph. {_JSON_ONLY}"
     user = (
         f"{_episode_block(ctx.episode)}\n{_types_block('ENTITY TYPES', ctx.entity_types)}"
@@ -364,7 +369,7 @@ def _build_combined(ctx: CombinedExtractionContext) -> list[Message]:
         f"{_types_block('RELATION TYPES', ctx.edge_types)}"
         f"First, entities:\n{_entity_guidelines(kind, ctx.entity_types)}\n"
         f"Then, facts between those entities:\n{_fact_guidelines(ctx.edge_types)}\n{ctx.instructions}\n"
-        'Schema: {"entities": [{"name": str, "type": str, "aliases": [str], "attributes": {}}], '
+        'Schema: {"entities": [' + _entity_schema(ctx.entity_types) + "], "
         f'"facts": [{_FACT_SCHEMA}]}}'
     )
     system = f"You build a temporal knowledge graph: entities, then dated facts between them. {_JSON_ONLY}"
