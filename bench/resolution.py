@@ -90,7 +90,7 @@ def _sentence(name: str) -> str:
 
 # What the scripted model reads as an alias: only constructions that state one, next to the name.
 _CONNECTOR = r"(?:also known as|a\.k\.a\.|aka|formerly|known as|nicknamed)"
-_PHRASE = r"[\"'“]?[A-Z0-9][^\s,;:()]*(?:\s+(?:(?:of|and|the|for|de)\s+)?[A-Z0-9][^\s,;:()]*)*[\"'”]?"
+_PHRASE = r"(?:the\s+)?[\"'“]?[A-Z0-9][^\s,;:()]*(?:\s+(?:(?:of|and|the|for|de)\s+)?[A-Z0-9][^\s,;:()]*)*[\"'”]?"
 # after an explicit connector one lower-case word may be a name too ("known as paracetamol"), but
 # not a function word ("formerly of Google" says where Jane worked, not what she is called)
 _NAMED = rf"(?:{_PHRASE}|(?!(?:of|at|in|on|the|an?|with|for|by|from|to)\b)[a-z][\w-]*)"
