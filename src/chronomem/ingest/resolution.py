@@ -181,16 +181,14 @@ def exact_match(
     same = next((e for e in compatible if any(match_key(n) == key for n in names_of(e))), None)
     if same is not None:
         return same
-    for rule in (
-        lambda e: _same_but_legal_form(name, names_of(e)),
-        lambda e: any(same_name(alias, e) for alias in aliases),
-    ):
-        found = {e.id: e for e in compatible if rule(e)}
-        if len(found) == 1:
-            return next(iter(found.values()))
-        if found:
-            return None
-    return None
+    by_legal_form = {e.id: e for e in compatible if _same_but_legal_form(name, names_of(e))}
+    if by_legal_form:
+        return _only(by_legal_form)
+    return _only({e.id: e for e in compatible if any(same_name(alias, e) for alias in aliases)})
+
+
+def _only(found: dict[str, Entity]) -> Entity | None:
+    return next(iter(found.values())) if len(found) == 1 else None
 
 
 def decide(
