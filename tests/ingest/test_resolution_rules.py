@@ -96,6 +96,7 @@ def test_two_legal_forms_never_merge_not_even_through_a_bare_name():
     assert exact_match("Acme Inc", (), ("Entity",), [entity("Acme", aliases=("Acme Ltd",))]) is None
     both = [entity("Acme Ltd"), entity("Acme Inc")]
     assert exact_match("Acme", (), ("Entity",), both) is None  # either company: the model decides
+    assert decide("Acme", ("Entity",), [Candidate(e, 0.9) for e in both], T).verdict is Verdict.AMBIGUOUS
     assert decide("Acme Inc", ("Entity",), [Candidate(entity("Acme Ltd"), 0.99)], T).verdict is Verdict.AMBIGUOUS
 
 

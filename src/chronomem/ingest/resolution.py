@@ -196,7 +196,7 @@ def decide(
 ) -> EntityDecision:
     """Match (the same name), ask (a resemblance) or create, for a name the exact lookup did not bind."""
     compatible = [c for c in candidates if labels_compatible(labels, c.entity.labels)]
-    same = next((c.entity for c in compatible if same_name(name, c.entity)), None)
+    same = exact_match(name, (), labels, [c.entity for c in compatible])  # a bare name of two companies: ask
     if same is not None:
         return EntityDecision(Verdict.MATCH, match=same, reason="the same name")
     scored = []
