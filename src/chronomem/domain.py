@@ -46,6 +46,7 @@ __all__ = [
     "name_key",
     "new_id",
     "normalize_name",
+    "split_legal_form",
     "to_relation_type",
     "true_at",
 ]
@@ -78,6 +79,7 @@ _TYPOGRAPHIC = str.maketrans(
     | dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63\uff0d", "-")
 )
 _LETTER = r"[^\W\d_]"
+_SPACED_INITIALS = re.compile(rf"(?<![\w.])(?:{_LETTER}\.\s+)+{_LETTER}\.(?=\s|$)")  # "e. o. wilson"
 _DOTTED_ACRONYM = re.compile(rf"(?<![\w.]){_LETTER}(?:\.{_LETTER})+\.?(?!\w)")  # "u.s.a." -> "usa"
 _ABBREVIATION_DOT = re.compile(rf"(?<={_LETTER})\.(?=\s|$)")  # "st. louis", "inc.", "jr."
 _COMMA_BEFORE_SPACE = re.compile(r",(?=\s)")  # "acme, inc", "kennedy, jr"
@@ -87,6 +89,17 @@ _LETTER_DIGIT = re.compile(rf"(?<={_LETTER})(?=\d)|(?<=\d)(?={_LETTER})")  # "ua
 _NUMBER_SIGN = re.compile(r"(?<!\w)#\s*(?=\d)")  # "#58213" = "58213"; "c#" keeps its sign
 # a leading article, unless what follows is one short word ("The Who") or starts with a digit ("The 1975")
 _LEADING_ARTICLE = re.compile(rf"^(?:the|an?)\s+(?={_LETTER}(?:\S{{3}}|\S*\s+\S))")
+# "St."/"Mt."/"Ft." opening a name and followed by a word are Saint, Mount, Fort ("St. Petersburg").
+# Only there: inside a name "St." may be Street ("Elm St. Station"), and a digit may follow a code ("ST 4").
+_LEADING_TITLE = re.compile(rf"^(st|mt|ft)\.?\s+(?={_LETTER})")
+_TITLES = {"st": "saint", "mt": "mount", "ft": "fort"}
+# The long spelling of a legal form is its abbreviation ("Acme Corporation" = "Acme Corp"). "Limited"
+# is not folded: it is also a trim level ("Grand Cherokee Limited").
+_LONG_LEGAL_FORM = re.compile(r"(?<=\s)(incorporated|corporation)$")
+_LEGAL_ABBREVIATION = {"incorporated": "inc", "corporation": "corp"}
+# Legal forms that name nothing but the company's legal form. Not "Co"/"Company" ("East India
+# Company" is not "East India"), "AG" (Texas AG), "SA"/"AB" (South Africa, Alberta), "SpA" (spa).
+_LEGAL_FORM = re.compile(r"\s(pty ltd|inc|llc|ltd|corp|plc|gmbh|llp)$")
 
 
 def _fold_accents(text: str) -> str:
@@ -99,24 +112,46 @@ def name_key(name: str) -> str:
     """The conservative form under which two names are the *same* name (merged without a model).
 
     Folded: case, whitespace, accents, typographic quotes and dashes, a dash or a space joining two
-    words, a space between letters and digits, the dots of "U.S.A." and of abbreviations, a comma
-    before a space, a trailing period, comma or colon, a spaced "&" for "and", a "#" before a number, enclosing
-    quotes and a leading "the"/"a"/"an" (not before one short word, "The Who", or a digit, "The 1975").
+    words, a space between letters and digits, the dots of "U.S.A." and of abbreviations, the dots
+    and spaces of initials ("E. O." = "E.O." = "EO"), a comma before a space, a trailing period,
+    comma or colon, a spaced "&" for "and", a "#" before a number, enclosing quotes, a leading
+    "the"/"a"/"an" (not before one short word, "The Who", or a digit, "The 1975"), a leading
+    "St."/"Mt."/"Ft." for Saint/Mount/Fort ("St. Petersburg" = "Saint Petersburg"; only at the
+    start, where it cannot be Street), and a trailing "Incorporated"/"Corporation" for "Inc"/"Corp".
     Kept, so never merged: every letter and digit (numbers, versions, codes, letter suffixes, roman
     numerals, "Jr."), symbols that carry meaning ("C#", "C++", "Disney+", "AT&T", "Go!"), apostrophes
-    and brackets. The rules and the pairs that decide each are in ``bench/data/resolution_pairs.json``.
+    and brackets. Roman and arabic numerals stay apart ("Toy Story II" / "2"): some series use both
+    for different things (Mega Man II on the Game Boy, Mega Man 2 on the NES). A legal form is kept
+    too; :func:`split_legal_form` lets resolution match it with the bare name. The rules and the
+    pairs that decide each are in ``bench/data/resolution_pairs.json``.
     """
     text = unicodedata.normalize("NFKC", name).translate(_TYPOGRAPHIC).casefold()
     text = " ".join(_fold_accents(text).split())
     if len(text) > 2 and text[0] == text[-1] and text[0] in "'\"":
         text = text[1:-1].strip()
     text = _LEADING_ARTICLE.sub("", text)
+    text = _LEADING_TITLE.sub(lambda m: _TITLES[m[1]] + " ", text)
+    text = _SPACED_INITIALS.sub(lambda m: "".join(m[0].split()), text)
     text = _DOTTED_ACRONYM.sub(lambda m: m[0].replace(".", ""), text)
     text = _ABBREVIATION_DOT.sub("", text)
     text = _TRAILING.sub("", _COMMA_BEFORE_SPACE.sub("", text))
     text = text.replace(" & ", " and ")
     text = _NUMBER_SIGN.sub("", _JOINING_DASH.sub(" ", text))
-    return " ".join(_LETTER_DIGIT.sub(" ", text).split())
+    text = " ".join(_LETTER_DIGIT.sub(" ", text).split())
+    return _LONG_LEGAL_FORM.sub(lambda m: _LEGAL_ABBREVIATION[m[1]], text)
+
+
+def split_legal_form(name: str) -> tuple[str, str | None]:
+    """A name's :func:`name_key` without its trailing legal form, and that form ("inc", "llc", ...).
+
+    ("Google LLC" → ("google", "llc"); "Acme, Inc." → ("acme", "inc"); "Google" → ("google", None)).
+    Resolution merges a name with a legal form and the same bare name, never two different forms.
+    """
+    key = name_key(name)
+    found = _LEGAL_FORM.search(key)
+    if found is None or found.start() == 0:
+        return key, None
+    return key[: found.start()], found[1]
 
 
 def to_relation_type(text: str) -> str:
@@ -192,10 +227,12 @@ class Entity(_Frozen):
     @property
     def normalized_names(self) -> set[str]:
         """Lookup forms of the name and aliases, as the stores index them: each name's
-        :func:`normalize_name`, and that of its :func:`name_key`, so an entity is found under every
-        name equal to one of its own (resolution then compares the keys themselves)."""
+        :func:`normalize_name`, and that of its :func:`name_key` with and without a legal form, so an
+        entity is found under every name equal to one of its own ("Google" finds "Google LLC";
+        resolution then compares the keys themselves)."""
         names = (self.name, *self.aliases)
-        return ({normalize_name(n) for n in names} | {normalize_name(name_key(n)) for n in names}) - {""}
+        keys = {name_key(n) for n in names} | {split_legal_form(n)[0] for n in names}
+        return ({normalize_name(n) for n in names} | {normalize_name(k) for k in keys}) - {""}
 
 
 class EvidenceSpan(_Frozen):

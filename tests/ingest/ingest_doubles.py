@@ -32,7 +32,8 @@ def _quoted(fact: dict[str, Any], current: str) -> dict[str, Any]:
 class Script:
     """Answers ingestion prompts from per-episode scripts keyed by a fragment of the episode text.
 
-    ``episodes[fragment] = (entities, facts)`` where entities are names (or ``(name, type, attrs)``) and
+    ``episodes[fragment] = (entities, facts)`` where entities are names (or ``(name, type, attrs)``, or dicts
+    of :class:`ExtractedEntity` fields) and
     facts are dicts of :class:`ExtractedFact` fields (without a ``quote``, a fact quotes the whole current
     message: grounded, as a real model's quote would be). Resolution answers come from ``entity_matches``
     (new name -> existing name) and ``fact_verdict`` (a function of the new fact and candidates).
@@ -55,6 +56,8 @@ class Script:
     def _entity(item: Any) -> ExtractedEntity:
         if isinstance(item, str):
             return ExtractedEntity(name=item)
+        if isinstance(item, dict):  # {"name": ..., "aliases": [...], ...}
+            return ExtractedEntity(**item)
         name, kind, attributes = item
         return ExtractedEntity(name=name, type=kind, attributes=attributes)
 

@@ -7,13 +7,14 @@ from ingest_doubles import at
 from chronomem.domain import Entity, Fact
 from chronomem.ingest.dates import parse_model_datetime, resolve_relative
 from chronomem.ingest.fact_resolution import identical_fact, select_candidates, single_valued_outcome
-from chronomem.ingest.prompts import ExtractedEntity
+from chronomem.ingest.prompts import MAX_ALIASES, ExtractedEntity
 from chronomem.ingest.removal import plan_removal
 from chronomem.ingest.resolution import (
     Candidate,
     ResolutionThresholds,
     Verdict,
     decide,
+    exact_match,
     match_key,
     merge_extracted,
     search_query,
@@ -69,6 +70,49 @@ def test_match_key_ignores_case_typography_and_leading_articles_but_not_symbols_
 def test_merge_extracted_keeps_first_mention_and_the_specific_type():
     merged = merge_extracted([ExtractedEntity(name="Alice"), ExtractedEntity(name="alice ", type="Person")])
     assert [(e.name, e.type) for e in merged] == [("Alice", "Person")]
+
+
+def test_merge_extracted_keeps_the_aliases_of_every_mention():
+    merged = merge_extracted([ExtractedEntity(name="IBM", aliases=["Big Blue"]),
+                              ExtractedEntity(name="ibm", aliases=["International Business Machines", "Big Blue"])])
+    assert [(e.name, e.aliases) for e in merged] == [("IBM", ["Big Blue", "International Business Machines"])]
+
+
+def test_declared_aliases_are_trimmed_and_bounded_not_a_failed_answer():
+    declared = [" Twitter ", "", "Twitter", "y" * 101, *(f"name {i}" for i in range(9))]
+    extracted = ExtractedEntity(name="X", aliases=declared)
+    assert extracted.aliases == ["Twitter", *(f"name {i}" for i in range(MAX_ALIASES - 1))]
+
+
+def test_a_legal_form_matches_the_bare_name_both_ways():
+    google, google_llc = entity("Google"), entity("Google LLC")
+    assert exact_match("Google LLC", (), ("Entity",), [google]) == google
+    assert exact_match("Google", (), ("Entity",), [google_llc]) == google_llc
+    assert decide("Stripe, Inc.", ("Entity",), [Candidate(entity("Stripe"), 0.2)], T).verdict is Verdict.MATCH
+
+
+def test_two_legal_forms_never_merge_not_even_through_a_bare_name():
+    assert exact_match("Acme Inc", (), ("Entity",), [entity("Acme Ltd")]) is None
+    assert exact_match("Acme Inc", (), ("Entity",), [entity("Acme", aliases=("Acme Ltd",))]) is None
+    both = [entity("Acme Ltd"), entity("Acme Inc")]
+    assert exact_match("Acme", (), ("Entity",), both) is None  # either company: the model decides
+    assert decide("Acme", ("Entity",), [Candidate(e, 0.9) for e in both], T).verdict is Verdict.AMBIGUOUS
+    assert decide("Acme Inc", ("Entity",), [Candidate(entity("Acme Ltd"), 0.99)], T).verdict is Verdict.AMBIGUOUS
+
+
+def test_a_common_noun_is_not_the_bare_name_of_a_company():
+    assert exact_match("Apple Inc.", (), ("Entity",), [entity("apple")]) is None
+    assert exact_match("shell", (), ("Entity",), [entity("Shell plc")]) is None
+    assert exact_match("Google LLC", (), ("Entity", "Organization"), [entity("Google", "Person")]) is None
+
+
+def test_a_declared_alias_matches_exactly_one_entity_or_none():
+    ibm, beatles = entity("IBM"), entity("Beatles")
+    assert exact_match("International Business Machines", ("IBM",), ("Entity",), [beatles, ibm]) == ibm
+    bob_jones, bob_smith = entity("Bob", aliases=("Bob Jones",)), entity("Bob Smith", aliases=("Bob",))
+    assert exact_match("Robert", ("Bob",), ("Entity",), [bob_jones, bob_smith]) is None
+    robert = entity("Robert Smith")
+    assert exact_match("Robert Smith", ("Bob",), ("Entity",), [bob_jones, robert]) == robert  # the name comes first
 
 
 def fact(source: str, target: str, text: str, relation: str = "RELATES_TO", **extra: object) -> Fact:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Any
 
-from pydantic import BaseModel, Field, WithJsonSchema
+from pydantic import BaseModel, Field, WithJsonSchema, field_validator
 
 from chronomem.domain import EpisodeKind
 from chronomem.llm.base import Message, Prompt
@@ -202,13 +202,29 @@ def _first_subject(kind: EpisodeKind) -> str:
 # -- entity extraction -------------------------------------------------------------------------------
 
 
+MAX_ALIASES = 5  # names the text gives one entity; more is a model listing everything it sees
+
+
 class ExtractedEntity(BaseModel):
     name: Name = Field(min_length=1)
     type: TypeName = "Entity"
+    # other names the episode itself gives the entity ("International Business Machines (IBM)");
+    # resolution accepts one only where the episode contains it (``stages.entities``)
+    aliases: list[Name] = _at_most(MAX_ALIASES)
     attributes: dict[str, Any] = _attributes()
     # what the CURRENT MESSAGE says about the entity, one sentence: the note its summary grows by
     # (chronomem.ingest.summaries), written in this call so that summaries cost no call of their own
     summary: Quote = ""
+
+    @field_validator("aliases", mode="before")
+    @classmethod
+    def _bounded_aliases(cls, value: Any) -> Any:
+        """Trimmed, blanks and over-long strings dropped, at most ``MAX_ALIASES``: extra ones are
+        cut rather than failing the whole answer (a retry would cost a call)."""
+        if not isinstance(value, list):
+            return value
+        kept = [a.strip() for a in value if isinstance(a, str) and 0 < len(a.strip()) <= 100]
+        return list(dict.fromkeys(kept))[:MAX_ALIASES]
 
 
 class ExtractedEntities(BaseModel):
@@ -226,7 +242,6 @@ _SUMMARY_RULE = (
     "summary: one sentence, what the CURRENT MESSAGE says about the entity (names, not pronouns; dates "
     "resolved against REFERENCE TIME); only what it says."
 )
-_ENTITY_SCHEMA = '{"name": str, "type": str, "attributes": {}, "summary": str}'
 
 
 def _entity_guidelines(kind: EpisodeKind, entity_types: tuple[TypeSpec, ...]) -> str:
@@ -244,12 +259,19 @@ def _entity_guidelines(kind: EpisodeKind, entity_types: tuple[TypeSpec, ...]) ->
         "4. Be as specific as possible; use full names.\n"
         "5. Do not extract entities mentioned only in PREVIOUS MESSAGES.\n"
         f"6. {typing}\n"
-        f"7. {_SUMMARY_RULE}"
+        '7. aliases: other names the CURRENT MESSAGE gives it ("Robert (Bob) Smith", "IBM, formerly ..."), else [].\n'
+        f"8. {_SUMMARY_RULE}"
     )
 
 
+def _entity_schema(entity_types: tuple[TypeSpec, ...]) -> str:
+    """One extracted entity's JSON shape; attributes only where a type declares some to fill."""
+    attributes = ', "attributes": {}' if entity_types else ""
+    return f'{{"name": str, "type": str, "aliases": [str]{attributes}, "summary": str}}'
+
+
 def _build_entity_extraction(ctx: EntityExtractionContext) -> list[Message]:
-    schema = f'{{"entities": [{_ENTITY_SCHEMA}]}}'
+    schema = f'{{"entities": [{_entity_schema(ctx.entity_types)}]}}'
     system = f"You extract entity nodes from conversations and documents for a knowledge graph. {_JSON_ONLY}"
     user = (
         f"{_episode_block(ctx.episode)}\n{_types_block('ENTITY TYPES', ctx.entity_types)}"
@@ -295,7 +317,7 @@ def _build_reflexion(ctx: ReflexionContext) -> list[Message]:
         + "\n</EXTRACTED ENTITIES>\n"
         "Which significant entities of the CURRENT MESSAGE are missing from EXTRACTED ENTITIES? Same rules: "
         f"no dates, no relations or actions. Answer an empty list if none. {_SUMMARY_RULE}\n"
-        f'Schema: {{"missed": [{_ENTITY_SCHEMA}]}}'
+        f'Schema: {{"missed": [{_entity_schema(ctx.entity_types)}]}}'
     )
     return [Message("system", f"You review entity extraction. {_JSON_ONLY}"), Message("user", user)]
 
@@ -474,7 +496,7 @@ def _build_combined(ctx: CombinedExtractionContext) -> list[Message]:
         f"{_types_block('RELATION TYPES', ctx.edge_types)}"
         f"First, entities:\n{_entity_guidelines(kind, ctx.entity_types)}\n"
         f"Then, facts between those entities:\n{_fact_guidelines(ctx.edge_types)}\n{ctx.instructions}\n"
-        f'Schema: {{"entities": [{_ENTITY_SCHEMA}], '
+        f'Schema: {{"entities": [{_entity_schema(ctx.entity_types)}], '
         f'"facts": [{_FACT_SCHEMA}]}}'
     )
     system = f"You build a temporal knowledge graph: entities, then dated facts between them. {_JSON_ONLY}"

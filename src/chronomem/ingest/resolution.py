@@ -1,8 +1,17 @@
 """Entity resolution, the pure part: name keys, similarity signals and the match/ask/new decision.
 
-A merge without a model needs evidence (DESIGN §2, step 4): the two names are equal under the
-conservative :func:`~chronomem.domain.name_key` (case, spacing, accents, typographic variants, a
-leading article, ...), or the name is a declared alias of the entity. Look-alikes are not evidence:
+A merge without a model needs evidence (DESIGN §2, step 4), one of:
+
+- the two names are equal under the conservative :func:`~chronomem.domain.name_key` (case, spacing,
+  accents, typographic variants, a leading article, a leading "St." for Saint, ...);
+- one is the other with a legal form ("Google LLC" / "Google"), the bare one written as a proper
+  name (capitalized: "apple" the fruit is not "Apple Inc."), and no name of the entity carries a
+  different form ("Acme Ltd" and "Acme Inc" are never merged, not even through a bare "Acme");
+- the name is an alias of the entity, or the episode itself gives the extracted entity an alias that
+  names an existing one ("International Business Machines (IBM)" then "IBM", either order). Such a
+  declared alias is kept only if the episode contains it (``stages.entities``).
+
+A match that points at two different entities is no evidence for either. Look-alikes are not evidence:
 "UA 1234" and "UA 1235", "Windows 10" and "11", "Henry VII" and "VIII", "C#" and "C" differ in what
 they name, however close their spelling or embedding. So a similar spelling, a similar embedding, a
 partial name or a nickname only makes a name *ambiguous*: it goes, with its few best candidates, to
@@ -24,7 +33,7 @@ from enum import StrEnum
 
 from rapidfuzz import fuzz
 
-from chronomem.domain import Entity, name_key
+from chronomem.domain import Entity, name_key, split_legal_form
 from chronomem.ingest.ontology import GENERIC_LABEL
 from chronomem.ingest.prompts import ExtractedEntity
 
@@ -34,10 +43,13 @@ __all__ = [
     "ResolutionThresholds",
     "Verdict",
     "decide",
+    "exact_match",
     "labels_compatible",
     "match_key",
     "merge_extracted",
     "name_tokens",
+    "names_of",
+    "same_name",
     "search_query",
 ]
 
@@ -129,9 +141,54 @@ def _partial(name: str, entity: Entity) -> bool:
     return False
 
 
-def _same_name(name: str, entity: Entity) -> bool:
+def names_of(entity: Entity) -> tuple[str, ...]:
+    return (entity.name, *entity.aliases)
+
+
+def _proper(name: str) -> bool:
+    """Written as a proper name, with a capital ("Apple", "eBay"), not as a common noun ("apple")."""
+    return any(c.isupper() for c in name)
+
+
+def _same_but_legal_form(name: str, names: Sequence[str]) -> bool:
+    """``name`` is one of ``names`` with or without a legal form, and the names know no other form."""
+    bare, form = split_legal_form(name)
+    forms = {f for f in (split_legal_form(n)[1] for n in names) if f is not None}
+    if form is not None:  # "Google LLC" against a bare "Google"
+        return not forms - {form} and any(name_key(n) == bare and _proper(n) for n in names)
+    # a bare "Google" against "Google LLC": one form only, else the bare name could be either company
+    return len(forms) == 1 and _proper(name) and any(split_legal_form(n)[0] == bare for n in names)
+
+
+def same_name(name: str, entity: Entity) -> bool:
+    """Does ``name`` name ``entity`` by itself: the same key as one of its names, or a legal form apart?"""
     key = match_key(name)
-    return any(match_key(other) == key for other in (entity.name, *entity.aliases))
+    return any(match_key(other) == key for other in names_of(entity)) or _same_but_legal_form(
+        name, names_of(entity))
+
+
+def exact_match(
+    name: str, aliases: Sequence[str], labels: Sequence[str], entities: Sequence[Entity]
+) -> Entity | None:
+    """The entity of ``entities`` (oldest first) that ``name`` or its declared ``aliases`` name, or ``None``.
+
+    In order: the same name (the oldest such entity: an earlier write may have left two); the same
+    but for a legal form; a declared alias equal to one of its names. The last two only when exactly
+    one entity qualifies: "Acme" with both "Acme Ltd" and "Acme Inc" known goes to the model.
+    """
+    compatible = [e for e in entities if labels_compatible(labels, e.labels)]
+    key = match_key(name)
+    same = next((e for e in compatible if any(match_key(n) == key for n in names_of(e))), None)
+    if same is not None:
+        return same
+    by_legal_form = {e.id: e for e in compatible if _same_but_legal_form(name, names_of(e))}
+    if by_legal_form:
+        return _only(by_legal_form)
+    return _only({e.id: e for e in compatible if any(same_name(alias, e) for alias in aliases)})
+
+
+def _only(found: dict[str, Entity]) -> Entity | None:
+    return next(iter(found.values())) if len(found) == 1 else None
 
 
 def decide(
@@ -139,7 +196,7 @@ def decide(
 ) -> EntityDecision:
     """Match (the same name), ask (a resemblance) or create, for a name the exact lookup did not bind."""
     compatible = [c for c in candidates if labels_compatible(labels, c.entity.labels)]
-    same = next((c.entity for c in compatible if _same_name(name, c.entity)), None)
+    same = exact_match(name, (), labels, [c.entity for c in compatible])  # a bare name of two companies: ask
     if same is not None:
         return EntityDecision(Verdict.MATCH, match=same, reason="the same name")
     scored = []
@@ -158,7 +215,8 @@ def decide(
 
 
 def merge_extracted(entities: Iterable[ExtractedEntity]) -> list[ExtractedEntity]:
-    """One entry per distinct name of an episode, first mention first; a specific type beats "Entity"."""
+    """One entry per distinct name of an episode, first mention first; a specific type beats "Entity",
+    the aliases of every mention are kept."""
     merged: dict[str, ExtractedEntity] = {}
     for entity in entities:
         name = re.sub(r"\s+", " ", entity.name).strip()
@@ -170,5 +228,7 @@ def merge_extracted(entities: Iterable[ExtractedEntity]) -> list[ExtractedEntity
             continue
         kept = merged[key]
         kind = kept.type if kept.type != GENERIC_LABEL else entity.type
-        merged[key] = kept.model_copy(update={"type": kind, "attributes": {**entity.attributes, **kept.attributes}})
+        aliases = list(dict.fromkeys((*kept.aliases, *entity.aliases)))
+        merged[key] = kept.model_copy(update={
+            "type": kind, "aliases": aliases, "attributes": {**entity.attributes, **kept.attributes}})
     return list(merged.values())

@@ -7,7 +7,7 @@ import asyncio
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from chronomem.domain import Entity
+from chronomem.domain import Entity, split_legal_form
 from chronomem.ingest.grounding import is_named
 from chronomem.ingest.ontology import GENERIC_LABEL
 from chronomem.ingest.prompts import (
@@ -25,9 +25,10 @@ from chronomem.ingest.resolution import (
     ResolutionThresholds,
     Verdict,
     decide,
-    labels_compatible,
+    exact_match,
     match_key,
     merge_extracted,
+    names_of,
     search_query,
 )
 from chronomem.ingest.session import Session, stage
@@ -51,6 +52,7 @@ class NamedEntity:
     name: str
     labels: tuple[str, ...] = (GENERIC_LABEL,)
     attributes: dict[str, object] = field(default_factory=dict)
+    aliases: tuple[str, ...] = ()  # other names the episode gives it (grounded in its text)
 
 
 def named_entities(
@@ -60,23 +62,50 @@ def named_entities(
 
     ``trusted`` types (a declared JSON mapping, an ``add_fact`` call) are kept even if undeclared.
     With the episode's ``text`` (a model extracted the names), a name the current and previous
-    messages do not contain is rejected: the model invented it.
+    messages do not contain is rejected: the model invented it; so is an alias the current message
+    does not contain (:func:`_grounded_aliases`).
     """
     result = []
     messages = (text.current, *text.previous) if text is not None else ()
-    for entity in merge_extracted(extracted):
+    merged = merge_extracted(extracted)
+    names = {match_key(e.name) for e in merged}
+    for entity in merged:
         if text is not None and not is_named(entity.name, messages):
             session.reject("entity", f"{entity.name!r} is named nowhere in the messages")
             continue
+        aliases = tuple(entity.aliases)
+        if text is not None:
+            aliases = _grounded_aliases(session, entity.name, aliases, text.current, names)
         labels = session.ontology.entity_labels(entity.type)
         if trusted and entity.type != GENERIC_LABEL and entity.type not in labels:
             labels = (GENERIC_LABEL, entity.type)
         attributes = session.ontology.entity_attributes(labels, entity.attributes)
         if trusted and not attributes:
             attributes = dict(entity.attributes)
-        result.append(NamedEntity(entity.name, labels, attributes))
+        result.append(NamedEntity(entity.name, labels, attributes, aliases))
     session.entities_extracted = len(result)
     return result
+
+
+def _grounded_aliases(
+    session: Session, name: str, aliases: Sequence[str], current: str, extracted: set[str]
+) -> tuple[str, ...]:
+    """The declared aliases that are evidence: named in the current message, and not the name of
+    another entity the model extracted from it (then the model itself says they are two entities:
+    "Jane Doe, formerly of Google" must not make Google an alias of Jane)."""
+    own = match_key(name)
+    kept = []
+    for alias in aliases:
+        key = match_key(alias)
+        if not key or key == own:
+            continue
+        if key in extracted:
+            session.warn(f"alias {alias!r} of {name!r} dropped: it is extracted as an entity of its own")
+        elif not is_named(alias, (current,)):
+            session.warn(f"alias {alias!r} of {name!r} dropped: the current message does not name it")
+        else:
+            kept.append(alias)
+    return tuple(kept)
 
 
 @dataclass
@@ -90,6 +119,7 @@ class ResolvedEntities:
     changed: set[str] = field(default_factory=set)
     renamed: set[str] = field(default_factory=set)  # existing entities given a more complete name
     ambiguous: list[tuple[NamedEntity, EntityDecision]] = field(default_factory=list)  # awaiting the model
+    known: list[Entity] = field(default_factory=list)  # existing entities the exact lookup found
 
     def find(self, name: str) -> Entity | None:
         entity_id = self.by_key.get(match_key(name))
@@ -107,12 +137,25 @@ class ResolvedEntities:
         if entity.id not in self.created:
             self.changed.add(entity.id)
 
+    def free_aliases(self, entity_id: str, aliases: Iterable[str]) -> tuple[str, ...]:
+        """The ``aliases`` that name no *other* known entity: an alias shared by two entities
+        would make every later mention of it an arbitrary pick between them."""
+        taken = {match_key(n) for e in (*self.known, *self.entities.values()) if e.id != entity_id
+                 for n in names_of(e)}
+        return tuple(a for a in aliases if match_key(a) not in taken)
 
-def _merge_into(entity: Entity, named: NamedEntity) -> Entity:
-    """``entity`` with what this mention adds: an alias, a type, attributes."""
+
+def _merge_into(resolved: ResolvedEntities, entity: Entity, named: NamedEntity) -> Entity:
+    """``entity`` with what this mention adds: its name and declared aliases as aliases, a type, attributes."""
     update: dict[str, object] = {}
-    if match_key(named.name) not in {match_key(n) for n in (entity.name, *entity.aliases)}:
-        update["aliases"] = (*entity.aliases, named.name)
+    keys = {match_key(n) for n in names_of(entity)}
+    added = []
+    for alias in (named.name, *resolved.free_aliases(entity.id, named.aliases)):
+        if match_key(alias) not in keys:
+            keys.add(match_key(alias))
+            added.append(alias)
+    if added:
+        update["aliases"] = (*entity.aliases, *added)
     labels = tuple(dict.fromkeys((*entity.labels, *named.labels)))
     if labels != entity.labels:
         update["labels"] = labels
@@ -132,12 +175,15 @@ async def resolve_entities(
     """
     resolved = ResolvedEntities()
     await session.vectors.embed([n.name for n in named] + ([text.current] if text else []))
-    exact = await _exact_matches(session, named)
+    resolved.known = await _exact_candidates(session, named)
     pending: list[NamedEntity] = []
     for entity in named:
-        match = resolved.find(entity.name) or exact.get(match_key(entity.name))
-        if match is not None and labels_compatible(entity.labels, match.labels):
-            resolved.bind(entity, _merge_into(resolved.entities.get(match.id, match), entity), created=False)
+        # this episode's entities first: a name bound a moment ago is the one it means
+        match = exact_match(entity.name, entity.aliases, entity.labels,
+                            [*resolved.entities.values(), *resolved.known])
+        if match is not None:
+            resolved.bind(entity, _merge_into(resolved, resolved.entities.get(match.id, match), entity),
+                          created=match.id in resolved.created)
         else:
             pending.append(entity)
     if not pending:
@@ -163,29 +209,32 @@ def settle(
         if answered is not None and all(c.name != answered.name for c in decision.candidates):
             resolved.renamed.add(answered.id)
         if match is not None:
-            resolved.bind(entity, _merge_into(resolved.entities.get(match.id, match), entity), created=False)
+            resolved.bind(entity, _merge_into(resolved, resolved.entities.get(match.id, match), entity),
+                          created=match.id in resolved.created)
         elif (known := resolved.find(entity.name)) is not None:
             resolved.bind(entity, known, created=known.id in resolved.created)
         else:
-            resolved.bind(entity, _new_entity(session, entity), created=True)
+            resolved.bind(entity, _new_entity(session, resolved, entity), created=True)
 
 
-def _new_entity(session: Session, named: NamedEntity) -> Entity:
-    return Entity(
+def _new_entity(session: Session, resolved: ResolvedEntities, named: NamedEntity) -> Entity:
+    entity = Entity(
         group_id=session.group_id, name=named.name, labels=named.labels, attributes=dict(named.attributes),
         created_at=session.now,
     )
+    aliases = resolved.free_aliases(entity.id, named.aliases)
+    return entity.model_copy(update={"aliases": aliases}) if aliases else entity
 
 
-async def _exact_matches(session: Session, named: Sequence[NamedEntity]) -> dict[str, Entity]:
-    """Existing entities by match key of their name or aliases (oldest wins a tie)."""
-    names = {n.name for n in named} | {match_key(n.name) for n in named}
-    found = await session.store.find_entities_by_names(session.group_id, sorted(names))
-    by_key: dict[str, Entity] = {}
-    for entity in sorted(found, key=lambda e: (e.created_at, e.id)):
+async def _exact_candidates(session: Session, named: Sequence[NamedEntity]) -> list[Entity]:
+    """Existing entities that may bear one of the names or declared aliases, oldest first (the
+    store's lookup is coarse; :func:`~chronomem.ingest.resolution.exact_match` decides)."""
+    names: set[str] = set()
+    for entity in named:
         for name in (entity.name, *entity.aliases):
-            by_key.setdefault(match_key(name), entity)
-    return by_key
+            names |= {name, match_key(name), split_legal_form(name)[0]}
+    found = await session.store.find_entities_by_names(session.group_id, sorted(names))
+    return sorted(found, key=lambda e: (e.created_at, e.id))
 
 
 async def _candidates_for(session: Session, name: str) -> tuple[dict[str, float], list[str]]:

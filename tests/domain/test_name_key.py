@@ -1,0 +1,60 @@
+"""name_key and split_legal_form: what the conservative normalization folds, and the look-alikes it keeps apart."""
+
+from __future__ import annotations
+
+import pytest
+
+from chronomem.domain import Entity, name_key, normalize_name, split_legal_form
+
+
+@pytest.mark.parametrize(("a", "b"), [
+    ("Saint Petersburg", "St. Petersburg"),
+    ("St Andrews", "Saint Andrews"),
+    ("Saint-Étienne", "St Etienne"),
+    ("Mt. Kilimanjaro", "Mount Kilimanjaro"),
+    ("Ft. Collins", "Fort Collins"),
+    ("The St. Regis", "Saint Regis"),
+    ("E. O. Wilson", "E.O. Wilson"),
+    ("W. E. B. Du Bois", "WEB Du Bois"),
+    ("U. S. Steel", "U.S. Steel"),
+    ("Nvidia Corporation", "Nvidia Corp."),
+    ("Acme, Incorporated", "Acme Inc"),
+])
+def test_equal_under_the_new_rules(a: str, b: str) -> None:
+    assert name_key(a) == name_key(b)
+
+
+@pytest.mark.parametrize(("a", "b"), [
+    ("Elm St.", "Elm Saint"),  # St. closing a name is Street
+    ("ST 4", "Saint 4"),  # a code before a number is not Saint
+    ("St. Mary's Hospital", "Saint Mary's Church"),
+    ("St. John's", "Saint John"),
+    ("Ste. Genevieve", "St. Genevieve"),  # Sainte is not Saint
+    ("S.T. Joshi", "St. Joshi"),  # initials are not an abbreviation
+    ("E. O. Wilson", "O. E. Wilson"),
+    ("J. R. Smith", "J. Smith"),
+    ("Toy Story 2", "Toy Story II"),  # roman and arabic numerals stay apart (Mega Man II is not Mega Man 2)
+    ("Mega Man II", "Mega Man 2"),
+    ("Malcolm X", "Malcolm 10"),
+    ("Acme Ltd", "Acme Inc"),
+    ("Google LLC", "Google"),  # a legal form is kept in the key; resolution matches it with the bare name
+    ("Jeep Grand Cherokee Limited", "Jeep Grand Cherokee"),
+])
+def test_look_alikes_the_new_rules_keep_apart(a: str, b: str) -> None:
+    assert name_key(a) != name_key(b)
+
+
+def test_split_legal_form_knows_only_forms_that_name_nothing_else() -> None:
+    assert split_legal_form("Google LLC") == ("google", "llc")
+    assert split_legal_form("Acme, Inc.") == ("acme", "inc")
+    assert split_legal_form("Acme Corporation") == ("acme", "corp")
+    assert split_legal_form("Atlassian Pty. Ltd.") == ("atlassian", "pty ltd")
+    assert split_legal_form("OpenAI, L.L.C.") == ("openai", "llc")
+    for name in ("Google", "Inc", "Texas AG", "East India Company", "Renault SA", "Jeep Grand Cherokee Limited"):
+        assert split_legal_form(name) == (name_key(name), None), name
+
+
+def test_an_entity_with_a_legal_form_is_found_under_its_bare_name() -> None:
+    google = Entity(group_id="g", name="Google LLC")
+    assert normalize_name("Google") in google.normalized_names
+    assert normalize_name("Google") not in Entity(group_id="g", name="Google Maps").normalized_names
