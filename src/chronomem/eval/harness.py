@@ -45,7 +45,7 @@ from chronomem.embed.base import Embedder
 from chronomem.embed.cache import CachedEmbedder
 from chronomem.errors import InvalidInputError
 from chronomem.eval.bm25 import BM25
-from chronomem.eval.configs import CANDIDATES, DEPTH, EVAL_CONFIG, LME_CONFIG
+from chronomem.eval.configs import CANDIDATES, DEPTH, EVAL_CONFIG, LME_CONFIG, LOCOMO_CANDIDATES
 from chronomem.eval.folds import QuestionScores, best_candidate, cross_validate
 from chronomem.eval.ingest import ingest, lme_episodes, lme_group, locomo_episodes, locomo_group
 from chronomem.eval.locomo import CATEGORY_NAMES, LocomoSample, load_locomo
@@ -249,12 +249,14 @@ def _default_embedder() -> Embedder:
 
 
 def _configs(
-    default: SearchConfig, folds: int | None, candidates: Mapping[str, SearchConfig] | None
+    default: SearchConfig, folds: int | None, candidates: Mapping[str, SearchConfig] | None,
+    grid: Mapping[str, SearchConfig],
 ) -> dict[str, SearchConfig]:
-    """The benchmark's own config first; with folds, every candidate after it."""
+    """The benchmark's own config first; with folds, every candidate (default: the benchmark's
+    ``grid``) after it."""
     if folds is None:
         return {DEFAULT: default}
-    return {DEFAULT: default, **(candidates if candidates is not None else CANDIDATES)}
+    return {DEFAULT: default, **(candidates if candidates is not None else grid)}
 
 
 def _check_folds(folds: int | None, keys: int, what: str) -> None:
@@ -298,13 +300,13 @@ async def run_eval(
         try:
             async with await Chronomem.open(settings, embedder=cached) as memory:
                 if locomo is not None:
-                    configs = _configs(config or EVAL_CONFIG, folds, candidates)
+                    configs = _configs(config or EVAL_CONFIG, folds, candidates, LOCOMO_CANDIDATES)
                     samples = load_locomo(locomo)[:limit]
                     _check_folds(folds, len(samples), "LoCoMo conversations")
                     scored = await _eval_locomo(samples, memory, configs, log)
                     _report_benchmark(report, "locomo", scored, _locomo_metrics, LOCOMO_OBJECTIVE, folds)
                 if longmemeval is not None:
-                    configs = _configs(config or LME_CONFIG, folds, candidates)
+                    configs = _configs(config or LME_CONFIG, folds, candidates, CANDIDATES)
                     questions = load_longmemeval(longmemeval)[:limit]
                     _check_folds(folds, sum(not q.is_abstention for q in questions), "LongMemEval questions")
                     lme = await _eval_longmemeval(questions, memory, configs, log)
