@@ -3,10 +3,13 @@
     .venv/bin/python bench/eval_hops.py                 # locomo10, every variant, in-sample
     .venv/bin/python bench/eval_hops.py --limit 3       # the first three conversations
 
-Each variant is :data:`chronomem.eval.EVAL_CONFIG` with one mechanism changed (see
-:data:`VARIANTS`), scored on the same questions in the same pass, so the differences are the
-mechanisms' alone. These are in-sample figures (every variant scored on the questions it is shown
-on); the out-of-fold ones come from ``bench/eval_retrieval.py``.
+Each variant is LoCoMo's config (:data:`chronomem.eval.configs.EVAL_CONFIG`) with none, one or all
+of the multi-hop mechanisms (:data:`chronomem.eval.configs.MULTIHOP`: the hop, the list coverage,
+the word forms; see :func:`variants`), scored on the same questions in the same pass, so the
+differences are the mechanisms' alone; those figures are in-sample. With ``--folds K`` (default 5)
+the configs without and with all mechanisms each choose among a small grid of weights (RRF
+constant × BM25 weight, :data:`GRID`) by conversation-level K-fold cross-validation, and print
+``*_oof`` figures: each fold scored with the weights chosen on the others.
 """
 
 from __future__ import annotations
@@ -21,19 +24,36 @@ from pathlib import Path
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
 
-def variants() -> dict[str, object]:
-    from chronomem.eval.configs import EVAL_CONFIG
+def variants() -> dict[str, dict[str, object]]:
+    """Each variant: the multi-hop settings laid over the config without them."""
+    from chronomem.eval.configs import MULTIHOP
 
-    base = EVAL_CONFIG.model_copy(update={"hop_boost": 0.0, "list_coverage_boost": 0.0})
+    off = {"hop_boost": 0.0, "list_coverage_boost": 0.0, "word_forms": False}
     return {
-        "without": base,
-        "hop_0.25": base.model_copy(update={"hop_boost": 0.25}),
-        "list_1": base.model_copy(update={"list_coverage_boost": 1.0, "list_conversation_boost": 1.5}),
-        "list_1_conv_0.5": base.model_copy(update={"list_coverage_boost": 1.0, "list_conversation_boost": 0.5}),
-        "list_1_conv_0": base.model_copy(update={"list_coverage_boost": 1.0, "list_conversation_boost": 0.0}),
-        "list_2_conv_0": base.model_copy(update={"list_coverage_boost": 2.0, "list_conversation_boost": 0.0}),
-        "shipped": EVAL_CONFIG,
+        "without": off,
+        "hop": {**off, "hop_boost": MULTIHOP["hop_boost"]},
+        "list": {**off, "list_coverage_boost": MULTIHOP["list_coverage_boost"]},
+        "forms": {**off, "word_forms": True},
+        "with": dict(MULTIHOP),
     }
+
+
+# the weights each family chooses among, out of fold (a small grid: every candidate is a pass)
+GRID = [(k, w) for k in (20.0, 60.0) for w in (0.5, 1.0)]
+FAMILIES = ("without", "with")
+
+
+def configs() -> dict[str, object]:
+    from chronomem.eval.configs import EVAL_CONFIG, candidate
+
+    made: dict[str, object] = {}
+    for name, update in variants().items():
+        made[name] = EVAL_CONFIG.model_copy(update=update)
+        if name in FAMILIES:
+            for k, w in GRID:
+                base = EVAL_CONFIG.model_copy(update=update)
+                made[f"{name}@rrf_k={k:g},bm25={w:g}"] = candidate(k, w, base=base)  # type: ignore[arg-type]
+    return made
 
 
 def _list_rule_figures(samples: list) -> None:  # type: ignore[type-arg]
@@ -57,17 +77,19 @@ async def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--locomo", type=Path, default=DATA / "locomo10.json")
     parser.add_argument("--limit", type=int, help="first N conversations")
+    parser.add_argument("--folds", type=int, default=5, help="folds for the out-of-fold figures (0: none)")
     parser.add_argument("--cache-dir", type=Path, default=Path("bench/out/eval-cache"), help="embedding cache")
     args = parser.parse_args(argv)
 
     from chronomem.embed.cache import CachedEmbedder
     from chronomem.embed.local import LocalEmbedder
+    from chronomem.eval.folds import cross_validate
     from chronomem.eval.harness import _eval_locomo, _locomo_metrics, _safe
     from chronomem.eval.locomo import load_locomo
     from chronomem.memory import Chronomem
     from chronomem.settings import Settings
 
-    configs = variants()
+    configs_ = configs()
     inner = LocalEmbedder()
     args.cache_dir.mkdir(parents=True, exist_ok=True)
     embedder = CachedEmbedder(inner, path=args.cache_dir / f"vectors-{_safe(inner.model_name)}.db",
@@ -76,12 +98,21 @@ async def main(argv: list[str] | None = None) -> int:
         settings = Settings(store_url=f"sqlite:///{Path(scratch) / 'eval.db'}")
         async with await Chronomem.open(settings, embedder=embedder) as memory:
             samples = load_locomo(args.locomo)[: args.limit]
-            scored = await _eval_locomo(samples, memory, configs, lambda m: print(m, file=sys.stderr))
+            scored = await _eval_locomo(samples, memory, configs_, lambda m: print(m, file=sys.stderr))  # type: ignore[arg-type]
     print(f"locomo_questions: {len(scored)}")
     _list_rule_figures(samples)
-    for name in configs:
+    for name in variants():
         for metric, value in _locomo_metrics([(q.kind, q.by_candidate[name]) for q in scored], "").items():
             print(f"{name}.{metric}: {value:.2f}")
+    if args.folds:
+        for family in FAMILIES:
+            names = [family, *(f"{family}@rrf_k={k:g},bm25={w:g}" for k, w in GRID)]
+            held_out, choices = cross_validate(scored, names, "recall_at_10", args.folds)
+            rows = [(q.kind, q.by_candidate[chosen]) for q, chosen in held_out]
+            for metric, value in _locomo_metrics(rows, "_oof").items():
+                print(f"{family}.{metric}: {value:.2f}")
+            for choice in choices:
+                print(f"{family}.fold_{choice.fold + 1}_config: {choice.candidate}")
     for metric, value in _locomo_metrics([(q.kind, q.bm25) for q in scored], "").items():
         print(f"bm25.{metric}: {value:.2f}")
     return 0

@@ -28,7 +28,7 @@ from chronomem.domain import Community, Entity, Episode, Fact
 from chronomem.embed.base import Embedder
 from chronomem.errors import InvalidInputError
 from chronomem.filters import SearchFilters
-from chronomem.search import hops, lists, methods, signals
+from chronomem.search import hops, lists, methods, signals, wordforms
 from chronomem.search.config import RECIPES, Method, Reranker, ScopeConfig, SearchConfig, TimeMode
 from chronomem.search.context import DEFAULT_TOKEN_BUDGET, build_context, evidence_quotes
 from chronomem.search.decompose import event_queries
@@ -112,13 +112,13 @@ def _fuse(
             near = signals.dated_near([i for i, _ in fused], objects, windows, margin=config.time_margin)
             extra.append((near, config.time_boost))
     if scope is Scope.EPISODES and fused:
-        coverage, conversation = config.coverage_boost, config.conversation_boost
+        coverage = config.coverage_boost
         if config.list_coverage_boost > 0 and lists.is_list_question(request.query):
-            # the answer is spread over sessions: each session's best, rather than one session's all
+            # the answer is spread over sessions: each session's best as well as the best session's
+            # turns (measured: turning the conversation signal down for them lost recall)
             coverage = max(coverage, config.list_coverage_boost)
-            conversation = config.list_conversation_boost
         extra.append((signals.speaker_named([i for i, _ in fused], objects, request.query), config.speaker_boost))
-        extra.append((signals.by_conversation(fused, objects), conversation))
+        extra.append((signals.by_conversation(fused, objects), config.conversation_boost))
         extra.append((signals.replies_to_top(fused, objects), config.reply_boost))
         if coverage > 0:
             extra.append((signals.across_conversations(fused, objects), coverage))
@@ -279,7 +279,7 @@ class Searcher:
         """One event of the query: its own words and embedding, the whole query's time."""
         own = parse_time(event, request.filters.effective_now())
         return replace(
-            request, query=event, bm25_query=own.remainder or event, events=(),
+            request, query=event, bm25_query=self._bm25_query(own.remainder or event, request.config), events=(),
             vector=asyncio.ensure_future(self._embed(event)),
         )
 
@@ -313,7 +313,7 @@ class Searcher:
         return _Request(
             events=tuple(event_queries(query)) if config.event_queries else (),
             query=query,
-            bm25_query=time.remainder or query,  # "May" the month must not match "may" the verb
+            bm25_query=self._bm25_query(time.remainder or query, config),  # "May" the month is not "may" the verb
             vector=vector,
             config=config,
             filters=filters,
@@ -322,6 +322,11 @@ class Searcher:
             seed_entity_ids=tuple(seed_entity_ids),
             seed_episode_ids=tuple(seed_episode_ids),
         )
+
+    @staticmethod
+    def _bm25_query(text: str, config: SearchConfig) -> str:
+        """What full-text search reads: the words, and with ``word_forms`` their other forms."""
+        return wordforms.expand_query(text) if config.word_forms else text
 
     async def _embed(self, query: str) -> np.ndarray | None:
         vectors: np.ndarray = await self.embedder.embed([query])
@@ -460,10 +465,7 @@ class Searcher:
         ))
         hopped = hops.fuse_hops([[h.id for h in hits] for hits in found], {s.id for s in seeds}, k=sc.rrf_k)
         objects.update(await self._load(group_id, Scope.EPISODES, [i for i in hopped if i not in objects], request))
-        named: set[str] = set()
-        if request.config.hop_named_speaker:
-            named = {objects[i].speaker for i in signals.speaker_named(list(objects), objects, request.query)}
-        return hops.keep_hops([i for i in hopped if i in objects], objects, seeds, named)
+        return hops.keep_hops([i for i in hopped if i in objects], objects, seeds)
 
     async def _load_best(
         self, group_id: str, scope: Scope, ranked: Ranked, limit: int, request: _Request
