@@ -8,7 +8,8 @@ and -y ↔ -ies/-ied — built from a crude base ("camped" → "camp", "moving" 
 text contains cost nothing (no posting list); a real form weighs in BM25 by its own rarity.
 
 Only lower-case content words are expanded (four letters or more, not function words): "does" →
-"do" would match everything, and a name does not inflect. Irregular forms ("ran", "bought") are out of reach of rules and left alone.
+"do" would match everything, and a name does not inflect. Irregular forms ("ran", "bought") are
+out of reach of rules and left alone.
 """
 
 from __future__ import annotations
@@ -20,11 +21,12 @@ __all__ = ["expand_query", "word_forms"]
 _WORD = re.compile(r"[^\W\d_]+")
 _MAX_FORMS = 48  # the index reads at most 64 words of a query: the query's own come first
 # function words of questions: their other forms would match most turns
-_SKIP = frozenset(
+_SKIP_WORDS = (
     "what when where which while whom whose does doing done have having been being were with from "
     "that this these those they them their there here about into after before would could should "
-    "also just some many much more most very than then like".split()
+    "also just some many much more most very than then like"
 )
+_SKIP = frozenset(_SKIP_WORDS.split())
 
 
 def _base(word: str) -> str:
