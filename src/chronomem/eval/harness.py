@@ -24,7 +24,8 @@ Metrics (the official LLM-free ones):
 Every metric has a ``_bm25`` twin: plain Okapi BM25 over single turns ("speaker: text") for LoCoMo
 and over whole sessions' user text for LongMemEval, the baselines the benchmarks' papers report.
 
-With ``folds=K`` every candidate of :data:`~chronomem.eval.configs.CANDIDATES` is run as well, and
+With ``folds=K`` every candidate of the benchmark's grid (:data:`~chronomem.eval.configs.LOCOMO_CANDIDATES`,
+:data:`~chronomem.eval.configs.CANDIDATES` for LongMemEval) is run as well, and
 each metric gets an ``_oof`` twin (each fold scored with the candidate chosen on the other folds,
 see :mod:`chronomem.eval.folds`) and an ``_in_sample`` twin (the best candidate on all questions).
 """
@@ -286,7 +287,8 @@ async def run_eval(
     model; its vectors are cached under ``cache_dir`` (``None``: a temporary directory). ``config``
     replaces both benchmarks' search configs (default: :data:`EVAL_CONFIG` for LoCoMo,
     :data:`LME_CONFIG` for LongMemEval). ``folds`` adds the out-of-fold and in-sample figures of a
-    choice among ``candidates`` (default :data:`~chronomem.eval.configs.CANDIDATES`) and the default.
+    choice among ``candidates`` (default: the benchmark's grid, :data:`~chronomem.eval.configs.LOCOMO_CANDIDATES`
+    or :data:`~chronomem.eval.configs.CANDIDATES`) and the default.
     """
     log = progress or (lambda _message: None)
     started = time.perf_counter()

@@ -18,7 +18,7 @@ Two rules, either suffices:
 
 Measured on locomo10 (categories 1–4, 1,536 questions; bench/eval_hops.py prints it as
 ``list_rule_*``): the rules fire on 217 questions, 148 of which have more than one evidence turn
-(precision 0.68), and find 148 of the 367 questions with several evidence turns (recall 0.40);
+(precision 0.68), and find 148 of the 413 questions with several evidence turns (recall 0.36);
 among them 134 of the 282 multi-hop questions and 67 of the 841 single-hop ones.
 """
 
