@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from chronomem.search.config import Method, ScopeConfig, SearchConfig, TimeMode
 
-__all__ = ["CANDIDATES", "DEPTH", "EVAL_CONFIG", "LME_CONFIG", "candidate"]
+__all__ = ["CANDIDATES", "DEPTH", "EVAL_CONFIG", "LME_CONFIG", "LOCOMO_CANDIDATES", "MULTIHOP", "candidate"]
 
 DEPTH = 50  # results fetched per question: the largest k
 
 # Episodes only (what exists without an LLM-built graph): cosine + BM25 fused by RRF, plus the
 # episode signals. Tuned on locomo10 (recall@10, categories 1–4): rrf_k 60 → 20 +3 points,
 # time_boost 1 → 2 +1, conversation_boost 1 → 1.5 +0.5, reply signal +1.9; 200 candidates per method.
-EVAL_CONFIG = SearchConfig(
+_EPISODES_ONLY = SearchConfig(
     facts=None, entities=None, communities=None,
     episodes=ScopeConfig(
         methods=(Method.COSINE, Method.BM25), limit=DEPTH * 2, candidates=DEPTH * 4, rrf_k=20.0
@@ -28,14 +28,24 @@ EVAL_CONFIG = SearchConfig(
     conversation_boost=1.5,
 )
 
+# LoCoMo's multi-hop mechanisms: the hop over names and keywords from the best turns to turns of
+# other sessions (chronomem.search.hops), the coverage signal for questions asking for a list
+# (chronomem.search.lists) and the other forms of the query's words in full text
+# (chronomem.search.wordforms). LoCoMo only: LongMemEval was not measured with them.
+MULTIHOP = {"hop_boost": 0.25, "list_coverage_boost": 1.0, "word_forms": True}
+
+# LoCoMo's default: the episodes-only config with the multi-hop mechanisms.
+EVAL_CONFIG = _EPISODES_ONLY.model_copy(update=MULTIHOP)
+
 
 def candidate(
-    rrf_k: float, bm25_weight: float, time_boost: float = 2.0, conversation_boost: float = 1.5
+    rrf_k: float, bm25_weight: float, time_boost: float = 2.0, conversation_boost: float = 1.5,
+    *, base: SearchConfig = _EPISODES_ONLY,
 ) -> SearchConfig:
-    """:data:`EVAL_CONFIG` with other weights."""
-    episodes = EVAL_CONFIG.episodes
+    """``base`` (the episodes-only config, without the multi-hop mechanisms) with other weights."""
+    episodes = base.episodes
     assert episodes is not None
-    return EVAL_CONFIG.model_copy(
+    return base.model_copy(
         update={
             "episodes": episodes.model_copy(update={"rrf_k": rrf_k, "method_weights": {Method.BM25: bm25_weight}}),
             "time_boost": time_boost,
@@ -49,7 +59,15 @@ def candidate(
 # choice holds on questions it was not chosen on).
 LME_CONFIG = candidate(10.0, 0.5)
 
+_GRID = [(k, w, t, c) for k in (10.0, 20.0, 60.0) for w in (0.5, 1.0) for t in (1.0, 2.0) for c in (1.0, 1.5)]
+
 CANDIDATES: dict[str, SearchConfig] = {
-    f"rrf_k={k:g},bm25={w:g},time={t:g},conversation={c:g}": candidate(k, w, t, c)
-    for k in (10.0, 20.0, 60.0) for w in (0.5, 1.0) for t in (1.0, 2.0) for c in (1.0, 1.5)
+    f"rrf_k={k:g},bm25={w:g},time={t:g},conversation={c:g}": candidate(k, w, t, c) for k, w, t, c in _GRID
+}
+
+# LoCoMo's grid: the same weights, with the multi-hop mechanisms on (their own weights are not
+# varied, to keep the grid small; bench/eval_hops.py measures each mechanism with and without).
+LOCOMO_CANDIDATES: dict[str, SearchConfig] = {
+    f"rrf_k={k:g},bm25={w:g},time={t:g},conversation={c:g}": candidate(k, w, t, c, base=EVAL_CONFIG)
+    for k, w, t, c in _GRID
 }

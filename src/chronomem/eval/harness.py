@@ -24,7 +24,8 @@ Metrics (the official LLM-free ones):
 Every metric has a ``_bm25`` twin: plain Okapi BM25 over single turns ("speaker: text") for LoCoMo
 and over whole sessions' user text for LongMemEval, the baselines the benchmarks' papers report.
 
-With ``folds=K`` every candidate of :data:`~chronomem.eval.configs.CANDIDATES` is run as well, and
+With ``folds=K`` every candidate of the benchmark's grid (:data:`~chronomem.eval.configs.LOCOMO_CANDIDATES`,
+:data:`~chronomem.eval.configs.CANDIDATES` for LongMemEval) is run as well, and
 each metric gets an ``_oof`` twin (each fold scored with the candidate chosen on the other folds,
 see :mod:`chronomem.eval.folds`) and an ``_in_sample`` twin (the best candidate on all questions).
 """
@@ -46,7 +47,7 @@ from chronomem.embed.base import Embedder
 from chronomem.embed.cache import CachedEmbedder
 from chronomem.errors import InvalidInputError
 from chronomem.eval.bm25 import BM25
-from chronomem.eval.configs import CANDIDATES, DEPTH, EVAL_CONFIG, LME_CONFIG
+from chronomem.eval.configs import CANDIDATES, DEPTH, EVAL_CONFIG, LME_CONFIG, LOCOMO_CANDIDATES
 from chronomem.eval.folds import QuestionScores, best_candidate, cross_validate
 from chronomem.eval.ingest import ingest, lme_episodes, lme_group, locomo_episodes, locomo_group
 from chronomem.eval.locomo import CATEGORY_NAMES, LocomoSample, load_locomo
@@ -250,12 +251,14 @@ def _default_embedder() -> Embedder:
 
 
 def _configs(
-    default: SearchConfig, folds: int | None, candidates: Mapping[str, SearchConfig] | None
+    default: SearchConfig, folds: int | None, candidates: Mapping[str, SearchConfig] | None,
+    grid: Mapping[str, SearchConfig],
 ) -> dict[str, SearchConfig]:
-    """The benchmark's own config first; with folds, every candidate after it."""
+    """The benchmark's own config first; with folds, every candidate (default: the benchmark's
+    ``grid``) after it."""
     if folds is None:
         return {DEFAULT: default}
-    return {DEFAULT: default, **(candidates if candidates is not None else CANDIDATES)}
+    return {DEFAULT: default, **(candidates if candidates is not None else grid)}
 
 
 def _check_folds(folds: int | None, keys: int, what: str) -> None:
@@ -285,20 +288,21 @@ async def run_eval(
     model; its vectors are cached under ``cache_dir`` (``None``: a temporary directory). ``config``
     replaces both benchmarks' search configs (default: :data:`EVAL_CONFIG` for LoCoMo,
     :data:`LME_CONFIG` for LongMemEval). ``folds`` adds the out-of-fold and in-sample figures of a
-    choice among ``candidates`` (default :data:`~chronomem.eval.configs.CANDIDATES`) and the default.
+    choice among ``candidates`` (default: the benchmark's grid, :data:`~chronomem.eval.configs.LOCOMO_CANDIDATES`
+    or :data:`~chronomem.eval.configs.CANDIDATES`) and the default.
     """
     log = progress or (lambda _message: None)
     started = time.perf_counter()
     report = EvalReport()
     async with open_memory(store_url=store_url, embedder=embedder, cache_dir=cache_dir) as memory:
         if locomo is not None:
-            configs = _configs(config or EVAL_CONFIG, folds, candidates)
+            configs = _configs(config or EVAL_CONFIG, folds, candidates, LOCOMO_CANDIDATES)
             samples = load_locomo(locomo)[:limit]
             _check_folds(folds, len(samples), "LoCoMo conversations")
             scored = await _eval_locomo(samples, memory, configs, log)
             _report_benchmark(report, "locomo", scored, _locomo_metrics, LOCOMO_OBJECTIVE, folds)
         if longmemeval is not None:
-            configs = _configs(config or LME_CONFIG, folds, candidates)
+            configs = _configs(config or LME_CONFIG, folds, candidates, CANDIDATES)
             questions = load_longmemeval(longmemeval)[:limit]
             _check_folds(folds, sum(not q.is_abstention for q in questions), "LongMemEval questions")
             lme = await _eval_longmemeval(questions, memory, configs, log)

@@ -82,6 +82,15 @@ class SearchConfig(BaseModel):
     conversation_boost: float = Field(default=1.0, ge=0.0)  # episodes: RRF weight of "in a strong conversation"
     reply_boost: float = Field(default=1.0, ge=0.0)  # episodes: RRF weight of "replies to a top hit"
     coverage_boost: float = Field(default=0.0, ge=0.0)  # episodes: RRF weight of "best of its conversation"
+    # episodes: the same signal's weight for a question asking for a list (chronomem.search.lists)
+    list_coverage_boost: float = Field(default=0.0, ge=0.0)
+    # episodes: RRF weight of the hop from the best messages over the names and keywords they
+    # mention to the other messages mentioning them (see chronomem.search.hops); 0 = off
+    hop_boost: float = Field(default=0.0, ge=0.0)
+    hop_seeds: int = Field(default=3, ge=1, le=20)  # how many of the best messages a hop starts from
+    # full text also matches the other forms of the query's words ("research" → "researching");
+    # see chronomem.search.wordforms
+    word_forms: bool = False
     recent_episodes_for_bfs: int = Field(default=4, ge=0)  # BFS seeds when no other seed exists
     # A query naming several events ("between the day I … and the day I …", "'A' or 'B'") is also
     # searched once per event and the rankings fused, the whole query at this weight.

@@ -28,7 +28,7 @@ from chronomem.domain import Community, Entity, Episode, Fact
 from chronomem.embed.base import Embedder
 from chronomem.errors import InvalidInputError
 from chronomem.filters import SearchFilters
-from chronomem.search import methods, signals
+from chronomem.search import hops, lists, methods, signals, wordforms
 from chronomem.search.config import RECIPES, Method, Reranker, ScopeConfig, SearchConfig, TimeMode
 from chronomem.search.context import DEFAULT_TOKEN_BUDGET, build_context, evidence_quotes
 from chronomem.search.decompose import event_queries, focus_query
@@ -113,11 +113,16 @@ def _fuse(
             near = signals.dated_near([i for i, _ in fused], objects, windows, margin=config.time_margin)
             extra.append((near, config.time_boost))
     if scope is Scope.EPISODES and fused:
+        coverage = config.coverage_boost
+        if config.list_coverage_boost > 0 and lists.is_list_question(request.query):
+            # the answer is spread over sessions: each session's best as well as the best session's
+            # turns (measured: turning the conversation signal down for them lost recall)
+            coverage = max(coverage, config.list_coverage_boost)
         extra.append((signals.speaker_named([i for i, _ in fused], objects, request.query), config.speaker_boost))
         extra.append((signals.by_conversation(fused, objects), config.conversation_boost))
         extra.append((signals.replies_to_top(fused, objects), config.reply_boost))
-        if config.coverage_boost > 0:
-            extra.append((signals.across_conversations(fused, objects), config.coverage_boost))
+        if coverage > 0:
+            extra.append((signals.across_conversations(fused, objects), coverage))
     extra = [(ranking, weight) for ranking, weight in extra if ranking and weight > 0]
     if not extra:
         return fused
@@ -288,7 +293,7 @@ class Searcher:
         """One event of the query: its own words and embedding, the whole query's time."""
         own = parse_time(event, request.filters.effective_now())
         return replace(
-            request, query=event, bm25_query=own.remainder or event, events=(),
+            request, query=event, bm25_query=self._bm25_query(own.remainder or event, request.config), events=(),
             vector=asyncio.ensure_future(self._embed(event)),
         )
 
@@ -322,7 +327,7 @@ class Searcher:
         return _Request(
             events=_sub_queries(query, config),
             query=query,
-            bm25_query=time.remainder or query,  # "May" the month must not match "may" the verb
+            bm25_query=self._bm25_query(time.remainder or query, config),  # "May" the month is not "may" the verb
             vector=vector,
             config=config,
             filters=filters,
@@ -331,6 +336,11 @@ class Searcher:
             seed_entity_ids=tuple(seed_entity_ids),
             seed_episode_ids=tuple(seed_episode_ids),
         )
+
+    @staticmethod
+    def _bm25_query(text: str, config: SearchConfig) -> str:
+        """What full-text search reads: the words, and with ``word_forms`` their other forms."""
+        return wordforms.expand_query(text) if config.word_forms else text
 
     async def _embed(self, query: str) -> np.ndarray | None:
         vectors: np.ndarray = await self.embedder.embed([query])
@@ -446,9 +456,30 @@ class Searcher:
         pool = list(dict.fromkeys(i for ranking in rankings for i in ranking))
         objects = await self._load(group_id, scope, pool, request)
         rankings = [[i for i in ranking if i in objects] for ranking in rankings]
+        if scope is Scope.EPISODES and request.config.hop_boost > 0:
+            hopped = await self._hop(group_id, sc, request, rrf(rankings, k=sc.rrf_k, weights=weights), objects)
+            if hopped:
+                rankings.append(hopped)
+                weights.append(request.config.hop_boost)
         fused = _fuse(scope, rankings, weights, objects, windows, request, sc.rrf_k)
         ranked = await self._rerank(group_id, scope, sc, fused, objects, request)
         return [(objects[i], score) for i, score in cut_below(ranked, sc.min_score)[: sc.limit]]
+
+    async def _hop(
+        self, group_id: str, sc: ScopeConfig, request: _Request, fused: Ranked, objects: dict[str, Any]
+    ) -> list[str]:
+        """The messages one hop from the best ones over the names and keywords they mention (one
+        full-text query per seed, see :mod:`.hops`); what the pool lacked is loaded into ``objects``."""
+        seeds = hops.hop_seeds([objects[i] for i, _ in fused], request.config.hop_seeds)
+        speakers = {e.speaker for e in objects.values() if isinstance(e, Episode) and e.speaker}
+        queries = hops.hop_queries(seeds, request.query, speakers)
+        found = await asyncio.gather(*(
+            methods.bm25_search(self.store, group_id, Scope.EPISODES, q, limit=sc.candidates, filters=request.filters)
+            for q in queries
+        ))
+        hopped = hops.fuse_hops([[h.id for h in hits] for hits in found], {s.id for s in seeds}, k=sc.rrf_k)
+        objects.update(await self._load(group_id, Scope.EPISODES, [i for i in hopped if i not in objects], request))
+        return hops.keep_hops([i for i in hopped if i in objects], objects, seeds)
 
     async def _load_best(
         self, group_id: str, scope: Scope, ranked: Ranked, limit: int, request: _Request

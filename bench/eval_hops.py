@@ -1,0 +1,122 @@
+"""LoCoMo recall with and without each multi-hop mechanism, per category; prints ``name: value`` lines.
+
+    .venv/bin/python bench/eval_hops.py                 # locomo10, every variant, in-sample
+    .venv/bin/python bench/eval_hops.py --limit 3       # the first three conversations
+
+Each variant is LoCoMo's config (:data:`chronomem.eval.configs.EVAL_CONFIG`) with none, one or all
+of the multi-hop mechanisms (:data:`chronomem.eval.configs.MULTIHOP`: the hop, the list coverage,
+the word forms; see :func:`variants`), scored on the same questions in the same pass, so the
+differences are the mechanisms' alone; those figures are in-sample. With ``--folds K`` (default 5)
+the configs without and with all mechanisms each choose among a small grid of weights (RRF
+constant × BM25 weight, :data:`GRID`) by conversation-level K-fold cross-validation, and print
+``*_oof`` figures: each fold scored with the weights chosen on the others.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+
+
+def variants() -> dict[str, dict[str, object]]:
+    """Each variant: the multi-hop settings laid over the config without them."""
+    from chronomem.eval.configs import MULTIHOP
+
+    off = {"hop_boost": 0.0, "list_coverage_boost": 0.0, "word_forms": False}
+    return {
+        "without": off,
+        "hop": {**off, "hop_boost": MULTIHOP["hop_boost"]},
+        "list": {**off, "list_coverage_boost": MULTIHOP["list_coverage_boost"]},
+        "forms": {**off, "word_forms": True},
+        "with": dict(MULTIHOP),
+    }
+
+
+# the weights each family chooses among, out of fold (a small grid: every candidate is a pass)
+GRID = [(k, w) for k in (20.0, 60.0) for w in (0.5, 1.0)]
+FAMILIES = ("without", "with")
+
+
+def configs() -> dict[str, object]:
+    from chronomem.eval.configs import EVAL_CONFIG, candidate
+
+    made: dict[str, object] = {}
+    for name, update in variants().items():
+        made[name] = EVAL_CONFIG.model_copy(update=update)
+        if name in FAMILIES:
+            for k, w in GRID:
+                base = EVAL_CONFIG.model_copy(update=update)
+                made[f"{name}@rrf_k={k:g},bm25={w:g}"] = candidate(k, w, base=base)  # type: ignore[arg-type]
+    return made
+
+
+def _list_rule_figures(samples: list) -> None:  # type: ignore[type-arg]
+    """How often the list-question rule fires, and on questions that do need several turns."""
+    from chronomem.search.lists import is_list_question
+
+    questions = [q for s in samples for q in s.questions if q.category in (1, 2, 3, 4) and q.evidence]
+    fired = [q for q in questions if is_list_question(q.question)]
+    several = [q for q in questions if len(q.evidence) > 1]
+    right = [q for q in fired if len(q.evidence) > 1]
+    print(f"list_rule_fired: {len(fired)}")
+    print(f"list_rule_several_evidence: {len(several)}")
+    print(f"list_rule_precision: {len(right) / max(len(fired), 1):.3f}")
+    print(f"list_rule_recall: {len(right) / max(len(several), 1):.3f}")
+    for category in (1, 2, 3, 4):
+        print(f"list_rule_fired_category_{category}: {sum(q.category == category for q in fired)}")
+
+
+async def main(argv: list[str] | None = None) -> int:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--locomo", type=Path, default=DATA / "locomo10.json")
+    parser.add_argument("--limit", type=int, help="first N conversations")
+    parser.add_argument("--folds", type=int, default=5, help="folds for the out-of-fold figures (0: none)")
+    parser.add_argument("--cache-dir", type=Path, default=Path("bench/out/eval-cache"), help="embedding cache")
+    args = parser.parse_args(argv)
+
+    from chronomem.embed.cache import CachedEmbedder
+    from chronomem.embed.local import LocalEmbedder
+    from chronomem.eval.folds import cross_validate
+    from chronomem.eval.harness import _eval_locomo, _locomo_metrics, _safe
+    from chronomem.eval.locomo import load_locomo
+    from chronomem.memory import Chronomem
+    from chronomem.settings import Settings
+
+    configs_ = configs()
+    inner = LocalEmbedder()
+    args.cache_dir.mkdir(parents=True, exist_ok=True)
+    embedder = CachedEmbedder(inner, path=args.cache_dir / f"vectors-{_safe(inner.model_name)}.db",
+                              max_entries=500_000)
+    with tempfile.TemporaryDirectory(prefix="chronomem-hops-") as scratch:
+        settings = Settings(store_url=f"sqlite:///{Path(scratch) / 'eval.db'}")
+        async with await Chronomem.open(settings, embedder=embedder) as memory:
+            samples = load_locomo(args.locomo)[: args.limit]
+            scored = await _eval_locomo(samples, memory, configs_, lambda m: print(m, file=sys.stderr))  # type: ignore[arg-type]
+    print(f"locomo_questions: {len(scored)}")
+    _list_rule_figures(samples)
+    for name in variants():
+        for metric, value in _locomo_metrics([(q.kind, q.by_candidate[name]) for q in scored], "").items():
+            print(f"{name}.{metric}: {value:.2f}")
+    if args.folds:
+        for family in FAMILIES:
+            names = [family, *(f"{family}@rrf_k={k:g},bm25={w:g}" for k, w in GRID)]
+            held_out, choices = cross_validate(scored, names, "recall_at_10", args.folds)
+            rows = [(q.kind, q.by_candidate[chosen]) for q, chosen in held_out]
+            for metric, value in _locomo_metrics(rows, "_oof").items():
+                print(f"{family}.{metric}: {value:.2f}")
+            for choice in choices:
+                print(f"{family}.fold_{choice.fold + 1}_config: {choice.candidate}")
+    for metric, value in _locomo_metrics([(q.kind, q.bm25) for q in scored], "").items():
+        print(f"bm25.{metric}: {value:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(asyncio.run(main()))
