@@ -108,7 +108,7 @@ async def main() -> int:
         path.with_suffix(".tmp.npy").rename(path)  # a chunk on disk is always whole
         print(f"embedded {min(len(texts), (index + 1) * CHUNK)} of {len(texts)}", file=sys.stderr, flush=True)
     print(f"real_texts: {len(texts)}")
-    print(f"real_queries: {len((await embed_queries()))}")
+    print(f"real_queries: {len(await embed_queries())}")
     return 0
 
 

@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import itertools
 import os
 import random
 import resource
@@ -79,7 +81,8 @@ async def _write_chunked(store: Any, group: str, items: list[Any], field: str, v
 
     for start in range(0, len(items), BATCH):
         chunk = items[start : start + BATCH]
-        await store.write(GraphWrite(group_id=group, **{field: chunk, vectors: _ids_vectors([o.id for o in chunk], rng)}))
+        vectors_of_chunk = _ids_vectors([o.id for o in chunk], rng)
+        await store.write(GraphWrite(group_id=group, **{field: chunk, vectors: vectors_of_chunk}))
 
 
 async def build(store: Any, group: str, n_facts: int) -> None:
@@ -319,14 +322,12 @@ def run_scales(args: argparse.Namespace, argv: list[str]) -> int:
         for line in done.stdout.splitlines():
             name, _, value = line.partition(": ")
             print(f"{name}[{size}]: {value}")
-            try:
+            with contextlib.suppress(ValueError):  # "store: sqlite" is not a figure
                 results[size][name] = float(value)
-            except ValueError:
-                pass
     for name in GROWTH:
         values = [(s, results[s][name]) for s in sizes if name in results[s]]
         if len(values) > 1:
-            steps = ", ".join(f"x{b / a:.2f}" if a else "n/a" for (_, a), (_, b) in zip(values, values[1:]))
+            steps = ", ".join(f"x{b / a:.2f}" if a else "n/a" for (_, a), (_, b) in itertools.pairwise(values))
             print(f"{name}_growth: {' -> '.join(f'{v:.4g}' for _, v in values)} ({steps})")
     return 0
 
