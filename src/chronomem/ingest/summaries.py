@@ -43,11 +43,11 @@ NOTE_MAX_CHARS = 300  # one note; a longer answer is cut at a sentence end (the 
 
 _WORD = re.compile(r"[\w'’-]+")
 _SENTENCE = re.compile(r"[^.!?\n]+[.!?]*")
-# words that carry no information of their own; negations are *not* here: "does not like" is news
 def _wordset(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
+# words that carry no information of their own; negations are *not* here: "does not like" is news
 _FILLER = _wordset(
     "a an the and or but of to in on at for with by from as is are was were be been being has have had it its "
     "this that these those they them their he she his her him i me my we our you your says said say told tells "
