@@ -204,3 +204,18 @@ def test_a_mention_note_is_the_first_sentence_naming_the_entity() -> None:
 def test_bounded_cuts_at_a_sentence_end() -> None:
     assert bounded("One two three. Four five six seven.", 20) == "One two three."
     assert len(bounded("word " * 100, 50)) <= 51
+
+
+async def test_an_entity_whose_every_fact_closed_keeps_them_as_dated_history(store: Store) -> None:
+    """Without a model, a single-valued relation closes Alice's old employer's only fact: Acme's
+    summary says what the graph still knows of it, dated, not nothing; Globex's is current."""
+    from chronomem.ingest import Ontology
+
+    ingestor = Ingestor(store, HashingEmbedder(), None, ontology=Ontology(single_valued=["WORKS_FOR"]))
+    await ingestor.add_fact("g", "Alice", "WORKS_FOR", "Acme", "Alice works at Acme", valid_at=at("2020-01-01"))
+    await ingestor.add_fact("g", "Alice", "WORKS_FOR", "Globex", "Alice works at Globex", valid_at=at("2024-06-01"))
+    found = await _entities(store)
+    assert found["Acme"].summary == "Until 2024-06-01: Alice works at Acme."
+    assert found["Acme"].summary_source == "graph"
+    assert found["Globex"].summary == "Alice works at Globex."
+    assert found["Alice"].summary == "Alice works at Globex."  # a current sentence left: no history added

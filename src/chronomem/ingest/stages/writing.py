@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from chronomem.domain import Entity, Episode, EpisodeStatus, Mention
+from chronomem.domain import Entity, Episode, EpisodeStatus, Fact, Mention
 from chronomem.ingest.prompts import (
     SUMMARY_REWRITE,
     EpisodeText,
@@ -63,10 +63,10 @@ async def update_summaries(
     """
     by_model = not session.deterministic and not _stand_in(session)
     additions = _notes_of_episode(session, resolved, changes, notes or {}, text, by_model=by_model)
-    removals: dict[str, list[str]] = {}
+    removals: dict[str, list[Fact]] = {}
     for fact in changes.invalidated.values():
         for entity_id in fact.entity_ids:
-            removals.setdefault(entity_id, []).append(fact.fact)
+            removals.setdefault(entity_id, []).append(fact)
     missing = [i for i in (*additions, *removals) if i not in resolved.entities]
     for loaded in await session.store.get_entities(session.group_id, list(dict.fromkeys(missing))) if missing else []:
         resolved.entities[loaded.id] = loaded
@@ -117,15 +117,22 @@ def _notes_of_episode(
     return result
 
 
-def _grown(session: Session, entity: Entity, notes: Sequence[_Note], closed: Sequence[str],
+def _grown(session: Session, entity: Entity, notes: Sequence[_Note], closed: Sequence[Fact],
            *, new_facts: Sequence[str]) -> Entity:
     """``entity`` with the notes that are news appended and the closed facts' sentences removed, its
     ``summary_source`` saying who wrote it (a model only while every part is the model's).
 
+    An entity whose every sentence closed and that this episode says nothing new about keeps what
+    the graph still says of it, as history ("Until 2024-06-01: …"), rather than an empty summary.
+
     A note skipped as a repeat while the episode gave the entity a new fact may have missed what
     the fact says: such a fact's sentence is appended instead when it is news (bench/ingest.py
     counts these cases)."""
-    summary = remove_sentences(entity.summary, closed)
+    summary = remove_sentences(entity.summary, [f.fact for f in closed])
+    if not summary and closed and not notes:
+        history = " ".join(_as_history(f) for f in closed)
+        return entity.model_copy(update={"summary": bounded(history, session.config.summary_max_chars),
+                                         "summary_source": BY_GRAPH})
     added: list[_Note] = []
     for note in notes:
         if is_news(summary, note.text):
@@ -148,6 +155,13 @@ def _grown(session: Session, entity: Entity, notes: Sequence[_Note], closed: Seq
         model_only = all(n.source == BY_MODEL for n in added) and (not entity.summary or source == BY_MODEL)
         source = BY_MODEL if model_only else BY_GRAPH
     return entity.model_copy(update={"summary": summary, "summary_source": source or BY_GRAPH})
+
+
+def _as_history(fact: Fact) -> str:
+    """A closed fact's sentence, dated by when it stopped being true where that is known."""
+    if fact.invalid_at is None:
+        return f"Formerly: {sentence(fact.fact)}"
+    return f"Until {fact.invalid_at:%Y-%m-%d}: {sentence(fact.fact)}"
 
 
 async def _rewrite_long_summaries(session: Session, resolved: ResolvedEntities, *, by_model: bool) -> None:
