@@ -337,7 +337,6 @@ def _upsert_fact(tx: _Tx, incoming: Fact) -> None:
     fact = revision.head
     if revision.closed is not None:
         _keep_version(tx, revision.closed)
-    others, episodes = dumps(list(fact.other_entity_ids)), dumps(list(fact.episode_ids))
     tx.conn.execute(
         "INSERT INTO facts (gid, id, source_id, target_id, other_entity_ids, relation_type, fact, episode_ids, "
         "attributes, valid_at, invalid_at, created_at, expired_at, sources, version, recorded_at) "
@@ -348,24 +347,7 @@ def _upsert_fact(tx: _Tx, incoming: Fact) -> None:
         "valid_at = excluded.valid_at, invalid_at = excluded.invalid_at, created_at = excluded.created_at, "
         "expired_at = excluded.expired_at, sources = excluded.sources, version = excluded.version, "
         "recorded_at = excluded.recorded_at",
-        (
-            tx.gid,
-            fact.id,
-            fact.source_id,
-            fact.target_id,
-            others,
-            fact.relation_type,
-            fact.fact,
-            episodes,
-            dumps(fact_attributes_column(fact)),
-            to_us(fact.valid_at),
-            to_us(fact.invalid_at),
-            to_us(fact.created_at),
-            to_us(fact.expired_at),
-            dump_sources(fact.sources),
-            fact.version,
-            to_us(fact.recorded_at),
-        ),
+        (tx.gid, *_fact_values(fact)),
     )
     _reindex_text(tx, Scope.FACTS, fact.id, None if previous is None else previous.fact, fact.fact)
     if previous is None:
@@ -377,30 +359,33 @@ def _upsert_fact(tx: _Tx, incoming: Fact) -> None:
     tx.changes.append(IndexChange("times", tx.group_id, Scope.FACTS.value, fact.id, None, times=_fact_times(fact)))
 
 
+def _fact_values(fact: Fact) -> tuple[object, ...]:
+    """One version of a fact as the columns ``facts`` and ``fact_versions`` share, in their order."""
+    return (
+        fact.id,
+        fact.source_id,
+        fact.target_id,
+        dumps(list(fact.other_entity_ids)),
+        fact.relation_type,
+        fact.fact,
+        dumps(list(fact.episode_ids)),
+        dumps(fact_attributes_column(fact)),
+        to_us(fact.valid_at),
+        to_us(fact.invalid_at),
+        to_us(fact.created_at),
+        to_us(fact.expired_at),
+        dump_sources(fact.sources),
+        fact.version,
+        to_us(fact.recorded_at),
+    )
+
+
 def _keep_version(tx: _Tx, closed: FactVersion) -> None:
     """Append a replaced version to the fact's history, unchanged, with its end on T'."""
     fact = closed.fact
     tx.conn.execute(
         f"INSERT INTO fact_versions (gid, {VERSION_COLUMNS}, recorded_to) VALUES ({', '.join('?' * 17)})",
-        (
-            tx.gid,
-            fact.id,
-            fact.source_id,
-            fact.target_id,
-            dumps(list(fact.other_entity_ids)),
-            fact.relation_type,
-            fact.fact,
-            dumps(list(fact.episode_ids)),
-            dumps(fact_attributes_column(fact)),
-            to_us(fact.valid_at),
-            to_us(fact.invalid_at),
-            to_us(fact.created_at),
-            to_us(fact.expired_at),
-            dump_sources(fact.sources),
-            fact.version,
-            to_us(fact.recorded_at),
-            to_us(closed.recorded_to),
-        ),
+        (tx.gid, *_fact_values(fact), to_us(closed.recorded_to)),
     )
 
 
