@@ -100,6 +100,19 @@ _LEGAL_ABBREVIATION = {"incorporated": "inc", "corporation": "corp"}
 # Legal forms that name nothing but the company's legal form. Not "Co"/"Company" ("East India
 # Company" is not "East India"), "AG" (Texas AG), "SA"/"AB" (South Africa, Alberta), "SpA" (spa).
 _LEGAL_FORM = re.compile(r"\s(pty ltd|inc|llc|ltd|corp|plc|gmbh|llp)$")
+# Abbreviations that are only a way of writing a word. A street type's, past a name's first word
+# ("Baker St" = "Baker Street", "Mt. Pleasant Rd" = "Mt. Pleasant Road"): first, "St." is Saint and
+# "Ave" opens "Ave Maria". "Dr" only closing a name ("Mulholland Dr." = Drive): elsewhere it is Doctor.
+# An organisation word's, anywhere ("Dept. of Justice", "Univ. of Michigan", "Warner Bros."). Not "Ct"
+# (Connecticut), "Co" (Colorado, cobalt), "Pl", "Mt"/"Ft" inside a name, nor number words ("Air Force
+# One" the plane is not "Air Force 1" the shoe).
+_STREET_TYPES = {"st": "street", "ave": "avenue", "blvd": "boulevard", "rd": "road", "ln": "lane",
+                 "hwy": "highway", "pkwy": "parkway", "sq": "square"}
+_ORGANISATION_WORDS = {"dept": "department", "univ": "university", "intl": "international",
+                       "natl": "national", "assn": "association", "bros": "brothers", "govt": "government"}
+_STREET_TYPE = re.compile(r"(?<=\s)(" + "|".join(_STREET_TYPES) + r")(?=\s|$)")
+_CLOSING_DRIVE = re.compile(r"(?<=\s)dr$")
+_ORGANISATION_WORD = re.compile(r"(?<!\w)(" + "|".join(_ORGANISATION_WORDS) + r")(?!\w)")
 
 
 def _fold_accents(text: str) -> str:
@@ -117,13 +130,16 @@ def name_key(name: str) -> str:
     comma or colon, a spaced "&" for "and", a "#" before a number, enclosing quotes, a leading
     "the"/"a"/"an" (not before one short word, "The Who", or a digit, "The 1975"), a leading
     "St."/"Mt."/"Ft." for Saint/Mount/Fort ("St. Petersburg" = "Saint Petersburg"; only at the
-    start, where it cannot be Street), and a trailing "Incorporated"/"Corporation" for "Inc"/"Corp".
-    Kept, so never merged: every letter and digit (numbers, versions, codes, letter suffixes, roman
-    numerals, "Jr."), symbols that carry meaning ("C#", "C++", "Disney+", "AT&T", "Go!"), apostrophes
-    and brackets. Roman and arabic numerals stay apart ("Toy Story II" / "2"): some series use both
-    for different things (Mega Man II on the Game Boy, Mega Man 2 on the NES). A legal form is kept
-    too; :func:`split_legal_form` lets resolution match it with the bare name. The rules and the
-    pairs that decide each are in ``bench/data/resolution_pairs.json``.
+    start, where it cannot be Street), a trailing "Incorporated"/"Corporation" for "Inc"/"Corp", a
+    street type's abbreviation past the first word ("Baker St" = "Baker Street", "Mulholland Dr." =
+    "Mulholland Drive") and an organisation word's ("Dept.", "Univ.", "Intl", "Bros."). Kept, so
+    never merged: every letter and digit (numbers, versions, codes, letter suffixes, roman numerals,
+    "Jr."), symbols that carry meaning ("C#", "C++", "Disney+", "AT&T", "Go!"), apostrophes (the
+    possessive is not the plural: "Buffalo Bill's" is not the "Buffalo Bills") and brackets. Roman
+    and arabic numerals stay apart ("Toy Story II" / "2"): some series use both for different things
+    (Mega Man II on the Game Boy, Mega Man 2 on the NES). A legal form is kept too;
+    :func:`split_legal_form` lets resolution match it with the bare name. The rules and the pairs
+    that decide each are in ``bench/data/resolution_pairs.json``.
     """
     text = unicodedata.normalize("NFKC", name).translate(_TYPOGRAPHIC).casefold()
     text = " ".join(_fold_accents(text).split())
@@ -138,6 +154,8 @@ def name_key(name: str) -> str:
     text = text.replace(" & ", " and ")
     text = _NUMBER_SIGN.sub("", _JOINING_DASH.sub(" ", text))
     text = " ".join(_LETTER_DIGIT.sub(" ", text).split())
+    text = _STREET_TYPE.sub(lambda m: _STREET_TYPES[m[1]], _CLOSING_DRIVE.sub("drive", text))
+    text = _ORGANISATION_WORD.sub(lambda m: _ORGANISATION_WORDS[m[1]], text)
     return _LONG_LEGAL_FORM.sub(lambda m: _LEGAL_ABBREVIATION[m[1]], text)
 
 

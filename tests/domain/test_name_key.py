@@ -19,6 +19,14 @@ from chronomem.domain import Entity, name_key, normalize_name, split_legal_form
     ("U. S. Steel", "U.S. Steel"),
     ("Nvidia Corporation", "Nvidia Corp."),
     ("Acme, Incorporated", "Acme Inc"),
+    ("221B Baker St.", "221B Baker Street"),
+    ("Mt. Pleasant Rd", "Mount Pleasant Road"),
+    ("Sunset Blvd", "Sunset Boulevard"),
+    ("Elm St. Station", "Elm Street Station"),
+    ("Mulholland Dr.", "Mulholland Drive"),
+    ("Dept. of Justice", "Department of Justice"),
+    ("Univ. of Toronto", "University of Toronto"),
+    ("Warner Bros.", "Warner Brothers"),
 ])
 def test_equal_under_the_new_rules(a: str, b: str) -> None:
     assert name_key(a) == name_key(b)
@@ -39,6 +47,14 @@ def test_equal_under_the_new_rules(a: str, b: str) -> None:
     ("Acme Ltd", "Acme Inc"),
     ("Google LLC", "Google"),  # a legal form is kept in the key; resolution matches it with the bare name
     ("Jeep Grand Cherokee Limited", "Jeep Grand Cherokee"),
+    ("Dr. Smith", "Smith Dr."),  # Dr. is Drive only closing a name
+    ("Dr. Dre", "Drive Dre"),
+    ("Ave Maria", "Avenue Maria"),  # a street type is expanded only past the first word
+    ("St. Louis", "Street Louis"),
+    ("Elm St", "Elm Ct"),  # Ct is never expanded: "Hartford, CT" is Connecticut
+    ("Hartford, CT", "Hartford Court"),
+    ("Buffalo Bill's", "Buffalo Bills"),  # apostrophes are kept: a possessive is not a plural
+    ("5th Avenue", "Fifth Avenue"),  # number words are not digits (Air Force One / Air Force 1)
 ])
 def test_look_alikes_the_new_rules_keep_apart(a: str, b: str) -> None:
     assert name_key(a) != name_key(b)
