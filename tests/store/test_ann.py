@@ -17,6 +17,8 @@ import pytest
 
 from chronomem.domain import Entity, Fact
 from chronomem.filters import SearchFilters
+from chronomem.settings import Settings
+from chronomem.store import open_store
 from chronomem.store.base import GraphWrite, Scope
 from chronomem.store.sqlite import SQLiteStore
 from chronomem.store.sqlite import ann as ann_module
@@ -180,7 +182,9 @@ def test_without_faiss_every_size_is_searched_exactly(monkeypatch: pytest.Monkey
 
 @needs_faiss
 async def test_the_store_builds_the_approximate_index_from_its_setting(tmp_path: Path) -> None:
-    store = await SQLiteStore.open(str(tmp_path / "ann.db"), ann_from=1000)
+    settings = Settings.from_env({"CHRONOMEM_STORE_SQLITE_ANN_FROM": "1000"})
+    store = await open_store(f"sqlite:///{tmp_path / 'ann.db'}", settings.store)
+    assert isinstance(store, SQLiteStore)
     try:
         vectors = clustered(np.random.default_rng(9), clusters=12)
         a, b = Entity(group_id="g", name="A"), Entity(group_id="g", name="B")

@@ -524,6 +524,18 @@ class SQLiteStore:
         self._indexes.install(kind, group_id, scope.value, index)
         return index
 
+    async def vector_index_info(
+        self, group_id: str, scope: Scope = Scope.FACTS, *, wait_seconds: float = 0.0
+    ) -> dict[str, float] | None:
+        """What the loaded vector index of (group, scope) holds (see ``VectorIndex.describe``),
+        after waiting up to ``wait_seconds`` for a background build; None when it is not loaded."""
+        index = self._indexes.get("vector", group_id, Scope(scope).value)
+        if not isinstance(index, VectorIndex):
+            return None
+        if wait_seconds > 0:
+            await asyncio.to_thread(index.wait_for_index, wait_seconds)
+        return index.describe()
+
     async def bfs(
         self,
         group_id: str,

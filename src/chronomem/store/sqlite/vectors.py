@@ -14,6 +14,7 @@ current-only) become a numpy mask: a selective one shrinks the scan to the rows 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Sequence
 
 import numpy as np
@@ -67,6 +68,7 @@ class VectorIndex(RankedRows):
         self._scan: HalfPrecisionScan | None = None
         self._ann_from, self._background = ann_from, background
         self._ann: IvfIndex | None = None
+        self._ann_seconds = 0.0
         self._building: _Build | None = None
         self._maybe_accelerate()
 
@@ -94,6 +96,17 @@ class VectorIndex(RankedRows):
     def approximate(self) -> bool:
         """Does search use the approximate index (trained and caught up)?"""
         return self._ann is not None
+
+    def describe(self) -> dict[str, float]:
+        """Rows, whether search is approximate, bytes held, and the last approximate build's
+        seconds (wall, training and copying the rows) and cluster counts."""
+        with self._lock:
+            info = {"rows": float(self._count), "approximate": float(self._ann is not None),
+                    "memory_bytes": float(self.memory_bytes()), "building": float(self._building is not None)}
+            if self._ann is not None:
+                info.update(ann_build_seconds=self._ann_seconds, ann_memory_bytes=float(self._ann.memory_bytes()),
+                            ann_nlist=float(self._ann.nlist), ann_nprobe=float(self._ann.nprobe))
+            return info
 
     def wait_for_index(self, timeout: float | None = None) -> bool:
         """Wait for a background build of the approximate index; True when none is running."""
@@ -128,6 +141,7 @@ class VectorIndex(RankedRows):
     def _build_ann(self, faiss: object, build: _Build) -> None:
         """Train on a sample, copy the rows in chunks, replay what changed meanwhile, switch over.
         The slow parts (training, adding a chunk) run without the lock; faiss releases the GIL."""
+        started = time.perf_counter()
         try:
             with self._lock:
                 total = self._count
@@ -139,6 +153,7 @@ class VectorIndex(RankedRows):
                 with self._lock:
                     if added >= self._count:
                         self._switch_to(ann, build, added)
+                        self._ann_seconds = time.perf_counter() - started
                         return
                     stop = min(self._count, added + _BUILD_CHUNK)
                     chunk = self._matrix[added:stop].copy()
