@@ -201,3 +201,16 @@ async def test_the_store_builds_the_approximate_index_from_its_setting(tmp_path:
         assert (await store.vector_search("g", Scope.FACTS, -vectors[10], limit=1))[0].id == "late"
     finally:
         await store.close()
+
+
+def test_the_current_filter_skips_its_mask_only_while_no_row_has_ended() -> None:
+    vectors = clustered(np.random.default_rng(10), clusters=4, per=50)
+    ids = [f"f{i}" for i in range(len(vectors))]
+    times = np.tile(np.array([0, NULL_TIME, 0, NULL_TIME], dtype=np.int64), (len(ids), 1))
+    index = VectorIndex(ids, [v.tobytes() for v in vectors], times=times)
+    current = fact_time_mask(SearchFilters(now=datetime(2025, 1, 1, tzinfo=UTC)))
+    assert index.search(vectors[3], 1, mask=current)[0].id == "f3"
+    index.set_times("f3", np.array([0, NULL_TIME, 0, 5 * DAY], dtype=np.int64))  # superseded
+    assert "f3" not in {h.id for h in index.search(vectors[3], 20, mask=current)}
+    index.set_times("f3", np.array([0, NULL_TIME, 0, NULL_TIME], dtype=np.int64))
+    assert index.search(vectors[3], 1, mask=current)[0].id == "f3"

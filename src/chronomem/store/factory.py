@@ -4,7 +4,6 @@ are imported only when asked for."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-
 from typing import TYPE_CHECKING
 
 from chronomem.errors import ConfigurationError

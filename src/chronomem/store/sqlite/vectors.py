@@ -23,7 +23,7 @@ from chronomem.store.base import ScoredId
 from chronomem.store.sqlite.ann import ANN_FROM, MIN_ROWS, IvfIndex
 from chronomem.store.sqlite.fastscan import HalfPrecisionScan, faiss_module
 from chronomem.store.sqlite.ranking import Accept, RankedRows, walk_ranking
-from chronomem.store.sqlite.timemask import NULL_TIME, TimeMask, TimeOverrides
+from chronomem.store.sqlite.timemask import NULL_TIME, CurrentAt, TimeMask, TimeOverrides, open_rows
 
 __all__ = ["ACCELERATE_FROM", "VectorIndex", "dot_rows"]
 
@@ -69,6 +69,7 @@ class VectorIndex(RankedRows):
         self._ann_from, self._background = ann_from, background
         self._ann: IvfIndex | None = None
         self._ann_seconds = 0.0
+        self._all_open: tuple[int, bool] = (-1, False)  # (version, every row open-ended) cache
         self._building: _Build | None = None
         self._maybe_accelerate()
 
@@ -277,7 +278,9 @@ class VectorIndex(RankedRows):
         ``overrides`` gives other timestamps for some facts (the versions in force at a past time)."""
         vector = np.asarray(query, dtype=np.float32)
         with self._lock:
-            keep = None if mask is None or self._times is None else mask(self._times[: self._count])
+            keep = None
+            if mask is not None and self._times is not None and not self._open_to(mask):
+                keep = mask(self._times[: self._count])
             if keep is not None and (overrides is None or not overrides.ids) and keep.all():
                 keep = None  # every row passes (the usual "current facts" of a group without history)
             if keep is not None and overrides is not None and overrides.ids:
@@ -289,6 +292,15 @@ class VectorIndex(RankedRows):
             if self._scan is not None:
                 return self._scan_search(vector, limit, min_score, accept, keep)
         return super().search(vector, limit, min_score=min_score, accept=accept)
+
+    def _open_to(self, mask: TimeMask) -> bool:
+        """Does every row pass ``mask`` because it is the current-only filter and no row has ended?
+        (Checked once per version of the index, not per search; lock held.)"""
+        if not isinstance(mask, CurrentAt) or self._times is None:
+            return False
+        if self._all_open[0] != self._version:
+            self._all_open = (self._version, bool(open_rows(self._times[: self._count]).all()))
+        return self._all_open[1]
 
     def _apply_overrides(self, keep: np.ndarray, mask: TimeMask | None, overrides: TimeOverrides) -> None:
         assert mask is not None
