@@ -302,7 +302,7 @@ def _store_settings(ann_from: int | None) -> Any:
 
 def _url(args: argparse.Namespace, n_facts: int) -> str:
     if args.store == "sqlite":
-        return f"sqlite:///{OUT / f'search-{n_facts}.db'}"
+        return f"sqlite:///{args.out / f'search-{n_facts}.db'}"
     url: str = args.falkordb_url
     if "socket_timeout" not in url:  # a 10,000-fact batch with its HNSW inserts outlasts the default 30 s
         url += ("&" if "?" in url else "?") + "socket_timeout=1800"
@@ -313,7 +313,7 @@ async def one_size(args: argparse.Namespace) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from chronomem.store.factory import open_store
 
-    OUT.mkdir(parents=True, exist_ok=True)
+    args.out.mkdir(parents=True, exist_ok=True)
     group = group_of(args.facts)
     store = await open_store(_url(args, args.facts), _store_settings(args.ann_from))
     figures: dict[str, float] = {}
@@ -329,7 +329,8 @@ async def one_size(args: argparse.Namespace) -> int:
             figures.update(await measure(store, group, args.queries, "hashing" if args.hashing else args.embedder))
             figures["vector_recall_at_10"] = await recall_random(store, group, args.facts)
             # SQLite: the real-sentence group lives in a file of its own, so the group's file size stays its own
-            real_store = (await open_store(f"sqlite:///{OUT / 'recall-real.db'}", _store_settings(args.real_ann_from))
+            real_db = args.real_db or args.out / "recall-real.db"
+            real_store = (await open_store(f"sqlite:///{real_db}", _store_settings(args.real_ann_from))
                           if args.store == "sqlite" else store)
             try:
                 recall, real_facts, real_index = await recall_real(real_store, args.real)
@@ -345,8 +346,8 @@ async def one_size(args: argparse.Namespace) -> int:
     finally:
         await store.close()
     if args.store == "sqlite":
-        path = OUT / f"search-{args.facts}.db"
-        figures["file_size_mb"] = sum(f.stat().st_size for f in OUT.glob(path.name + "*")) / 2**20
+        path = args.out / f"search-{args.facts}.db"
+        figures["file_size_mb"] = sum(f.stat().st_size for f in args.out.glob(path.name + "*")) / 2**20
     figures["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
     print(f"store: {args.store}")
     print(f"facts: {args.facts}")
@@ -387,6 +388,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--scales", default="", help="comma-separated sizes, each run in its own process")
     parser.add_argument("--queries", type=int, default=60)
     parser.add_argument("--real", type=int, default=100_000, help="real MiniLM vectors for recall (at most)")
+    parser.add_argument("--out", type=Path, default=OUT, help="directory of the SQLite files (default bench/out)")
+    parser.add_argument("--real-db", type=Path, default=None,
+                        help="file of the real-vector group (default: recall-real.db in --out)")
     parser.add_argument("--ann-from", type=int, default=None,
                         help="SQLite: facts from which the approximate index is used (default: the store's)")
     parser.add_argument("--real-ann-from", type=int, default=0,
