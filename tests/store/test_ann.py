@@ -214,3 +214,17 @@ def test_the_current_filter_skips_its_mask_only_while_no_row_has_ended() -> None
     assert "f3" not in {h.id for h in index.search(vectors[3], 20, mask=current)}
     index.set_times("f3", np.array([0, NULL_TIME, 0, NULL_TIME], dtype=np.int64))
     assert index.search(vectors[3], 1, mask=current)[0].id == "f3"
+
+
+@needs_faiss
+def test_a_filter_that_rejects_the_nearest_clusters_widens_until_the_hits_are_found() -> None:
+    vectors = clustered(np.random.default_rng(11))
+    ids, index = build(vectors)
+    allowed = {f"v{i}" for i in range(3900, 3905)}  # five rows of the last cluster only
+
+    def accept(batch: list[str]) -> set[str]:
+        return {i for i in batch if i in allowed}
+
+    passing = np.array([i in allowed for i in ids])
+    for query in (vectors[0], vectors[1234]):  # far from the allowed cluster
+        assert [h.id for h in index.search(query, 5, accept=accept)] == exact_ids(ids, vectors, query, 5, passing)

@@ -355,8 +355,11 @@ class VectorIndex(RankedRows):
                 nprobe *= 4
             else:
                 k *= 4
-        everything = np.flatnonzero(keep) if keep is not None else np.arange(self._count)
-        return self._subset_search(everything, query, limit, min_score, accept)
+        if keep is not None:
+            return self._subset_search(np.flatnonzero(keep), query, limit, min_score, accept)
+        scores = dot_rows(self._matrix[: self._count], query)  # (a view: no copy of every row)
+        return walk_ranking(scores, lambda order: [ScoredId(self._ids[i], float(scores[i])) for i in order],
+                            limit, min_score, accept) or []
 
     def _scan_search(
         self,
