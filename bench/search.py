@@ -18,6 +18,13 @@ store's vector search against exact numpy search on this group's random vectors 
 vectors (a second group of real sentences, see real_vectors.py), build time, file size (SQLite) or
 graph memory (FalkorDB), peak resident memory of this process. ``--scales`` runs each size in its own
 process (so peak memory is per size) and then prints how each figure grew.
+
+SQLite searches a group of ``--ann-from`` facts or more (default: the store's own threshold, 200,000)
+through its approximate index, trained in the background after the first search; the bench waits for
+it before measuring and prints ``vector_index_approximate``, ``ann_build_seconds`` (wall, training and
+filling, beside the first queries) and ``ann_memory_mb``. The real-vector group forces the index on
+(``--real-ann-from 0``) so that its recall measures the approximate index's parameter rule, not the
+exact scan a 65k group would otherwise get.
 """
 
 from __future__ import annotations
@@ -154,7 +161,7 @@ async def recall_random(store: Any, group: str, n_facts: int) -> float:
     return float(np.mean(recalls))
 
 
-async def recall_real(store: Any, count: int) -> tuple[float, int]:
+async def recall_real(store: Any, count: int) -> tuple[float, int, dict[str, float]]:
     """Recall@10 on real MiniLM vectors: a group of ``count`` real sentences (those embedded so far by
     real_vectors.py), queried with real questions; (recall, facts in the group)."""
     from chronomem.domain import Entity, Fact
@@ -165,7 +172,7 @@ async def recall_real(store: Any, count: int) -> tuple[float, int]:
 
     texts, vectors = real_vectors.load_real(count)
     if not texts:
-        return float("nan"), 0
+        return float("nan"), 0, {}
     group = f"bench-recall-{len(texts)}"
     if (await store.stats(group)).facts != len(texts):
         await store.delete_group(group)
@@ -178,12 +185,33 @@ async def recall_real(store: Any, count: int) -> tuple[float, int]:
                                          fact_vectors={f.id: vectors[start + i] for i, f in enumerate(facts)}))
     questions = await real_vectors.embed_queries()
     picked = np.random.default_rng(5).choice(len(questions), size=min(RECALL_QUERIES, len(questions)), replace=False)
+    await store.vector_search(group, Scope.FACTS, questions[0], limit=K)  # loads the index (and starts its build)
+    index_figures = await vector_index_figures(store, group, "real_")
     recalls = []
     for query in questions[np.sort(picked)]:
         kth = float(np.sort(vectors @ query)[-K])
         hits = await store.vector_search(group, Scope.FACTS, query, limit=K)
         recalls.append(sum(h.score >= kth - 1e-5 for h in hits) / K)
-    return float(np.mean(recalls)), len(texts)
+    return float(np.mean(recalls)), len(texts), index_figures
+
+
+async def vector_index_figures(store: Any, group: str, prefix: str) -> dict[str, float]:
+    """SQLite: wait for the approximate index's background build (when the group is large enough to
+    have one), then what the fact vector index holds; {} on other stores."""
+    if not hasattr(store, "vector_index_info"):
+        return {}
+    from chronomem.store.base import Scope
+
+    info = await store.vector_index_info(group, Scope.FACTS, wait_seconds=3600)
+    if info is None:
+        return {}
+    figures = {f"{prefix}vector_index_approximate": info["approximate"],
+               f"{prefix}vector_index_memory_mb": info["memory_bytes"] / 2**20}
+    if info["approximate"]:
+        figures.update({f"{prefix}ann_build_seconds": info["ann_build_seconds"],
+                        f"{prefix}ann_memory_mb": info["ann_memory_bytes"] / 2**20,
+                        f"{prefix}ann_nlist": info["ann_nlist"], f"{prefix}ann_nprobe": info["ann_nprobe"]})
+    return figures
 
 
 async def timed(samples: dict[str, list[float]], name: str, make: Callable[[], Awaitable[Any]]) -> Any:
@@ -233,6 +261,7 @@ async def measure(store: Any, group: str, n_queries: int, embedder_spec: str) ->
     cold = time.perf_counter()
     await searcher.context(group, queries[0], now=NOW)  # loads the model and (SQLite) the in-memory indexes
     figures = {"first_context_seconds": time.perf_counter() - cold}
+    figures.update(await vector_index_figures(store, group, ""))
     for query in queries[1:5]:
         await searcher.context(group, query, now=NOW)
     load_before, server_before = os.getloadavg()[0], await server_cpu_seconds(store)
@@ -265,9 +294,15 @@ async def measure(store: Any, group: str, n_queries: int, embedder_spec: str) ->
     return figures
 
 
+def _store_settings(ann_from: int | None) -> Any:
+    from chronomem.settings import StoreSettings
+
+    return StoreSettings() if ann_from is None else StoreSettings(sqlite_ann_from=ann_from)
+
+
 def _url(args: argparse.Namespace, n_facts: int) -> str:
     if args.store == "sqlite":
-        return f"sqlite:///{OUT / f'search-{n_facts}.db'}"
+        return f"sqlite:///{args.out / f'search-{n_facts}.db'}"
     url: str = args.falkordb_url
     if "socket_timeout" not in url:  # a 10,000-fact batch with its HNSW inserts outlasts the default 30 s
         url += ("&" if "?" in url else "?") + "socket_timeout=1800"
@@ -278,9 +313,9 @@ async def one_size(args: argparse.Namespace) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from chronomem.store.factory import open_store
 
-    OUT.mkdir(parents=True, exist_ok=True)
+    args.out.mkdir(parents=True, exist_ok=True)
     group = group_of(args.facts)
-    store = await open_store(_url(args, args.facts))
+    store = await open_store(_url(args, args.facts), _store_settings(args.ann_from))
     figures: dict[str, float] = {}
     try:
         stats = await store.stats(group)
@@ -294,10 +329,13 @@ async def one_size(args: argparse.Namespace) -> int:
             figures.update(await measure(store, group, args.queries, "hashing" if args.hashing else args.embedder))
             figures["vector_recall_at_10"] = await recall_random(store, group, args.facts)
             # SQLite: the real-sentence group lives in a file of its own, so the group's file size stays its own
-            real_store = await open_store(f"sqlite:///{OUT / 'recall-real.db'}") if args.store == "sqlite" else store
+            real_db = args.real_db or args.out / "recall-real.db"
+            real_store = (await open_store(f"sqlite:///{real_db}", _store_settings(args.real_ann_from))
+                          if args.store == "sqlite" else store)
             try:
-                recall, real_facts = await recall_real(real_store, args.real)
+                recall, real_facts, real_index = await recall_real(real_store, args.real)
                 figures["vector_recall_at_10_real"], figures["recall_real_facts"] = recall, real_facts
+                figures.update(real_index)
             finally:
                 if real_store is not store:
                     await real_store.close()
@@ -308,8 +346,8 @@ async def one_size(args: argparse.Namespace) -> int:
     finally:
         await store.close()
     if args.store == "sqlite":
-        path = OUT / f"search-{args.facts}.db"
-        figures["file_size_mb"] = sum(f.stat().st_size for f in OUT.glob(path.name + "*")) / 2**20
+        path = args.out / f"search-{args.facts}.db"
+        figures["file_size_mb"] = sum(f.stat().st_size for f in args.out.glob(path.name + "*")) / 2**20
     figures["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
     print(f"store: {args.store}")
     print(f"facts: {args.facts}")
@@ -350,6 +388,13 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--scales", default="", help="comma-separated sizes, each run in its own process")
     parser.add_argument("--queries", type=int, default=60)
     parser.add_argument("--real", type=int, default=100_000, help="real MiniLM vectors for recall (at most)")
+    parser.add_argument("--out", type=Path, default=OUT, help="directory of the SQLite files (default bench/out)")
+    parser.add_argument("--real-db", type=Path, default=None,
+                        help="file of the real-vector group (default: recall-real.db in --out)")
+    parser.add_argument("--ann-from", type=int, default=None,
+                        help="SQLite: facts from which the approximate index is used (default: the store's)")
+    parser.add_argument("--real-ann-from", type=int, default=0,
+                        help="the same for the real-vector recall group (default 0: forced on)")
     parser.add_argument("--hashing", action="store_true", help="hashing embedder instead of MiniLM")
     parser.add_argument("--embedder", default="local", help="embedder spec (build_embedder), default MiniLM")
     parser.add_argument("--build-only", action="store_true", help="build (or check) the group; measure nothing")

@@ -111,6 +111,11 @@ _SEARCH = _generic("search", {
     "token_budget": "tokens of a context block when a call gives no budget",
 })
 
+_STORE = _generic("store", {
+    "sqlite_ann_from": "SQLite: vectors of one group and scope from which search uses an approximate index "
+                       "(faiss IVF, trained in the background; needs the `ann` extra); fewer: exact",
+})
+
 _INGEST = _generic("ingest", {
     "context_episodes": "previous episodes of the group shown to extraction (the paper's n = 4)",
     "fact_context_episodes": "of those, the newest shown to the staged fact-extraction call",
@@ -193,8 +198,8 @@ def _llm_entries() -> list[Entry]:
 
 _LLM = _llm_entries()
 
-CATALOG: tuple[Entry, ...] = (*_TOP, *_WORKERS, *_API, *_SEARCH, *_INGEST, *_COMMUNITIES, *_LLM)
-_SCALAR_SECTIONS = ("workers", "api", "search", "ingest", "communities")
+CATALOG: tuple[Entry, ...] = (*_TOP, *_WORKERS, *_API, *_SEARCH, *_STORE, *_INGEST, *_COMMUNITIES, *_LLM)
+_SCALAR_SECTIONS = ("workers", "api", "search", "store", "ingest", "communities")
 _STRUCTURED = {"ontology", "json_mappings"}
 _TOP_TYPES: dict[str, Any] = {"data_dir": Path, "store_url": str | None, "embedder": str, "cross_encoder": str,
                               "auth_required": bool, "control_db": Path | None}

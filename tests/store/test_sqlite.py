@@ -17,9 +17,11 @@ from chronomem.embed.testing import HashingEmbedder
 from chronomem.errors import StoreError
 from chronomem.filters import SearchFilters
 from chronomem.store import GraphWrite, Scope, open_store
+from chronomem.store.base import ScoredId
 from chronomem.store.sqlite import SQLiteStore
 from chronomem.store.sqlite.connection import SCHEMA_VERSION
 from chronomem.store.sqlite.fastscan import faiss_module
+from chronomem.store.sqlite.ranking import walk_ranking
 from chronomem.store.sqlite.text import TextIndex, query_terms
 from chronomem.store.sqlite.timemask import NULL_TIME, fact_time_mask
 from chronomem.store.sqlite.vectors import VectorIndex
@@ -303,6 +305,28 @@ def test_time_masks_rank_exactly_the_rows_whose_times_pass(accelerate_from: int)
             expected = [ids[i] for i in np.argsort(-scores, kind="stable")[:10] if passing[i]]
             got = index.search(query, 10, mask=mask)
             assert [h.id for h in got] == expected, filters
+
+
+def test_a_min_score_walk_over_many_rows_ranks_like_a_full_sort() -> None:
+    """Large walks rank only the rows at or above min_score; the ranking must not change."""
+    rng = np.random.default_rng(4)
+    scores = np.zeros(50_000, dtype=np.float32)
+    scoring = rng.choice(50_000, 8_000, replace=False)
+    scores[scoring] = rng.integers(1, 40, scoring.size).astype(np.float32)  # many ties
+    ids = [f"r{i}" for i in range(scores.size)]
+    banned = {f"r{i}" for i in range(0, scores.size, 3)}
+
+    def accept(batch: list[str]) -> set[str]:
+        return {i for i in batch if i not in banned}
+
+    order = np.lexsort((np.arange(scores.size), -scores))
+    for limit, min_score, check in ((10, 1e-12, None), (500, 20.0, accept), (20_000, 1e-12, accept)):
+        got = walk_ranking(scores, lambda rows: [ScoredId(ids[r], float(scores[r])) for r in rows], limit, min_score,
+                           check)
+        expected = [r for r in order if scores[r] >= min_score and (check is None or ids[r] not in banned)][:limit]
+        hits = got or []  # (rows tied at a window's edge may come in either order: compare scores)
+        assert [h.score for h in hits] == [float(scores[r]) for r in expected]
+        assert len({h.id for h in hits}) == len(hits) and all(check is None or h.id not in banned for h in hits)
 
 
 def test_a_bulk_built_text_index_ranks_like_one_built_document_by_document() -> None:

@@ -4,9 +4,13 @@ are imported only when asked for."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from chronomem.errors import ConfigurationError
 from chronomem.store.base import Store
+
+if TYPE_CHECKING:
+    from chronomem.settings import StoreSettings
 
 __all__ = ["StoreTraits", "open_store", "store_traits"]
 
@@ -53,15 +57,18 @@ def store_traits(url: str) -> StoreTraits:
     return _TRAITS[backend]
 
 
-async def open_store(url: str) -> Store:
+async def open_store(url: str, settings: StoreSettings | None = None) -> Store:
     """``sqlite:///relative.db``, ``sqlite:////abs/path.db``, ``sqlite://:memory:``,
-    ``falkordb://host:port`` (or ``falkordb+cluster://host:port`` for a Redis Cluster)."""
+    ``falkordb://host:port`` (or ``falkordb+cluster://host:port`` for a Redis Cluster); ``settings``
+    tune the backend's indexes (default: ``StoreSettings()``)."""
     backend, rest = _backend(url)
     if backend == "sqlite":
+        from chronomem.settings import StoreSettings
         from chronomem.store.sqlite import SQLiteStore
 
+        settings = settings or StoreSettings()
         path = rest[1:] if rest.startswith("/") else rest  # sqlite:///x.db -> x.db, sqlite:////abs -> /abs
-        return await SQLiteStore.open(path or ":memory:")
+        return await SQLiteStore.open(path or ":memory:", ann_from=settings.sqlite_ann_from)
     from chronomem.store.falkordb import FalkorDBStore
 
     return await FalkorDBStore.connect(url)

@@ -35,6 +35,7 @@ from chronomem.errors import InvalidInputError, NotFoundError, StoreError, Store
 from chronomem.filters import SearchFilters
 from chronomem.store.base import BfsResult, GraphWrite, GroupStats, Scope, ScoredId, WeightedEdge
 from chronomem.store.sqlite import reads
+from chronomem.store.sqlite.ann import ANN_FROM
 from chronomem.store.sqlite.changefeed import ChangeFeed, head
 from chronomem.store.sqlite.codec import EPISODE_COLUMNS, episode_from_row
 from chronomem.store.sqlite.connection import apply_migrations, connect
@@ -62,8 +63,16 @@ def _translate(exc: sqlite3.Error) -> StoreError:
 class SQLiteStore:
     """Implements :class:`chronomem.store.Store`; open with :meth:`open`."""
 
-    def __init__(self, path: str, writer: sqlite3.Connection, *, index_memory: int = DEFAULT_MEMORY_BUDGET) -> None:
+    def __init__(
+        self,
+        path: str,
+        writer: sqlite3.Connection,
+        *,
+        index_memory: int = DEFAULT_MEMORY_BUDGET,
+        ann_from: int = ANN_FROM,
+    ) -> None:
         self._path = path
+        self._ann_from = ann_from
         self._writer = writer
         self._in_memory = path == ":memory:"
         self._write_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="chronomem-sqlite-writer")
@@ -77,11 +86,15 @@ class SQLiteStore:
         self._closed = False
 
     @classmethod
-    async def open(cls, path: str, *, index_memory: int = DEFAULT_MEMORY_BUDGET) -> SQLiteStore:
+    async def open(
+        cls, path: str, *, index_memory: int = DEFAULT_MEMORY_BUDGET, ann_from: int = ANN_FROM
+    ) -> SQLiteStore:
         """Open (creating if needed) the database at ``path`` (or ``":memory:"``) and migrate it.
 
         ``index_memory`` bounds the bytes of in-memory search indexes (least recently searched
-        groups are dropped past it and rebuilt on their next search)."""
+        groups are dropped past it and rebuilt on their next search). A (group, scope) of at least
+        ``ann_from`` vectors is searched through an approximate index (store/sqlite/ann.py) once it
+        is trained in the background; smaller ones, exactly."""
 
         def prepare() -> sqlite3.Connection:
             conn = connect(path)
@@ -93,7 +106,7 @@ class SQLiteStore:
             return conn
 
         writer = await asyncio.to_thread(prepare)
-        return cls(path, writer, index_memory=index_memory)
+        return cls(path, writer, index_memory=index_memory, ann_from=ann_from)
 
     @property
     def path(self) -> str:
@@ -500,16 +513,28 @@ class SQLiteStore:
             ).fetchall()
             stamps = np.array([r[2:] for r in rows], dtype=object).reshape(len(rows), 4)
             times = np.where(stamps == None, NULL_TIME, stamps).astype(np.int64)  # noqa: E711 (elementwise)
-            index = VectorIndex([r[0] for r in rows], [r[1] for r in rows], times=times)
+            index = VectorIndex([r[0] for r in rows], [r[1] for r in rows], times=times, ann_from=self._ann_from)
         elif kind == "vector":
             rows = conn.execute(
                 "SELECT id, vec FROM vectors WHERE gid = ? AND scope = ?", (gid, scope.value)
             ).fetchall()
-            index = VectorIndex([r[0] for r in rows], [r[1] for r in rows])
+            index = VectorIndex([r[0] for r in rows], [r[1] for r in rows], ann_from=self._ann_from)
         else:
             index = TextIndex.build(conn.execute(TEXT_SQL[scope], (gid,)))
         self._indexes.install(kind, group_id, scope.value, index)
         return index
+
+    async def vector_index_info(
+        self, group_id: str, scope: Scope = Scope.FACTS, *, wait_seconds: float = 0.0
+    ) -> dict[str, float] | None:
+        """What the loaded vector index of (group, scope) holds (see ``VectorIndex.describe``),
+        after waiting up to ``wait_seconds`` for a background build; None when it is not loaded."""
+        index = self._indexes.get("vector", group_id, Scope(scope).value)
+        if not isinstance(index, VectorIndex):
+            return None
+        if wait_seconds > 0:
+            await asyncio.to_thread(index.wait_for_index, wait_seconds)
+        return index.describe()
 
     async def bfs(
         self,

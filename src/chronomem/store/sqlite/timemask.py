@@ -17,7 +17,7 @@ from chronomem.filters import SearchFilters, TimeRange
 from chronomem.store.sqlite.codec import to_us
 from chronomem.timeutil import utc_now
 
-__all__ = ["NULL_TIME", "TimeMask", "TimeOverrides", "fact_time_mask", "time_row"]
+__all__ = ["NULL_TIME", "CurrentAt", "TimeMask", "TimeOverrides", "fact_time_mask", "open_rows", "time_row"]
 
 NULL_TIME = np.iinfo(np.int64).min  # a null timestamp; no real time is this small
 VALID, INVALID, CREATED, EXPIRED = range(4)
@@ -64,12 +64,33 @@ def _current(times: np.ndarray, now: int) -> np.ndarray:
     return current
 
 
+class CurrentAt:
+    """The default filter alone: facts current at ``now``. Every row open on both ends (no
+    invalid_at, no expired_at: a group without history) passes it at any ``now``, so an index that
+    knows all its rows are open skips the mask (at 1M rows computing it is ~4 ms of a search)."""
+
+    __slots__ = ("now",)
+
+    def __init__(self, now: int) -> None:
+        self.now = now
+
+    def __call__(self, times: np.ndarray) -> np.ndarray:
+        return _current(times, self.now)
+
+
+def open_rows(times: np.ndarray) -> np.ndarray:
+    """Rows with neither invalid_at nor expired_at: current at every time."""
+    rows: np.ndarray = (times[:, INVALID] == NULL_TIME) & (times[:, EXPIRED] == NULL_TIME)
+    return rows
+
+
 def fact_time_mask(filters: SearchFilters | None) -> TimeMask:
     """A function from a (rows × 4) time array to the rows whose times pass ``filters``."""
-    if filters is None:
-        now = to_us(utc_now())
+    ranges = filters is not None and any(getattr(filters, name) is not None for name in _COLUMNS)
+    if filters is None or (filters.current_only and not ranges):
+        now = to_us(utc_now() if filters is None else filters.effective_now())
         assert now is not None
-        return lambda times: _current(times, now)
+        return CurrentAt(now)
 
     def mask(times: np.ndarray) -> np.ndarray:
         keep = np.ones(times.shape[0], dtype=bool)
