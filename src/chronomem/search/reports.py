@@ -33,7 +33,7 @@ from chronomem.search.decompose import focus_query
 from chronomem.search.timeparse import strip_time
 from chronomem.search.wordforms import word_forms
 
-__all__ = ["asks_what_was_done", "done_words", "reports_event", "sentences"]
+__all__ = ["asks_what_was_done", "done_words", "mentions", "reports_event", "sentences"]
 
 
 
@@ -86,7 +86,7 @@ _ABOUT_CHAT = re.compile(
 )
 _NOT_EVENTS = _words(
     "wanted noticed wondered thought mentioned asked said told talked discussed liked loved hoped needed "
-    "wished planned considered felt knew seemed")
+    "wished planned considered felt knew seemed realized realised remembered")
 # what the reports need not repeat: light verbs and the question's own frame
 _LIGHT = _words(
     "take took taken do did done go went gone get got have had make made spend spent attend attended "
@@ -137,7 +137,10 @@ def _verb_reports(tokens: list[str], start: int) -> bool:
         following = tokens[n + 1] if n + 1 < len(tokens) else ""
         if participle == "been":
             return following not in _PLANNING
-        return participle in _PERFECT or _is_event_past(participle)
+        if participle in _PERFECT or _is_event_past(participle):
+            return True
+        # "had" as the verb itself: "I had an appointment" (not "I'd like", nor "I had to")
+        return word == "had" and participle != "to"
     if word in ("was", "were"):  # "I was at the concert" yes; "I was wondering" no
         following = tokens[n + 1] if n + 1 < len(tokens) else ""
         return bool(following) and following not in _FORMULA_AFTER and not following.endswith("ing")
@@ -164,6 +167,11 @@ def _reports_in(sentence: str) -> bool:
 
 def _forms(words: Collection[str]) -> set[str]:
     return {form for word in words for form in word_forms(word)}
+
+
+def mentions(sentence: str, words: Collection[str]) -> bool:
+    """Does the sentence hold one of ``words`` (casefolded) in any regular form?"""
+    return bool(_forms(words) & set(_tokens(sentence)))
 
 
 def reports_event(text: str, words: Collection[str]) -> bool:
