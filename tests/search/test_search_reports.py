@@ -27,6 +27,7 @@ TRIPS = "What is the order of the three trips I took in the past three months, f
         "We went on a road trip with friends to Big Sur last weekend.",
         "My wife and I visited Kyoto on our trip in April.",
         "I've finally finished my first trip report.",
+        "I’ve just taken a trip to the coast.",  # a typographic apostrophe
         "I had visited the lake on an earlier trip.",
         "I was at the campsite during the trip, it rained.",
     ],

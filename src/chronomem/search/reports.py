@@ -36,7 +36,6 @@ from chronomem.search.wordforms import word_forms
 __all__ = ["asks_what_was_done", "done_words", "mentions", "reports_event", "sentences"]
 
 
-
 def _words(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
@@ -150,8 +149,8 @@ def _verb_reports(tokens: list[str], start: int) -> bool:
 def _tokens(sentence: str) -> list[str]:
     """Lower-case words, contractions split off the subject: "I've" → "i", "'ve"."""
     out: list[str] = []
-    for word in _WORD.findall(sentence):
-        folded = word.casefold().replace("’", "'")
+    for word in _WORD.findall(sentence.replace("’", "'")):  # a typographic apostrophe: "I’ve"
+        folded = word.casefold()
         head, apostrophe, tail = folded.partition("'")
         if apostrophe and head in _SUBJECT:
             out += [head, "'" + tail]
