@@ -3,7 +3,7 @@ them) does not, and both grids vary the same weights."""
 
 from __future__ import annotations
 
-from chronomem.eval.configs import CANDIDATES, EVAL_CONFIG, LME_CONFIG, LOCOMO_CANDIDATES, MULTIHOP
+from chronomem.eval.configs import CANDIDATES, EVAL_CONFIG, LME_CONFIG, LOCOMO_CANDIDATES, MULTIHOP, REPORTS
 
 
 def _multihop(config) -> dict[str, object]:
@@ -24,3 +24,9 @@ def test_both_grids_vary_the_same_weights():
         lme = CANDIDATES[name]
         assert locomo.episodes == lme.episodes
         assert (locomo.time_boost, locomo.conversation_boost) == (lme.time_boost, lme.conversation_boost)
+
+
+def test_longmemeval_and_its_grid_run_the_report_signal_and_locomo_does_not():
+    assert LME_CONFIG.report_boost == REPORTS["report_boost"] > 0
+    assert all(c.report_boost == LME_CONFIG.report_boost for c in CANDIDATES.values())
+    assert EVAL_CONFIG.report_boost == 0 and all(c.report_boost == 0 for c in LOCOMO_CANDIDATES.values())

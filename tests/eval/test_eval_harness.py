@@ -82,6 +82,13 @@ async def test_folds_report_out_of_fold_and_in_sample_twins_with_each_choice(tmp
     assert m["lme_recall_all_at_5_oof"] == 1.0
     assert m["lme_recall_all_at_5_multi_session_oof"] == 1.0  # per question type too
     assert m["locomo_fold_1_config"] == "default"  # every candidate ties: the default is kept
+    # each fold's held-out objective beside BM25's on the same questions, and the spread
+    assert m["lme_fold_1_recall_all_at_5_oof"] == m["lme_fold_2_recall_all_at_5_oof"] == 1.0
+    assert m["locomo_fold_2_recall_at_10_oof"] == 100.0  # percent, as LoCoMo's other figures
+    assert m["lme_recall_all_at_5_fold_stdev_oof"] == 0.0
+    assert m["lme_recall_all_at_5_fold_min_margin_over_bm25"] == pytest.approx(
+        1.0 - max(m["lme_fold_1_recall_all_at_5_bm25"], m["lme_fold_2_recall_all_at_5_bm25"])
+    )
     names = list(m)
     at_10 = names.index("locomo_recall_at_10")
     assert names[at_10 : at_10 + 4] == [  # each metric, then its twins

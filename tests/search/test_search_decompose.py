@@ -64,6 +64,10 @@ def test_a_question_naming_one_event_is_searched_whole(question):
         ("How many rare items do I have in total?", "rare items I have"),
         ("What is the total number of online courses I've completed?", "online courses I've completed"),
         ("I redeemed $12 cashback, how many times in total?", "I redeemed $12 cashback, how many times"),
+        # other frames: "in what order", the imperative, and a count after "my"
+        ("In what order did I go on my three trips over the last three months?", "I go on my trips"),
+        ("Count the doctor visits I had in March.", "doctor visits I had"),
+        ("List all the concerts I went to this year.", "concerts I went to"),
     ],
 )
 def test_the_focus_of_a_counting_or_ordering_question_is_what_its_evidence_mentions(question, focus):
@@ -73,7 +77,8 @@ def test_the_focus_of_a_counting_or_ordering_question_is_what_its_evidence_menti
 
 @pytest.mark.parametrize(
     "question",
-    ["What breed is my dog?", "Where did I go hiking last weekend?", "Which device did I set up first?", "How many?"],
+    ["What breed is my dog?", "Where did I go hiking last weekend?", "Which device did I set up first?", "How many?",
+     "Countries I visited with my two sisters?"],
 )
 def test_a_question_that_neither_counts_nor_orders_has_no_focus(question):
     assert focus_query(question) == ""

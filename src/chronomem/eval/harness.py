@@ -48,7 +48,7 @@ from chronomem.embed.cache import CachedEmbedder
 from chronomem.errors import InvalidInputError
 from chronomem.eval.bm25 import BM25
 from chronomem.eval.configs import CANDIDATES, DEPTH, EVAL_CONFIG, LME_CONFIG, LOCOMO_CANDIDATES
-from chronomem.eval.folds import QuestionScores, best_candidate, cross_validate
+from chronomem.eval.folds import QuestionScores, assign_folds, best_candidate, cross_validate
 from chronomem.eval.ingest import ingest, lme_episodes, lme_group, locomo_episodes, locomo_group
 from chronomem.eval.locomo import CATEGORY_NAMES, LocomoSample, load_locomo
 from chronomem.eval.longmemeval import LmeQuestion, load_longmemeval
@@ -219,9 +219,10 @@ _Metrics = Callable[[Sequence[tuple[str, Mapping[str, float]]], str], dict[str, 
 
 def _report_benchmark(
     report: EvalReport, prefix: str, scored: Sequence[QuestionScores], metrics: _Metrics,
-    objective: str, folds: int | None,
+    objective: str, folds: int | None, scale: float = 1.0,
 ) -> None:
-    """The default config's figures and BM25's; with folds, the out-of-fold and in-sample ones too."""
+    """The default config's figures and BM25's; with folds, the out-of-fold and in-sample ones too
+    (and each fold's objective, times ``scale``: LoCoMo's figures are percent)."""
     report.add(f"{prefix}_questions", len(scored))
     twins = {"": metrics([(q.kind, q.by_candidate[DEFAULT]) for q in scored], "")}
     if folds is not None and scored:
@@ -234,11 +235,31 @@ def _report_benchmark(
         report.add(f"{prefix}_in_sample_config", best)
         for choice in choices:
             report.add(f"{prefix}_fold_{choice.fold + 1}_config", choice.candidate)
+        _report_folds(report, prefix, held_out, objective, folds, scale)
     twins["_bm25"] = metrics([(q.kind, q.bm25) for q in scored], "_bm25")
     for name in twins[""]:  # each metric, then its twins
         for suffix, figures in twins.items():
             if f"{name}{suffix}" in figures:
                 report.add(f"{name}{suffix}", figures[f"{name}{suffix}"])
+
+
+def _report_folds(
+    report: EvalReport, prefix: str, held_out: Sequence[tuple[QuestionScores, str]], objective: str, folds: int,
+    scale: float,
+) -> None:
+    """Each fold's held-out objective, with BM25's on the same questions, and their spread: a
+    mechanism that holds on questions it was not built on scores evenly across the folds."""
+    fold_of = assign_folds([q.fold_key for q, _ in held_out], [q.kind for q, _ in held_out], folds)
+    ours, baseline = [], []
+    for fold in range(folds):
+        rows = [(q, chosen) for q, chosen in held_out if fold_of[q.fold_key] == fold]
+        ours.append(scale * _mean([q.by_candidate[chosen][objective] for q, chosen in rows]))
+        baseline.append(scale * _mean([q.bm25[objective] for q, _ in rows]))
+        report.add(f"{prefix}_fold_{fold + 1}_{objective}_oof", ours[-1])
+        report.add(f"{prefix}_fold_{fold + 1}_{objective}_bm25", baseline[-1])
+    report.add(f"{prefix}_{objective}_fold_stdev_oof", statistics.stdev(ours))
+    margins = [o - b for o, b in zip(ours, baseline, strict=True)]
+    report.add(f"{prefix}_{objective}_fold_min_margin_over_bm25", min(margins))
 
 
 # -- entry point ------------------------------------------------------------------------------------
@@ -300,7 +321,7 @@ async def run_eval(
             samples = load_locomo(locomo)[:limit]
             _check_folds(folds, len(samples), "LoCoMo conversations")
             scored = await _eval_locomo(samples, memory, configs, log)
-            _report_benchmark(report, "locomo", scored, _locomo_metrics, LOCOMO_OBJECTIVE, folds)
+            _report_benchmark(report, "locomo", scored, _locomo_metrics, LOCOMO_OBJECTIVE, folds, scale=100.0)
         if longmemeval is not None:
             configs = _configs(config or LME_CONFIG, folds, candidates, CANDIDATES)
             questions = load_longmemeval(longmemeval)[:limit]

@@ -91,6 +91,10 @@ class SearchConfig(BaseModel):
     # full text also matches the other forms of the query's words ("research" → "researching");
     # see chronomem.search.wordforms
     word_forms: bool = False
+    # episodes: RRF weight of "a user's sentence reports the event asked about" ("I just got back
+    # from a camping trip", not "I'm planning a trip"), for questions asking what the user did
+    # (see chronomem.search.reports); 0 = off
+    report_boost: float = Field(default=0.0, ge=0.0)
     recent_episodes_for_bfs: int = Field(default=4, ge=0)  # BFS seeds when no other seed exists
     # A query naming several events ("between the day I … and the day I …", "'A' or 'B'") is also
     # searched once per event and the rankings fused, the whole query at this weight.

@@ -143,13 +143,15 @@ def event_queries(question: str) -> list[str]:
 # Questions that count, total or order things spread over sessions.
 _AGGREGATE = re.compile(
     r"^(?:how\s+many|how\s+much|what\s+(?:is|was|are|were)\s+the\s+(?:order|total|sum|number|average))\b"
+    r"|^(?:count|list)\b"  # the imperative: "Count the doctor visits I had in March."
     r"|\b(?:in\s+total|altogether|all\s+the|how\s+many\s+times|in\s+(?:what|which)\s+order)\b",
     re.IGNORECASE,
 )
 # The frame that asks for the number or the order, at the start of the question.
 _FRAME = re.compile(
     r"^(?:what\s+(?:is|was|are|were)\s+the\s+(?:order|(?:total\s+)?(?:number|amount|cost|weight|sum|average)|total)"
-    r"(?:\s+of)?\s+|how\s+many\s+(?:times\s+)?|how\s+much\s+(?:more\s+|less\s+)?)"
+    r"(?:\s+of)?\s+|how\s+many\s+(?:times\s+)?|how\s+much\s+(?:more\s+|less\s+)?|in\s+(?:what|which)\s+order\s+"
+    r"|(?:count|list)\s+(?:all\s+)?(?:the\s+)?)"
     # what is measured, not what happened: "how many days (had passed) between", "hours of jogging"
     r"(?:(?:days|weeks|months|years|hours|minutes)(?:\s+of|\s+(?:had\s+|have\s+)?passed|\s+ago)?\s+)?",
     re.IGNORECASE,
@@ -163,6 +165,9 @@ _ORDERING = re.compile(
 )
 # "the three trips": how many the question expects, which no piece of evidence says
 _COUNT = re.compile(r"^(?:the\s+)?(?:two|three|four|five|six|seven|eight|nine|ten|\d+)\s+(?=\w)", re.IGNORECASE)
+# the same after a possessive inside the focus: "I go on my three trips" → "I go on my trips"
+_OWN_COUNT = re.compile(r"\b(?P<det>my|our)\s+(?:two|three|four|five|six|seven|eight|nine|ten|\d+)\s+(?=\w)",
+                        re.IGNORECASE)
 _DANGLING = re.compile(r"\s+(?:in|on|at|during|from|since|of|over|for)\s*$", re.IGNORECASE)
 
 
@@ -178,7 +183,7 @@ def focus_query(question: str) -> str:
         return ""
     text = strip_time(question)
     text = _ORDERING.sub("", _FRAME.sub("", text.strip()))
-    text = _AUXILIARY.sub("", _COUNT.sub("", text.strip()))
+    text = _AUXILIARY.sub("", _OWN_COUNT.sub(r"\g<det> ", _COUNT.sub("", text.strip())))
     text = _DANGLING.sub("", _clean(text))
     focus = _clean(text)
     return focus if focus and focus.casefold() != _clean(question).casefold() else ""

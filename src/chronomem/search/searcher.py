@@ -103,6 +103,7 @@ def _fuse(
     config = request.config
     fused = rrf(rankings, k=rrf_k, weights=weights)
     extra: list[tuple[list[str], float]] = []
+    near: list[str] | None = None  # the candidates in or near the query's windows, those inside first
     if windows and config.time_mode is not TimeMode.OFF and scope in (Scope.FACTS, Scope.EPISODES):
         inside = signals.dated_inside([i for i, _ in fused], objects, windows)
         if config.time_mode is TimeMode.FILTER:
@@ -121,6 +122,11 @@ def _fuse(
         extra.append((signals.speaker_named([i for i, _ in fused], objects, request.query), config.speaker_boost))
         extra.append((signals.by_conversation(fused, objects), config.conversation_boost))
         extra.append((signals.replies_to_top(fused, objects), config.reply_boost))
+        if config.report_boost > 0:
+            # a report of the event in the time asked about first: "I got back from a trip" told
+            # a year before "the trips I took in the past three months" is another trip
+            order = near if near is not None else [i for i, _ in fused]
+            extra.append((signals.reporting(order, objects, request.query), config.report_boost))
         if coverage > 0:
             extra.append((signals.across_conversations(fused, objects), coverage))
     extra = [(ranking, weight) for ranking, weight in extra if ranking and weight > 0]

@@ -12,6 +12,8 @@ methods' evidence:
   same day): the turns around a strong hit are likelier to hold the answer than isolated matches.
 - :func:`across_conversations`: each conversation's best candidate, then each one's second best, …
   — coverage across sessions, for questions whose evidence is spread over many ("all the …").
+- :func:`reporting`: messages whose sentences report, in the first person and the past tense, an
+  event the question asks about ("I just got back from a trip"; see :mod:`.reports`).
 - :func:`replies_to_top`: messages replying (``metadata["reply_to"]``) to one of the best hits — the
   answer that follows a question which matched the query.
 """
@@ -24,6 +26,7 @@ from datetime import date, datetime, timedelta
 from typing import Any
 
 from chronomem.domain import Episode, Fact
+from chronomem.search import reports
 from chronomem.search.timeparse import TimeWindow
 
 __all__ = [
@@ -34,6 +37,7 @@ __all__ = [
     "dated_near",
     "is_dated_inside",
     "replies_to_top",
+    "reporting",
     "speaker_named",
 ]
 
@@ -139,3 +143,15 @@ def replies_to_top(fused: Sequence[tuple[str, float]], episodes: Mapping[str, Ep
         if (parent := episodes[episode_id].metadata.get("reply_to")) in rank
     ]
     return [episode_id for _, _, episode_id in sorted(replies)]
+
+
+def reporting(ordered_ids: Sequence[str], episodes: Mapping[str, Episode], question: str) -> list[str]:
+    """Episodes (not the assistant's) that report the event a question about what the user did
+    asks for, in the given order; empty for other questions."""
+    if not reports.asks_what_was_done(question):
+        return []
+    words = reports.done_words(question)
+    return [
+        i for i in ordered_ids
+        if episodes[i].role != "assistant" and reports.reports_event(episodes[i].content, words)
+    ]
