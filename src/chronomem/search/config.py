@@ -91,6 +91,9 @@ class SearchConfig(BaseModel):
     # full text also matches the other forms of the query's words ("research" → "researching");
     # see chronomem.search.wordforms
     word_forms: bool = False
+    # episodes: messages that only ask ("What was your favourite part?") follow those that tell
+    # (see chronomem.search.asking)
+    asking_last: bool = False
     recent_episodes_for_bfs: int = Field(default=4, ge=0)  # BFS seeds when no other seed exists
     # A query naming several events ("between the day I … and the day I …", "'A' or 'B'") is also
     # searched once per event and the rankings fused, the whole query at this weight.
