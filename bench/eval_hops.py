@@ -28,14 +28,23 @@ def variants() -> dict[str, dict[str, object]]:
     """Each variant: the multi-hop settings laid over the config without them."""
     from chronomem.eval.configs import MULTIHOP
 
-    off = {"hop_boost": 0.0, "list_coverage_boost": 0.0, "word_forms": False}
+    off = {"hop_boost": 0.0, "list_coverage_boost": 0.0, "word_forms": False, "asking_last": False,
+           "unnamed_speaker_offset": 0}
+    earlier = {"hop_boost": MULTIHOP["hop_boost"], "list_coverage_boost": MULTIHOP["list_coverage_boost"],
+               "word_forms": True}  # the three mechanisms of the round before
     return {
         "without": off,
-        "hop": {**off, "hop_boost": MULTIHOP["hop_boost"]},
-        "list": {**off, "list_coverage_boost": MULTIHOP["list_coverage_boost"]},
-        "forms": {**off, "word_forms": True},
+        "asking": {**off, "asking_last": True},
+        "speaker": {**off, "unnamed_speaker_offset": MULTIHOP["unnamed_speaker_offset"]},
+        "earlier": {**off, **earlier},
+        "with_but_asking": {**MULTIHOP, "asking_last": False},
         "with": dict(MULTIHOP),
+        # the speaker offset's other values, to choose it out of fold (OFFSETS; 0: all but the offset)
+        **{f"with@offset={o}": {**MULTIHOP, "unnamed_speaker_offset": o} for o in OFFSETS},
     }
+
+
+OFFSETS = (0, 3, 6, 20)  # beside MULTIHOP's 10
 
 
 # the weights each family chooses among, out of fold (a small grid: every candidate is a pass)
@@ -72,6 +81,19 @@ def _list_rule_figures(samples: list) -> None:  # type: ignore[type-arg]
         print(f"list_rule_fired_category_{category}: {sum(q.category == category for q in fired)}")
 
 
+def _asking_rule_figures(samples: list) -> None:  # type: ignore[type-arg]
+    """How many turns the asking rule flags, and how many evidence turns among them."""
+    from chronomem.eval.ingest import locomo_episodes
+    from chronomem.search.asking import only_asks
+
+    flagged = {(s.sample_id, e.episode.metadata["unit"]) for s in samples for e in locomo_episodes(s)
+               if "unit" in e.episode.metadata and only_asks(e.episode.content)}
+    turns = sum(len(s.turns) for s in samples)
+    slots = [(s.sample_id, d) for s in samples for q in s.questions if q.category in (1, 2, 3, 4) for d in q.evidence]
+    print(f"asking_rule_turns_flagged: {len(flagged)} of {turns}")
+    print(f"asking_rule_evidence_flagged: {sum(slot in flagged for slot in slots)} of {len(slots)}")
+
+
 async def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -101,10 +123,18 @@ async def main(argv: list[str] | None = None) -> int:
             scored = await _eval_locomo(samples, memory, configs_, lambda m: print(m, file=sys.stderr))  # type: ignore[arg-type]
     print(f"locomo_questions: {len(scored)}")
     _list_rule_figures(samples)
+    _asking_rule_figures(samples)
     for name in variants():
         for metric, value in _locomo_metrics([(q.kind, q.by_candidate[name]) for q in scored], "").items():
             print(f"{name}.{metric}: {value:.2f}")
     if args.folds:
+        # the speaker offset chosen out of fold among OFFSETS and MULTIHOP's, the rest as shipped
+        names = ["with", *(f"with@offset={o}" for o in OFFSETS)]
+        held_out, choices = cross_validate(scored, names, "recall_at_10", args.folds)
+        for metric, value in _locomo_metrics([(q.kind, q.by_candidate[c]) for q, c in held_out], "_oof").items():
+            print(f"offset.{metric}: {value:.2f}")
+        for choice in choices:
+            print(f"offset.fold_{choice.fold + 1}_config: {choice.candidate}")
         for family in FAMILIES:
             names = [family, *(f"{family}@rrf_k={k:g},bm25={w:g}" for k, w in GRID)]
             held_out, choices = cross_validate(scored, names, "recall_at_10", args.folds)

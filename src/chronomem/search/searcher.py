@@ -130,6 +130,8 @@ def _fuse(
         )
     if scope is Scope.EPISODES and config.asking_last:
         fused = asking.asking_last(fused, objects)  # a question tells nothing
+    if scope is Scope.EPISODES and config.unnamed_speaker_offset:
+        fused = signals.unnamed_speakers_down(fused, objects, request.query, config.unnamed_speaker_offset)
     return fused
 
 
@@ -472,6 +474,8 @@ class Searcher:
     ) -> list[str]:
         """The messages one hop from the best ones over the names and keywords they mention (one
         full-text query per seed, see :mod:`.hops`); what the pool lacked is loaded into ``objects``."""
+        if request.config.asking_last:  # a question names little to hop through
+            fused = asking.asking_last(fused, objects)
         seeds = hops.hop_seeds([objects[i] for i, _ in fused], request.config.hop_seeds)
         speakers = {e.speaker for e in objects.values() if isinstance(e, Episode) and e.speaker}
         queries = hops.hop_queries(seeds, request.query, speakers)
