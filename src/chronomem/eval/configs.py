@@ -36,7 +36,7 @@ _EPISODES_ONLY = SearchConfig(
 # LoCoMo only: LongMemEval was not measured with them.
 MULTIHOP = {
     "hop_boost": 0.25, "list_coverage_boost": 1.0, "word_forms": True, "asking_last": True,
-    "unnamed_speaker_offset": 10,
+    "unnamed_speaker_offset": 6,
 }
 
 # LoCoMo's default: the episodes-only config with the multi-hop mechanisms.
