@@ -108,9 +108,9 @@ def speaker_named(ordered_ids: Sequence[str], episodes: Mapping[str, Episode], q
 def unnamed_speakers_down(
     fused: Sequence[tuple[str, float]], episodes: Mapping[str, Episode], query: str, offset: int
 ) -> list[tuple[str, float]]:
-    """``fused`` with each candidate spoken by someone the query does not name moved ``offset``
-    places down (ties: the named speaker's first), when the query names a speaker (as
-    :func:`speaker_named` decides). Scores stay with the places.
+    """``fused`` with each candidate not spoken by someone the query names (a document, which has no
+    speaker, included) moved ``offset`` places down (ties: the named speaker's first), when the
+    query names a speaker (as :func:`speaker_named` decides). Scores stay with the places.
 
     Why a shift and not one more RRF ranking: "What activities does Melanie partake in?" is
     answered by Melanie (on locomo10, 96% of the multi-hop evidence turns are spoken by a speaker
