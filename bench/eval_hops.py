@@ -2,14 +2,16 @@
 
     .venv/bin/python bench/eval_hops.py                 # locomo10, every variant, in-sample
     .venv/bin/python bench/eval_hops.py --limit 3       # the first three conversations
+    .venv/bin/python bench/eval_hops.py --only 0,1 --save a.pkl; … --merge a.pkl b.pkl   # split over processes
 
 Each variant is LoCoMo's config (:data:`chronomem.eval.configs.EVAL_CONFIG`) with none, one or all
 of the multi-hop mechanisms (:data:`chronomem.eval.configs.MULTIHOP`: the hop, the list coverage,
-the word forms; see :func:`variants`), scored on the same questions in the same pass, so the
-differences are the mechanisms' alone; those figures are in-sample. With ``--folds K`` (default 5)
-the configs without and with all mechanisms each choose among a small grid of weights (RRF
-constant × BM25 weight, :data:`GRID`) by conversation-level K-fold cross-validation, and print
-``*_oof`` figures: each fold scored with the weights chosen on the others.
+the word forms, asking last, the unnamed speakers' offset; see :func:`variants`), scored on the
+same questions in the same pass, so the differences are the mechanisms' alone; those figures are
+in-sample. With ``--folds K`` (default 5) the config with all mechanisms chooses its speaker offset
+(:data:`OFFSETS`) and its weights (RRF constant × BM25 weight, :data:`GRID`) by conversation-level
+K-fold cross-validation, and prints ``with.*_oof`` figures: each fold scored with the choice made on
+the others.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import pickle
 import sys
 import tempfile
 from pathlib import Path
@@ -28,19 +31,27 @@ def variants() -> dict[str, dict[str, object]]:
     """Each variant: the multi-hop settings laid over the config without them."""
     from chronomem.eval.configs import MULTIHOP
 
-    off = {"hop_boost": 0.0, "list_coverage_boost": 0.0, "word_forms": False}
+    off = {"hop_boost": 0.0, "list_coverage_boost": 0.0, "word_forms": False, "asking_last": False,
+           "unnamed_speaker_offset": 0}
+    earlier = {"hop_boost": MULTIHOP["hop_boost"], "list_coverage_boost": MULTIHOP["list_coverage_boost"],
+               "word_forms": True}  # the three mechanisms of the round before
     return {
         "without": off,
-        "hop": {**off, "hop_boost": MULTIHOP["hop_boost"]},
-        "list": {**off, "list_coverage_boost": MULTIHOP["list_coverage_boost"]},
-        "forms": {**off, "word_forms": True},
+        "asking": {**off, "asking_last": True},
+        "speaker": {**off, "unnamed_speaker_offset": MULTIHOP["unnamed_speaker_offset"]},
+        "earlier": {**off, **earlier},
         "with": dict(MULTIHOP),
+        # the speaker offset's other values, to choose it out of fold (OFFSETS; 0: all but the offset)
+        **{f"with@offset={o}": {**MULTIHOP, "unnamed_speaker_offset": o} for o in OFFSETS},
     }
+
+
+OFFSETS = (0, 3, 10)  # beside MULTIHOP's 6 (chosen out of fold, every fold, 2026-12-01)
 
 
 # the weights each family chooses among, out of fold (a small grid: every candidate is a pass)
 GRID = [(k, w) for k in (20.0, 60.0) for w in (0.5, 1.0)]
-FAMILIES = ("without", "with")
+FAMILIES = ("with",)  # the config without the mechanisms chose the default weights in every fold last round
 
 
 def configs() -> dict[str, object]:
@@ -72,42 +83,36 @@ def _list_rule_figures(samples: list) -> None:  # type: ignore[type-arg]
         print(f"list_rule_fired_category_{category}: {sum(q.category == category for q in fired)}")
 
 
-async def main(argv: list[str] | None = None) -> int:
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--locomo", type=Path, default=DATA / "locomo10.json")
-    parser.add_argument("--limit", type=int, help="first N conversations")
-    parser.add_argument("--folds", type=int, default=5, help="folds for the out-of-fold figures (0: none)")
-    parser.add_argument("--cache-dir", type=Path, default=Path("bench/out/eval-cache"), help="embedding cache")
-    args = parser.parse_args(argv)
+def _asking_rule_figures(samples: list) -> None:  # type: ignore[type-arg]
+    """How many turns the asking rule flags, and how many evidence turns among them."""
+    from chronomem.eval.ingest import locomo_episodes
+    from chronomem.search.asking import only_asks
 
-    from chronomem.embed.cache import CachedEmbedder
-    from chronomem.embed.local import LocalEmbedder
+    flagged = {(s.sample_id, e.episode.metadata["unit"]) for s in samples for e in locomo_episodes(s)
+               if "unit" in e.episode.metadata and only_asks(e.episode.content)}
+    turns = sum(len(s.turns) for s in samples)
+    slots = [(s.sample_id, d) for s in samples for q in s.questions if q.category in (1, 2, 3, 4) for d in q.evidence]
+    print(f"asking_rule_turns_flagged: {len(flagged)} of {turns}")
+    print(f"asking_rule_evidence_flagged: {sum(slot in flagged for slot in slots)} of {len(slots)}")
+
+
+def report(scored: list, samples: list, folds: int) -> None:  # type: ignore[type-arg]
+    """Print every figure from the per-question scores of every config."""
     from chronomem.eval.folds import cross_validate
-    from chronomem.eval.harness import _eval_locomo, _locomo_metrics, _safe
-    from chronomem.eval.locomo import load_locomo
-    from chronomem.memory import Chronomem
-    from chronomem.settings import Settings
+    from chronomem.eval.harness import _locomo_metrics
 
-    configs_ = configs()
-    inner = LocalEmbedder()
-    args.cache_dir.mkdir(parents=True, exist_ok=True)
-    embedder = CachedEmbedder(inner, path=args.cache_dir / f"vectors-{_safe(inner.model_name)}.db",
-                              max_entries=500_000)
-    with tempfile.TemporaryDirectory(prefix="chronomem-hops-") as scratch:
-        settings = Settings(store_url=f"sqlite:///{Path(scratch) / 'eval.db'}")
-        async with await Chronomem.open(settings, embedder=embedder) as memory:
-            samples = load_locomo(args.locomo)[: args.limit]
-            scored = await _eval_locomo(samples, memory, configs_, lambda m: print(m, file=sys.stderr))  # type: ignore[arg-type]
     print(f"locomo_questions: {len(scored)}")
     _list_rule_figures(samples)
+    _asking_rule_figures(samples)
     for name in variants():
         for metric, value in _locomo_metrics([(q.kind, q.by_candidate[name]) for q in scored], "").items():
             print(f"{name}.{metric}: {value:.2f}")
-    if args.folds:
+    if folds:
+        # every tuned weight chosen out of fold at once: the speaker offset and the grid
         for family in FAMILIES:
-            names = [family, *(f"{family}@rrf_k={k:g},bm25={w:g}" for k, w in GRID)]
-            held_out, choices = cross_validate(scored, names, "recall_at_10", args.folds)
+            names = [family, *(f"{family}@offset={o}" for o in OFFSETS),
+                     *(f"{family}@rrf_k={k:g},bm25={w:g}" for k, w in GRID)]
+            held_out, choices = cross_validate(scored, names, "recall_at_10", folds)
             rows = [(q.kind, q.by_candidate[chosen]) for q, chosen in held_out]
             for metric, value in _locomo_metrics(rows, "_oof").items():
                 print(f"{family}.{metric}: {value:.2f}")
@@ -115,6 +120,49 @@ async def main(argv: list[str] | None = None) -> int:
                 print(f"{family}.fold_{choice.fold + 1}_config: {choice.candidate}")
     for metric, value in _locomo_metrics([(q.kind, q.bm25) for q in scored], "").items():
         print(f"bm25.{metric}: {value:.2f}")
+
+
+async def score(samples: list, cache_dir: Path) -> list:  # type: ignore[type-arg]
+    """Every config's per-question scores on ``samples`` (a temporary store, cached vectors)."""
+    from chronomem.embed.cache import CachedEmbedder
+    from chronomem.embed.local import LocalEmbedder
+    from chronomem.eval.harness import _eval_locomo, _safe
+    from chronomem.memory import Chronomem
+    from chronomem.settings import Settings
+
+    inner = LocalEmbedder()
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    embedder = CachedEmbedder(inner, path=cache_dir / f"vectors-{_safe(inner.model_name)}.db", max_entries=500_000)
+    with tempfile.TemporaryDirectory(prefix="chronomem-hops-") as scratch:
+        settings = Settings(store_url=f"sqlite:///{Path(scratch) / 'eval.db'}")
+        async with await Chronomem.open(settings, embedder=embedder) as memory:
+            return await _eval_locomo(samples, memory, configs(), lambda m: print(m, file=sys.stderr))  # type: ignore[arg-type]
+
+
+async def main(argv: list[str] | None = None) -> int:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--locomo", type=Path, default=DATA / "locomo10.json")
+    parser.add_argument("--limit", type=int, help="first N conversations")
+    parser.add_argument("--folds", type=int, default=5, help="folds for the out-of-fold figures (0: none)")
+    parser.add_argument("--cache-dir", type=Path, default=Path("bench/out/eval-cache"), help="embedding cache")
+    parser.add_argument("--only", help="score only these conversations (0-based, comma-separated) and --save them")
+    parser.add_argument("--save", type=Path, help="write the per-question scores here instead of reporting")
+    parser.add_argument("--merge", type=Path, nargs="+", help="report from scores saved by --save runs")
+    args = parser.parse_args(argv)
+
+    from chronomem.eval.locomo import load_locomo
+
+    samples = load_locomo(args.locomo)[: args.limit]
+    if args.merge:  # the parts of one run split over processes
+        scored = [q for part in args.merge for q in pickle.loads(part.read_bytes())]
+    else:
+        wanted = samples if args.only is None else [samples[int(i)] for i in args.only.split(",")]
+        scored = await score(wanted, args.cache_dir)
+        if args.save:
+            args.save.write_bytes(pickle.dumps(scored))
+            return 0
+    report(scored, samples, args.folds)
     return 0
 
 

@@ -13,6 +13,7 @@ from chronomem.search.signals import (
     is_dated_inside,
     replies_to_top,
     speaker_named,
+    unnamed_speakers_down,
 )
 from chronomem.search.timeparse import TimeWindow
 
@@ -88,3 +89,17 @@ def test_across_conversations_deals_each_conversation_its_best_first():
     objects = {"a1": turn("a1", "A"), "a2": turn("a2", "A"), "a3": turn("a3", "A"), "b1": turn("b1", "B")}
     fused = [("a1", 0.9), ("a2", 0.8), ("a3", 0.7), ("b1", 0.1)]
     assert across_conversations(fused, objects) == ["a1", "b1", "a2", "a3"]
+
+
+def test_turns_of_a_speaker_the_query_does_not_name_move_down_by_the_offset():
+    episodes = {"o1": _ep("o1", "Calvin", 1), "d1": _ep("d1", "Dave", 1), "o2": _ep("o2", "Calvin", 1),
+                "d2": _ep("d2", "Dave", 1), "d3": _ep("d3", "Dave", 1)}
+    fused = [("o1", 0.9), ("d1", 0.8), ("o2", 0.7), ("d2", 0.6), ("d3", 0.5)]
+    # Calvin's turns are judged two places lower: o1 (0 → 2) behind d1 (1), o2 (2 → 4) behind d3 (4)
+    assert [i for i, _ in unnamed_speakers_down(fused, episodes, "What did Dave open?", 2)] == [
+        "d1", "o1", "d2", "d3", "o2"
+    ]
+    assert [s for _, s in unnamed_speakers_down(fused, episodes, "What did Dave open?", 2)] == [0.9, 0.8, 0.7, 0.6, 0.5]
+    assert unnamed_speakers_down(fused, episodes, "What did Dave open?", 0) == fused
+    assert unnamed_speakers_down(fused, episodes, "What happened?", 2) == fused  # nobody named
+    assert unnamed_speakers_down(fused, episodes, "What do Dave and Calvin share?", 2) == fused  # both named

@@ -33,8 +33,13 @@ _EPISODES_ONLY = SearchConfig(
 # LoCoMo's multi-hop mechanisms: the hop over names and keywords from the best turns to turns of
 # other sessions (chronomem.search.hops), the coverage signal for questions asking for a list
 # (chronomem.search.lists) and the other forms of the query's words in full text
-# (chronomem.search.wordforms). LoCoMo only: LongMemEval was not measured with them.
-MULTIHOP = {"hop_boost": 0.25, "list_coverage_boost": 1.0, "word_forms": True}
+# (chronomem.search.wordforms), the messages that only ask put last (chronomem.search.asking) and
+# the turns of a speaker the question does not name moved down (signals.unnamed_speakers_down).
+# LoCoMo only: LongMemEval was not measured with them.
+MULTIHOP = {
+    "hop_boost": 0.25, "list_coverage_boost": 1.0, "word_forms": True, "asking_last": True,
+    "unnamed_speaker_offset": 6,
+}
 
 # LoCoMo's default: the episodes-only config with the multi-hop mechanisms.
 EVAL_CONFIG = _EPISODES_ONLY.model_copy(update=MULTIHOP)

@@ -95,6 +95,12 @@ class SearchConfig(BaseModel):
     # from a camping trip", not "I'm planning a trip"), for questions asking what the user did
     # (see chronomem.search.reports); 0 = off
     report_boost: float = Field(default=0.0, ge=0.0)
+    # episodes: messages that only ask ("What was your favourite part?") follow those that tell
+    # (see chronomem.search.asking)
+    asking_last: bool = False
+    # episodes: a message by a speaker the query does not name, when it names one, moves down this
+    # many places (see signals.unnamed_speakers_down); 0 = off
+    unnamed_speaker_offset: int = Field(default=0, ge=0)
     recent_episodes_for_bfs: int = Field(default=4, ge=0)  # BFS seeds when no other seed exists
     # A query naming several events ("between the day I … and the day I …", "'A' or 'B'") is also
     # searched once per event and the rankings fused, the whole query at this weight.

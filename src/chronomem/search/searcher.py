@@ -28,7 +28,7 @@ from chronomem.domain import Community, Entity, Episode, Fact
 from chronomem.embed.base import Embedder
 from chronomem.errors import InvalidInputError
 from chronomem.filters import SearchFilters
-from chronomem.search import hops, lists, methods, signals, wordforms
+from chronomem.search import asking, hops, lists, methods, signals, wordforms
 from chronomem.search.config import RECIPES, Method, Reranker, ScopeConfig, SearchConfig, TimeMode
 from chronomem.search.context import DEFAULT_TOKEN_BUDGET, build_context, evidence_quotes
 from chronomem.search.decompose import event_queries, focus_query
@@ -130,11 +130,15 @@ def _fuse(
         if coverage > 0:
             extra.append((signals.across_conversations(fused, objects), coverage))
     extra = [(ranking, weight) for ranking, weight in extra if ranking and weight > 0]
-    if not extra:
-        return fused
-    return rrf(
-        [*rankings, *(ranking for ranking, _ in extra)], k=rrf_k, weights=[*weights, *(w for _, w in extra)]
-    )
+    if extra:
+        fused = rrf(
+            [*rankings, *(ranking for ranking, _ in extra)], k=rrf_k, weights=[*weights, *(w for _, w in extra)]
+        )
+    if scope is Scope.EPISODES and config.asking_last:
+        fused = asking.asking_last(fused, objects)  # a question tells nothing
+    if scope is Scope.EPISODES and config.unnamed_speaker_offset:
+        fused = signals.unnamed_speakers_down(fused, objects, request.query, config.unnamed_speaker_offset)
+    return fused
 
 
 def _fuse_queries(per_query: Sequence[SearchResults], request: _Request) -> SearchResults:
@@ -476,6 +480,8 @@ class Searcher:
     ) -> list[str]:
         """The messages one hop from the best ones over the names and keywords they mention (one
         full-text query per seed, see :mod:`.hops`); what the pool lacked is loaded into ``objects``."""
+        if request.config.asking_last:  # a question names little to hop through
+            fused = asking.asking_last(fused, objects)
         seeds = hops.hop_seeds([objects[i] for i, _ in fused], request.config.hop_seeds)
         speakers = {e.speaker for e in objects.values() if isinstance(e, Episode) and e.speaker}
         queries = hops.hop_queries(seeds, request.query, speakers)
