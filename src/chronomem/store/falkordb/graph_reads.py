@@ -159,12 +159,11 @@ def _fulltext_text(label: str, condition: str, clauses: str) -> str:
             "RETURN n.id, score ORDER BY score DESC, n.id LIMIT $limit")
 
 
-async def _rare_words(read: Read, group_id: str, label: str, words: list[str]) -> list[str]:
-    """The words found in fewer than CANDIDATE_CAP documents (counting stops at the cap)."""
-    text = (f"CALL db.idx.fulltext.queryNodes('{label}', $q) YIELD node WITH node LIMIT $cap "
-            "RETURN count(node)")
-    counts = await asyncio.gather(*(read(group_id, text, {"q": w, "cap": CANDIDATE_CAP}) for w in words))
-    return [w for w, rows in zip(words, counts, strict=True) if rows and rows[0][0] < CANDIDATE_CAP]
+def _counts_text(label: str) -> str:
+    """(word, documents holding it, counted up to $cap) for each of $words, in one query: a
+    subquery per word, so the cap stops each count (a common word has tens of thousands)."""
+    return (f"UNWIND $words AS w CALL {{ WITH w CALL db.idx.fulltext.queryNodes('{label}', w) YIELD node "
+            "WITH node LIMIT $cap RETURN count(node) AS found } RETURN w, found")
 
 
 async def fulltext_search(
@@ -175,10 +174,15 @@ async def fulltext_search(
 
     FalkorDB hands back every match unsorted, and sorting the tens of thousands of matches of a
     common word took 30+ ms at 100,000 facts. So each query ranks at most CANDIDATE_CAP matches;
-    the all-words tier and the rare-words tier are usually far below it (a rare word has fewer
-    matches than the cap by definition), and the any-word tier — the only one where the cap can cut
-    — runs only when the first two leave the list short. Scores carry a tier bonus, so they fall
-    monotonically down the list.
+    the all-words tier and the rare-words tier are usually far below it (a rare word — found in
+    fewer than CANDIDATE_CAP documents — has fewer matches than the cap by definition), and the
+    any-word tier — the only one where the cap can cut — runs only when the first two leave the
+    list short. Scores carry a tier bonus, so they fall monotonically down the list.
+
+    The words are counted in one query, sent with the all-words tier (which they do not depend
+    on): two round trips before the rare tier became one, and one count per word became one query.
+    The count is wasted when the all-words tier alone fills ``limit``, which a search for 50
+    candidates rarely sees.
     """
     words = fulltext_words(query)
     if not words or limit <= 0:
@@ -188,20 +192,23 @@ async def fulltext_search(
     text = _fulltext_text(label, condition, clauses)
     hits: list[ScoredId] = []
 
-    async def tier(name: str, query_text: str) -> None:
+    async def tier(name: str, query_text: str) -> list[ScoredId]:
         args = {**params, "q": query_text, "seen": [h.id for h in hits], "limit": limit - len(hits),
                 "cap": CANDIDATE_CAP}
-        hits.extend(ScoredId(row[0], float(row[1]) + TIER_BONUS[name]) for row in await read(group_id, text, args))
+        return [ScoredId(row[0], float(row[1]) + TIER_BONUS[name]) for row in await read(group_id, text, args)]
 
-    if len(words) > 1:
-        await tier("all", " ".join(words))
     rare: list[str] = []
-    if len(hits) < limit:
-        rare = await _rare_words(read, group_id, label, words) if len(words) > 1 else []
-        if rare:
-            await tier("rare", "|".join(rare))
+    if len(words) > 1:
+        every, counts = await asyncio.gather(
+            tier("all", " ".join(words)), read(group_id, _counts_text(label), {"words": words, "cap": CANDIDATE_CAP})
+        )
+        hits.extend(every)
+        found = {w: n for w, n in counts}
+        rare = [w for w in words if found.get(w, CANDIDATE_CAP) < CANDIDATE_CAP]
+        if rare and len(hits) < limit:
+            hits.extend(await tier("rare", "|".join(rare)))
     if len(hits) < limit and len(rare) < len(words):
-        await tier("any", "|".join(words))
+        hits.extend(await tier("any", "|".join(words)))
     return hits
 
 
@@ -337,6 +344,19 @@ async def _vector_rows(read: Read, group_id: str, text: str, params: dict[str, A
         raise
 
 
+def _hop_text(flt: FactFilter, limit: int | None, from_seeds: bool) -> str:
+    """The facts matching ``flt`` that touch the frontier and are not yet $seen, by id; ``from_seeds``:
+    only from frontier entities the group holds (the first hop starts from caller-given ids)."""
+    # NOT IN $seen: an episode seed at hop 1 may sit on a fact already reached at hop 1 from the seeds
+    known = " MATCH (:Entity {id: x})" if from_seeds else ""
+    return (f"UNWIND $frontier AS x{known} MATCH (f:Fact) WHERE x IN f.entity_ids AND NOT f.id IN $seen "
+            f"AND {flt.condition()}{flt.clauses('f')} RETURN DISTINCT f.id AS id, f.entity_ids AS ids ORDER BY id"
+            + ("" if limit is None else " LIMIT $room"))
+
+
+_KNOWN = "UNWIND $ids AS id MATCH (n:Entity {id: id}) RETURN n.id"
+
+
 async def bfs(
     read: Read,
     group_id: str,
@@ -351,17 +371,40 @@ async def bfs(
     ``limit`` caps the facts (nearest first, then by id) and the walk stops once it is reached; the
     query of each hop asks only for the room left, so a hop that reaches thousands of facts sends
     ``limit`` rows, not all of them (at 10,000 facts, 2 hops from 20 seeds sent ~2,000 rows whose
-    decoding cost 90 ms of client CPU per search). Entities are the seeds and those of the kept facts."""
-    entities: dict[str, int] = dict.fromkeys(seeds, 0)
-    for entity_id in episode_seeds:
-        entities.setdefault(entity_id, 1)
-    facts: dict[str, int] = {}
+    decoding cost 90 ms of client CPU per search). Entities are the seeds and those of the kept facts.
+
+    Seeds the group does not hold (ids of other groups, deleted entities) are no seeds. Which are
+    held is asked beside the first hop, which itself skips the unheld ones: one round trip, not a
+    check and then a walk."""
+    seeds, episode_seeds = list(dict.fromkeys(seeds)), list(dict.fromkeys(episode_seeds))
     flt = FactFilter(filters)
-    # NOT IN $seen: an episode seed at hop 1 may sit on a fact already reached at hop 1 from the seeds
-    text = (f"UNWIND $frontier AS x MATCH (f:Fact) WHERE x IN f.entity_ids AND NOT f.id IN $seen "
-            f"AND {flt.condition()}{flt.clauses('f')} RETURN DISTINCT f.id AS id, f.entity_ids AS ids ORDER BY id"
-            + ("" if limit is None else " LIMIT $room"))
-    for hop in range(max_hops):
+    facts: dict[str, int] = {}
+    entities: dict[str, int] = {}
+    first: list[list[Any]] = []
+    room = limit
+    checked = list(dict.fromkeys([*seeds, *episode_seeds]))
+    if max_hops >= 1 and seeds and (room is None or room > 0):
+        params = {**flt.params, "frontier": seeds, "seen": [], **({} if room is None else {"room": room})}
+        held, first = await asyncio.gather(read(group_id, _KNOWN, {"ids": checked}),
+                                           read(group_id, _hop_text(flt, limit, True), params))
+    else:
+        held = await read(group_id, _KNOWN, {"ids": checked}) if checked else []
+    known = {row[0] for row in held}
+    entities.update((e, 0) for e in seeds if e in known)
+    for entity_id in episode_seeds:
+        if entity_id in known:
+            entities.setdefault(entity_id, 1)
+
+    def keep(rows: list[list[Any]], hop: int) -> None:
+        for fact_id, entity_ids in rows:
+            if fact_id not in facts:
+                facts[fact_id] = hop + 1
+                for entity_id in entity_ids:
+                    entities.setdefault(entity_id, hop + 1)
+
+    keep(first, 0)
+    text = _hop_text(flt, limit, False)
+    for hop in range(1, max_hops):
         frontier = [e for e, h in entities.items() if h == hop]
         room = None if limit is None else limit - len(facts)
         if room is not None and room <= 0:
@@ -369,11 +412,7 @@ async def bfs(
         if not frontier:
             continue
         params = {**flt.params, "frontier": frontier, "seen": list(facts), **({} if room is None else {"room": room})}
-        for fact_id, entity_ids in await read(group_id, text, params):
-            if fact_id not in facts:
-                facts[fact_id] = hop + 1
-                for entity_id in entity_ids:
-                    entities.setdefault(entity_id, hop + 1)
+        keep(await read(group_id, text, params), hop)
     if limit is not None:
         entities = dict(sorted(entities.items(), key=lambda kv: (kv[1], kv[0]))[:limit])
     return BfsResult(entities=entities, facts=facts)
