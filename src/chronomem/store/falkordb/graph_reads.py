@@ -357,17 +357,37 @@ async def _vector_rows(read: Read, group_id: str, text: str, params: dict[str, A
         raise
 
 
-def _hop_text(flt: FactFilter, limit: int | None, from_seeds: bool) -> str:
-    """The facts matching ``flt`` that touch the frontier and are not yet $seen, by id; ``from_seeds``:
-    only from frontier entities the group holds (the first hop starts from caller-given ids)."""
+def _hop_text(flt: FactFilter, limit: int | None) -> str:
+    """The facts matching ``flt`` that touch the frontier and are not yet $seen, by id."""
     # NOT IN $seen: an episode seed at hop 1 may sit on a fact already reached at hop 1 from the seeds
-    known = " MATCH (:Entity {id: x})" if from_seeds else ""
-    return (f"UNWIND $frontier AS x{known} MATCH (f:Fact) WHERE x IN f.entity_ids AND NOT f.id IN $seen "
+    return (f"UNWIND $frontier AS x MATCH (f:Fact) WHERE x IN f.entity_ids AND NOT f.id IN $seen "
             f"AND {flt.condition()}{flt.clauses('f')} RETURN DISTINCT f.id AS id, f.entity_ids AS ids ORDER BY id"
             + ("" if limit is None else " LIMIT $room"))
 
 
 _KNOWN = "UNWIND $ids AS id MATCH (n:Entity {id: id}) RETURN n.id"
+
+
+def _hop_params(flt: FactFilter, frontier: list[str], seen: list[str], room: int | None) -> dict[str, Any]:
+    return {**flt.params, "frontier": frontier, "seen": seen, **({} if room is None else {"room": room})}
+
+
+async def _first_hop(
+    read: Read, group_id: str, text: str, flt: FactFilter, seeds: list[str], checked: list[str], walk: bool,
+    limit: int | None,
+) -> tuple[set[str], list[list[Any]]]:
+    """(the ``checked`` ids the group holds as entities, the facts one hop from the held ``seeds``):
+    the check and the hop go together, and the hop is walked again only if a seed was not held."""
+    if not walk:
+        held = await read(group_id, _KNOWN, {"ids": checked}) if checked else []
+        return {row[0] for row in held}, []
+    held, first = await asyncio.gather(read(group_id, _KNOWN, {"ids": checked}),
+                                       read(group_id, text, _hop_params(flt, seeds, [], limit)))
+    known = {row[0] for row in held}
+    if first and any(s not in known for s in seeds):
+        held_seeds = [s for s in seeds if s in known]
+        first = await read(group_id, text, _hop_params(flt, held_seeds, [], limit)) if held_seeds else []
+    return known, first
 
 
 async def bfs(
@@ -387,22 +407,17 @@ async def bfs(
     decoding cost 90 ms of client CPU per search). Entities are the seeds and those of the kept facts.
 
     Seeds the group does not hold (ids of other groups, deleted entities) are no seeds. Which are
-    held is asked beside the first hop, which itself skips the unheld ones: one round trip, not a
-    check and then a walk."""
+    held is asked beside the first hop, which is walked again from the held ones only in the rare
+    case that some are not: one round trip, not a check and then a walk. (Checking inside the hop
+    query, `MATCH (:Entity {id: x})`, doubled its server time: 0.36 → 0.72 ms from 20 seeds.)"""
     seeds, episode_seeds = list(dict.fromkeys(seeds)), list(dict.fromkeys(episode_seeds))
     flt = FactFilter(filters)
+    text = _hop_text(flt, limit)
     facts: dict[str, int] = {}
     entities: dict[str, int] = {}
-    first: list[list[Any]] = []
-    room = limit
-    checked = list(dict.fromkeys([*seeds, *episode_seeds]))
-    if max_hops >= 1 and seeds and (room is None or room > 0):
-        params = {**flt.params, "frontier": seeds, "seen": [], **({} if room is None else {"room": room})}
-        held, first = await asyncio.gather(read(group_id, _KNOWN, {"ids": checked}),
-                                           read(group_id, _hop_text(flt, limit, True), params))
-    else:
-        held = await read(group_id, _KNOWN, {"ids": checked}) if checked else []
-    known = {row[0] for row in held}
+    walk = max_hops >= 1 and bool(seeds) and (limit is None or limit > 0)
+    known, first = await _first_hop(read, group_id, text, flt, seeds, list(dict.fromkeys([*seeds, *episode_seeds])),
+                                    walk, limit)
     entities.update((e, 0) for e in seeds if e in known)
     for entity_id in episode_seeds:
         if entity_id in known:
@@ -416,7 +431,6 @@ async def bfs(
                     entities.setdefault(entity_id, hop + 1)
 
     keep(first, 0)
-    text = _hop_text(flt, limit, False)
     for hop in range(1, max_hops):
         frontier = [e for e, h in entities.items() if h == hop]
         room = None if limit is None else limit - len(facts)
@@ -424,8 +438,7 @@ async def bfs(
             break
         if not frontier:
             continue
-        params = {**flt.params, "frontier": frontier, "seen": list(facts), **({} if room is None else {"room": room})}
-        keep(await read(group_id, text, params), hop)
+        keep(await read(group_id, text, _hop_params(flt, frontier, list(facts), room)), hop)
     if limit is not None:
         entities = dict(sorted(entities.items(), key=lambda kv: (kv[1], kv[0]))[:limit])
     return BfsResult(entities=entities, facts=facts)
