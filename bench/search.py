@@ -12,8 +12,9 @@ reused: SQLite keeps it in ``bench/out/search-<N>.db``, FalkorDB in the graph of
 
 Reported, per size: p50/p95 of ``Searcher.context()`` end to end and of each step alone
 (``vector`` = cosine over facts, ``bm25``, ``bfs`` = 2 hops from 20 seeds), the CPU time this process
-spent per ``context()`` (and, for FalkorDB, the server's), the 1-minute load average while measuring
-(latency on a loaded machine is the neighbours' as much as ours), ``vector_recall_at_10`` of the
+spent per ``context()`` (and, for FalkorDB, the server's CPU per ``context()`` and per step, and the
+graph queries a ``context()`` sends — the figures machine load does not inflate), the 1-minute load
+average while measuring (latency on a loaded machine is the neighbours' as much as ours), ``vector_recall_at_10`` of the
 store's vector search against exact numpy search on this group's random vectors and on real MiniLM
 vectors (a second group of real sentences, see real_vectors.py), build time, file size (SQLite) or
 graph memory (FalkorDB), peak resident memory of this process. ``--scales`` runs each size in its own
@@ -54,8 +55,8 @@ K = 10
 RECALL_QUERIES = 200
 # Figures compared across sizes by --scales (those a size prints and the next may too).
 GROWTH = ("context_p95_ms", "bm25_p95_ms", "vector_p95_ms", "bfs_p95_ms", "context_cpu_ms",
-          "vector_recall_at_10", "vector_recall_at_10_real", "peak_rss_mb", "file_size_mb", "graph_memory_mb",
-          "build_seconds")
+          "server_cpu_per_context_ms", "vector_recall_at_10", "vector_recall_at_10_real", "peak_rss_mb",
+          "file_size_mb", "graph_memory_mb", "build_seconds")
 
 
 def group_of(n_facts: int) -> str:
@@ -214,11 +215,18 @@ async def vector_index_figures(store: Any, group: str, prefix: str) -> dict[str,
     return figures
 
 
-async def timed(samples: dict[str, list[float]], name: str, make: Callable[[], Awaitable[Any]]) -> Any:
+async def timed(samples: dict[str, list[float]], name: str, make: Callable[[], Awaitable[Any]],
+                store: Any = None) -> Any:
+    """Wall and CPU time of one call; with ``store`` (FalkorDB), the server's CPU too, read around
+    the timed span (so the INFO round trips are not in its wall time)."""
+    server = await server_cpu_seconds(store) if store is not None else None
     started, cpu = time.perf_counter(), time.process_time()
     result = await make()
     samples.setdefault(name, []).append((time.perf_counter() - started) * 1000)
     samples.setdefault(f"{name}_cpu", []).append((time.process_time() - cpu) * 1000)
+    if server is not None:
+        after = await server_cpu_seconds(store)
+        samples.setdefault(f"{name}_server_cpu", []).append(((after or server) - server) * 1000)
     return result
 
 
@@ -233,6 +241,16 @@ async def server_cpu_seconds(store: Any) -> float | None:
         return None
     replies = await connection.on_every_primary("INFO", "cpu")
     return sum(float(r["used_cpu_user"]) + float(r["used_cpu_sys"]) for r in replies)
+
+
+async def graph_queries(store: Any) -> int | None:
+    """Graph queries the FalkorDB server(s) answered so far (INFO commandstats; None for SQLite)."""
+    connection = getattr(store, "connection", None)
+    if connection is None:
+        return None
+    replies = await connection.on_every_primary("INFO", "commandstats")
+    return sum(int(stats["calls"]) for reply in replies for name, stats in reply.items()
+               if name.lower() in ("cmdstat_graph.ro_query", "cmdstat_graph.query"))
 
 
 async def graph_memory_mb(store: Any, group: str) -> float | None:
@@ -264,23 +282,24 @@ async def measure(store: Any, group: str, n_queries: int, embedder_spec: str) ->
     figures.update(await vector_index_figures(store, group, ""))
     for query in queries[1:5]:
         await searcher.context(group, query, now=NOW)
-    load_before, server_before = os.getloadavg()[0], await server_cpu_seconds(store)
+    load_before = os.getloadavg()[0]
+    server = store if getattr(store, "connection", None) is not None else None  # FalkorDB: server CPU per step
     for query in queries:
         vector = (await timed(samples, "embed_query", lambda q=query: embedder.embed([q])))[0]
         cos = await timed(samples, "vector", lambda v=vector: store.vector_search(group, Scope.FACTS, v, limit=50,
-                                                                                   filters=filters))
+                                                                                   filters=filters), server)
         bm = await timed(samples, "bm25", lambda q=query: store.fulltext_search(group, Scope.FACTS, q, limit=50,
-                                                                                filters=filters))
+                                                                                filters=filters), server)
         seeds = [e for f in await store.get_facts(group, [h.id for h in cos[:10] + bm[:10]]) for e in f.entity_ids]
         reached = await timed(samples, "bfs", lambda s=seeds: store.bfs(group, s[:20], max_hops=2, filters=filters,
-                                                                        limit=50))
+                                                                        limit=50), server)
         rankings = [[h.id for h in cos], [h.id for h in bm], list(reached.facts)]
         await timed(samples, "rrf", lambda r=rankings: asyncio.sleep(0, rrf(r)))
         await timed(samples, "search", lambda q=query: searcher.search(group, q, config=recipe("context"), now=NOW))
-    server_mid = await server_cpu_seconds(store)
+    server_mid, queries_mid = await server_cpu_seconds(store), await graph_queries(store)
     for query in queries:  # context() alone, so the server's CPU per context() can be told apart
         await timed(samples, "context", lambda q=query: searcher.context(group, q, now=NOW))
-    server_after = await server_cpu_seconds(store)
+    server_after, queries_after = await server_cpu_seconds(store), await graph_queries(store)
     figures["load_avg_1m"] = (load_before + os.getloadavg()[0]) / 2
     for name in ("context", "search", "embed_query", "vector", "bm25", "bfs", "rrf"):
         figures[f"{name}_p50_ms"] = p(samples[name], 50)
@@ -289,8 +308,14 @@ async def measure(store: Any, group: str, n_queries: int, embedder_spec: str) ->
         figures[f"{name}_cpu_p50_ms"] = p(samples[f"{name}_cpu"], 50)
     figures["context_cpu_ms"] = p(samples["context_cpu"], 50)
     figures["context_cpu_p95_ms"] = p(samples["context_cpu"], 95)
-    if server_before is not None and server_mid is not None and server_after is not None:
+    if server_mid is not None and server_after is not None:
         figures["server_cpu_per_context_ms"] = (server_after - server_mid) * 1000 / len(queries)
+    if queries_mid is not None and queries_after is not None:
+        figures["graph_queries_per_context"] = (queries_after - queries_mid) / len(queries)
+    for name in ("vector", "bm25", "bfs"):
+        if f"{name}_server_cpu" in samples:  # what the server spent on the step alone (not load-inflated wall)
+            figures[f"{name}_server_cpu_p50_ms"] = p(samples[f"{name}_server_cpu"], 50)
+            figures[f"{name}_server_cpu_p95_ms"] = p(samples[f"{name}_server_cpu"], 95)
     return figures
 
 

@@ -239,3 +239,33 @@ async def test_method_weights_shift_the_fusion(graph):
     bm25 = await searcher.search(G, "green tea", config=_facts(ScopeConfig(methods=(Method.BM25,))), now=NOW)
     matched = len(bm25.facts)
     assert _ids(results.facts)[:matched] == _ids(bm25.facts)  # cosine-only hits trail with score 0
+
+
+class _CountingReads:
+    """The store, counting the calls of each graph read that seeds BFS."""
+
+    def __init__(self, store) -> None:
+        self._store = store
+        self.calls: list[str] = []
+
+    async def entities_of_facts(self, group_id: str, fact_ids: Sequence[str]):
+        self.calls.append("entities_of_facts")
+        return await self._store.entities_of_facts(group_id, fact_ids)
+
+    async def entities_of_episodes(self, group_id: str, episode_ids: Sequence[str]):
+        self.calls.append("entities_of_episodes")
+        return await self._store.entities_of_episodes(group_id, episode_ids)
+
+
+async def test_bfs_seeds_read_fact_endpoints_and_mentions_only_while_short_of_the_limit(graph):
+    from chronomem.search.methods import entities_of_hits
+    from chronomem.store.base import Scope
+
+    hits = {Scope.ENTITIES: ["alice", "bob"], Scope.FACTS: ["f_chain"], Scope.EPISODES: ["e2"]}
+    reads = _CountingReads(graph.store)
+    assert await entities_of_hits(reads, G, hits, limit=2) == ["alice", "bob"]
+    assert reads.calls == []  # the entity hits alone were the seeds: nothing else was read
+    reads = _CountingReads(graph.store)
+    more = await entities_of_hits(reads, G, hits, limit=10)
+    assert more[:2] == ["alice", "bob"] and {"carol", "dave", "paris"} <= set(more)  # f_chain's ends, e2's mention
+    assert reads.calls == ["entities_of_facts", "entities_of_episodes"]

@@ -574,6 +574,18 @@ async def test_bfs_reports_shortest_hop_counts(store: Store) -> None:
     assert await store.bfs(OTHER, [a.id]) == type(one)(entities={}, facts={})
 
 
+async def test_bfs_ignores_seeds_the_group_does_not_hold(store: Store) -> None:
+    """A fact may outlive an endpoint; that endpoint's id is then no seed, even where a walk from it
+    would reach facts first (``f-0`` sorts before ``f-1``, and the limit keeps one)."""
+    a, b, ghost = person("a"), person("b"), person("ghost")
+    gone, ab = fact(ghost, b, "ghost knew b", id="f-0"), fact(a, b, "a knows b", id="f-1")
+    await write_facts(store, G, [a, b], [gone, ab])  # ghost: an endpoint, never an entity of the group
+    walked = await store.bfs(G, [ghost.id, a.id], max_hops=1)
+    assert walked.entities == {a.id: 0, b.id: 1} and walked.facts == {ab.id: 1}
+    assert (await store.bfs(G, [ghost.id, a.id], max_hops=1, limit=1)).facts == {ab.id: 1}
+    assert await store.bfs(G, [ghost.id], max_hops=2) == type(walked)(entities={}, facts={})
+
+
 async def test_bfs_from_episodes_starts_at_the_entities_they_mention(store: Store) -> None:
     a, b, c = person("a"), person("b"), person("c")
     ab, bc = fact(a, b, "ab"), fact(b, c, "bc")

@@ -355,6 +355,20 @@ async def test_a_holder_without_its_link_is_still_found_exactly(falkordb_store) 
     assert "queryNodes" not in exact and "HAS_VECTOR" not in exact
 
 
+async def test_a_holder_without_its_link_is_still_found_through_the_vector_index(falkordb_store) -> None:
+    """The approximate route follows links, and falls back to the id for a holder that has none."""
+    facts, vectors = dated_facts(50)
+    await falkordb_store.write(GraphWrite(group_id="g", facts=facts, fact_vectors=vectors))
+    current = [f for f in facts if f.expired_at is None and f.invalid_at is None]
+    best = brute_force(current, vectors, unit(7), SearchFilters(), 5)
+    await falkordb_store.connection.query(falkordb_store.graph_key("g"),
+                                          "MATCH ()-[l:HAS_VECTOR]->(h {id: $id}) DELETE l", {"id": best[0][0]})
+    assert await link_counts(falkordb_store, "g") == (50, 49)
+    hits = await falkordb_store.vector_search("g", Scope.FACTS, unit(7), limit=5)
+    assert [h.id for h in hits] == [i for i, _ in best]
+    assert [h.score for h in hits] == pytest.approx([s for _, s in best], abs=1e-5)
+
+
 async def test_each_fact_holder_keeps_one_link(falkordb_store) -> None:
     facts, vectors = dated_facts(30)
     await falkordb_store.write(GraphWrite(group_id="g", facts=facts, fact_vectors=vectors))

@@ -119,3 +119,17 @@ async def _until(condition: Callable[[], Awaitable[bool]], what: str, timeout: f
     while not await condition():
         assert time.monotonic() < deadline, f"timed out waiting for {what}"
         await asyncio.sleep(0.05)
+
+
+def test_a_server_that_does_not_answer_in_time_is_stopped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The launcher gives up on a server still loading its data: the server must not run on, orphaned."""
+    from chronomem.store.falkordb.server import ServerProcess, free_port
+
+    def never_ready(self: ServerProcess, timeout: float) -> None:
+        raise StoreUnavailableError(f"FalkorDB on port {self.port} did not answer in {timeout}s")
+
+    monkeypatch.setattr(ServerProcess, "wait_ready", never_ready)
+    server = ServerProcess(free_port(), tmp_path)
+    with pytest.raises(StoreUnavailableError):
+        server.start(timeout=0.01)
+    assert server.process is not None and server.process.poll() is not None

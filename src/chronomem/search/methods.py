@@ -121,16 +121,19 @@ async def entities_of_hits(
     limit: int = 20,
 ) -> list[str]:
     """BFS seeds from other methods' hits: the entities themselves, the endpoints of the facts, the
-    entities mentioned by the episodes, best ranked first."""
-    seeds: dict[str, None] = {}
-    seeds.update(dict.fromkeys(hits.get(Scope.ENTITIES, ())))
+    entities mentioned by the episodes, best ranked first.
+
+    Each source is read only while the seeds are short of ``limit``: the entity hits of a context
+    search (cosine and BM25, 50 each) usually fill the 20 seeds alone, and the endpoints of ~100 fact
+    hits, read to be cut away, were one more round trip before BFS could start."""
+    seeds: dict[str, None] = dict.fromkeys(hits.get(Scope.ENTITIES, ()))
     fact_ids = list(dict.fromkeys(hits.get(Scope.FACTS, ())))
-    if fact_ids:
+    if fact_ids and len(seeds) < limit:
         endpoints = await store.entities_of_facts(group_id, fact_ids)
         for fact_id in fact_ids:
             seeds.update(dict.fromkeys(endpoints.get(fact_id, ())))
     episode_ids = list(hits.get(Scope.EPISODES, ()))
-    if episode_ids:
+    if episode_ids and len(seeds) < limit:
         mentioned = await store.entities_of_episodes(group_id, episode_ids)
         for episode_id in episode_ids:
             seeds.update(dict.fromkeys(mentioned.get(episode_id, ())))

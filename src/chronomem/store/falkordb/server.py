@@ -83,7 +83,11 @@ class ServerProcess:
     def start(self, timeout: float = 30.0) -> ServerProcess:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.process = subprocess.Popen(self.command(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        self.wait_ready(timeout)
+        try:
+            self.wait_ready(timeout)
+        except BaseException:
+            self.stop()  # a server that did not come up in time must not outlive the caller that gave up on it
+            raise
         return self
 
     def wait_ready(self, timeout: float) -> None:
@@ -121,8 +125,8 @@ class ServerProcess:
                 self.kill()
 
 
-def start_server(data_dir: Path, port: int | None = None) -> ServerProcess:
-    return ServerProcess(port or free_port(), Path(data_dir)).start()
+def start_server(data_dir: Path, port: int | None = None, timeout: float = 30.0) -> ServerProcess:
+    return ServerProcess(port or free_port(), Path(data_dir)).start(timeout)
 
 
 def form_cluster(ports: list[int], timeout: float = 30.0) -> None:
@@ -174,8 +178,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=None, help="port (cluster: first port); default: a free one")
     parser.add_argument("--dir", type=Path, default=Path("falkordb-data"), help="data directory (AOF lives here)")
     parser.add_argument("--cluster", type=int, default=0, metavar="SHARDS", help="start a cluster of SHARDS nodes")
+    # replaying the AOF of a 100,000-fact group (its HNSW index rebuilt) took 2.5 to 7 minutes here
+    parser.add_argument("--wait", type=float, default=900.0, metavar="SECONDS",
+                        help="how long a single server may take to load its data directory (default 900)")
     args = parser.parse_args(argv)
-    nodes = start_cluster(args.dir, args.cluster, args.port) if args.cluster else [start_server(args.dir, args.port)]
+    nodes = (start_cluster(args.dir, args.cluster, args.port) if args.cluster
+             else [start_server(args.dir, args.port, args.wait)])
     print(f"store URL: {nodes[0].url}", flush=True)
     print("ports: " + " ".join(str(n.port) for n in nodes) + f"  data: {args.dir}  (Ctrl-C stops)", flush=True)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # stop the servers on SIGTERM too

@@ -416,10 +416,5 @@ class FalkorDBStore:
         if seed_episode_ids and max_hops >= 1:
             mentioned = await self.entities_of_episodes(group_id, seed_episode_ids)
             seeds_from_episodes = [e for ids in mentioned.values() for e in ids]
-        wanted = list(dict.fromkeys([*seed_entity_ids, *seeds_from_episodes]))
-        rows = await self._read(group_id, "UNWIND $ids AS id MATCH (n:Entity {id: id}) RETURN n.id", {"ids": wanted})
-        known = {row[0] for row in rows}  # ids of other groups, or of deleted entities, are no seeds
-        return await reads.bfs(self._read, group_id, [e for e in seed_entity_ids if e in known],
-                               [e for e in seeds_from_episodes if e in known], max_hops, filters, limit)
-
-
+        return await reads.bfs(self._read, group_id, list(seed_entity_ids), seeds_from_episodes, max_hops, filters,
+                               limit)
