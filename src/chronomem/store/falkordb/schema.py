@@ -13,9 +13,10 @@ link to their fact (see cypher.VECTOR_LINK), which readers check by counting.
 
 A bulk load (:meth:`SchemaManager.defer_vector_indexes`) writes a new graph's vectors with no vector
 index, and :meth:`SchemaManager.build_deferred` builds each HNSW index once, over every holder, at the
-end: the writes no longer wait for HNSW inserts, and one build over existing holders costs less than
-the same inserts one batch at a time (docs/retrieval.md, "FalkorDB bulk load"). A load cut short
-leaves holders without their index; the next process's first write to the graph builds it.
+end: the writes no longer wait for HNSW inserts (the build costs the server the same CPU as the
+inserts would have: docs/retrieval.md, "FalkorDB bulk load"). A load cut short leaves holders
+without their index; the next process's first write to the graph creates it (and waits for it no
+longer than for any new index: searches see the part built so far, as after a server restart).
 """
 
 from __future__ import annotations
@@ -151,7 +152,7 @@ class SchemaManager:
             self._dimensions.setdefault(key, {})[label] = dimension
             statement = vector_index_statement(holder, dimension, self._connection.settings.ef_runtime)
             if await self._create(key, statement):
-                await self._wait_operational(key, timeout=None)
+                await self._wait_operational(key)
             existing.add(f"{holder}.emb:VECTOR")
 
     async def has_range_index(self, key: str, label: str, prop: str) -> bool:
