@@ -11,7 +11,6 @@ file (AOF, fsync every second) in their data directory.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import signal
 import socket
 import subprocess
@@ -83,11 +82,17 @@ class ServerProcess:
     def start(self, timeout: float = 30.0) -> ServerProcess:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.process = subprocess.Popen(self.command(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        self.wait_ready(timeout)
+        try:
+            self.wait_ready(timeout)
+        except BaseException:
+            self.stop()  # no server left running behind a start that failed
+            raise
         return self
 
     def wait_ready(self, timeout: float) -> None:
-        """Until the server answers PING (and has finished loading its AOF)."""
+        """Until the server answers PING (and has finished loading its AOF). A ``LOADING`` reply
+        restarts the ``timeout``; but while FalkorDB loads a graph the server answers nothing (the
+        1M-fact bench group: 74 s), so a large data directory needs a larger ``timeout``."""
         import redis
 
         deadline = time.monotonic() + timeout
@@ -96,9 +101,13 @@ class ServerProcess:
             while True:
                 if self.process is not None and self.process.poll() is not None:
                     raise StoreUnavailableError(f"redis-server exited: see {self.data_dir / 'server.log'}")
-                with contextlib.suppress(redis.ConnectionError, redis.TimeoutError):
+                try:
                     if client.ping():
                         return
+                except redis.BusyLoadingError:  # a ConnectionError, but the server is alive and loading
+                    deadline = time.monotonic() + timeout
+                except (redis.ConnectionError, redis.TimeoutError):
+                    pass
                 if time.monotonic() > deadline:
                     raise StoreUnavailableError(f"FalkorDB on port {self.port} did not answer in {timeout}s")
                 time.sleep(0.05)
@@ -121,8 +130,8 @@ class ServerProcess:
                 self.kill()
 
 
-def start_server(data_dir: Path, port: int | None = None) -> ServerProcess:
-    return ServerProcess(port or free_port(), Path(data_dir)).start()
+def start_server(data_dir: Path, port: int | None = None, timeout: float = 30.0) -> ServerProcess:
+    return ServerProcess(port or free_port(), Path(data_dir)).start(timeout)
 
 
 def form_cluster(ports: list[int], timeout: float = 30.0) -> None:
@@ -174,8 +183,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=None, help="port (cluster: first port); default: a free one")
     parser.add_argument("--dir", type=Path, default=Path("falkordb-data"), help="data directory (AOF lives here)")
     parser.add_argument("--cluster", type=int, default=0, metavar="SHARDS", help="start a cluster of SHARDS nodes")
+    parser.add_argument("--timeout", type=float, default=30.0,
+                        help="seconds to wait for the server to answer (loading a large AOF takes longer)")
     args = parser.parse_args(argv)
-    nodes = start_cluster(args.dir, args.cluster, args.port) if args.cluster else [start_server(args.dir, args.port)]
+    if args.cluster:
+        nodes = start_cluster(args.dir, args.cluster, args.port)
+    else:
+        nodes = [start_server(args.dir, args.port, args.timeout)]
     print(f"store URL: {nodes[0].url}", flush=True)
     print("ports: " + " ".join(str(n.port) for n in nodes) + f"  data: {args.dir}  (Ctrl-C stops)", flush=True)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # stop the servers on SIGTERM too
