@@ -143,7 +143,8 @@ async def import_group(
         _attach_vectors(batch, export)
     else:
         await _embed_into(batch, embedder)
-    await store.write(batch)
+    async with store.bulk_load(target):  # a new group: its indexes are built once, after the write
+        await store.write(batch)
     return await store.stats(target)
 
 

@@ -18,7 +18,15 @@ from chronomem.embed.testing import HashingEmbedder
 from chronomem.errors import InvalidInputError, NotFoundError
 from chronomem.filters import SearchFilters, TimeRange, fact_matches
 from chronomem.store import GraphWrite, Scope, Store
-from chronomem.store.base import EpisodeQueue, EpisodeReader, GraphReader, GraphWriter, GroupAdmin, SearchIndex
+from chronomem.store.base import (
+    BulkLoader,
+    EpisodeQueue,
+    EpisodeReader,
+    GraphReader,
+    GraphWriter,
+    GroupAdmin,
+    SearchIndex,
+)
 
 G = "group-a"
 OTHER = "group-b"
@@ -107,8 +115,33 @@ async def write_facts(store: Store, group: str, entities: list[Entity], facts: l
 
 
 async def test_the_backend_plays_every_role_of_the_port(store: Store) -> None:
-    for role in (GroupAdmin, EpisodeReader, EpisodeQueue, GraphReader, GraphWriter, SearchIndex, Store):
+    for role in (GroupAdmin, EpisodeReader, EpisodeQueue, GraphReader, GraphWriter, BulkLoader, SearchIndex, Store):
         assert isinstance(store, role), role.__name__
+
+
+async def test_a_bulk_load_leaves_the_group_as_plain_writes_would(store: Store) -> None:
+    """Writes in a bulk load are read back at once; once the block is over, every search finds what
+    it wrote exactly as in a group written without one."""
+    people = [person(f"Person {i}", group=group) for group in (G, OTHER) for i in range(6)]
+    facts = [fact(a, b, f"{a.name} works with {b.name} on project {i}")
+             for i, (a, b) in enumerate(zip(people, people[1:] + people[:1], strict=True)) if a.group_id == b.group_id]
+    async with store.bulk_load(G):
+        for at in range(0, 6, 2):  # several writes, as a large import makes them
+            mine = [e for e in people if e.group_id == G][at : at + 2]
+            await write_facts(store, G, mine, [])
+        await write_facts(store, G, [], [f for f in facts if f.group_id == G])
+        assert len(await store.list_facts(G)) == 5  # readable inside the block
+    theirs = [e for e in people if e.group_id == OTHER]
+    await write_facts(store, OTHER, theirs, [f for f in facts if f.group_id == OTHER])
+    for group in (G, OTHER):
+        query = vec(f"Person 2 works with Person 3 on project {2 if group == G else 8}")
+        hits = await store.vector_search(group, Scope.FACTS, query, limit=3)
+        words = await store.fulltext_search(group, Scope.FACTS, "Person 2 Person 3", limit=3)
+        near = await store.vector_search(group, Scope.ENTITIES, vec("Person 4"), limit=1)
+        by_id = {f.id: f for f in facts}
+        assert by_id[hits[0].id].fact.startswith("Person 2 works with Person 3"), group
+        assert by_id[words[0].id].fact.startswith("Person 2 works with Person 3"), group
+        assert [e.name for e in await store.get_entities(group, [near[0].id])] == ["Person 4"]
 
 
 async def test_a_new_store_is_empty(store: Store) -> None:

@@ -43,9 +43,12 @@ def test_header_puts_every_value_in_front_of_the_query() -> None:
     assert params_header({}) == ""
 
 
-def test_vectors_become_short_float_lists() -> None:
-    text = cypher_literal(np.array([0.123456789, -1e-9, 1.0], dtype=np.float32))
-    assert text.startswith("[0.1234568, ") and text.endswith(", 1.0]")
+def test_vectors_become_float_lists_that_parse_back_to_the_same_float32() -> None:
+    vector = np.array([0.123456789, -1e-9, 1.0, 3.4028235e38], dtype=np.float32)
+    text = cypher_literal(vector)
+    assert text == "[0.123456791,-9.99999972e-10,1,3.40282347e+38]"
+    values = [float(x) for x in text.strip("[]").split(",")]
+    assert np.array_equal(np.array(values, dtype=np.float32), vector)
 
 
 @pytest.mark.parametrize("group_id", HOSTILE_IDS)

@@ -5,6 +5,7 @@ backend from a URL, and ``store_traits(url)`` says what it allows without openin
 
 from chronomem.store.base import (
     BfsResult,
+    BulkLoader,
     EpisodeQueue,
     EpisodeReader,
     GraphReader,
@@ -21,7 +22,7 @@ from chronomem.store.base import (
 from chronomem.store.factory import StoreTraits, open_store, store_traits
 
 __all__ = [
-    "BfsResult", "EpisodeQueue", "EpisodeReader", "GraphReader", "GraphWrite", "GraphWriter", "GroupAdmin",
-    "GroupStats", "Scope", "ScoredId", "SearchIndex", "Store", "StoreTraits", "WeightedEdge", "open_store",
-    "store_traits",
+    "BfsResult", "BulkLoader", "EpisodeQueue", "EpisodeReader", "GraphReader", "GraphWrite", "GraphWriter",
+    "GroupAdmin", "GroupStats", "Scope", "ScoredId", "SearchIndex", "Store", "StoreTraits", "WeightedEdge",
+    "open_store", "store_traits",
 ]

@@ -17,12 +17,14 @@ backend implements::
                       pending_groups
     GraphReader     + objects by id, listings, lookups, entity_edges         resolution, search, communities
     GraphWriter     write                                                    ingestion, communities, removal
+    BulkLoader      bulk_load                                                import, benchmarks
     SearchIndex     fulltext_search, vector_search, bfs                      search
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -35,6 +37,7 @@ from chronomem.filters import SearchFilters
 
 __all__ = [
     "BfsResult",
+    "BulkLoader",
     "EpisodeQueue",
     "EpisodeReader",
     "GraphReader",
@@ -281,6 +284,17 @@ class GraphWriter(Protocol):
 
 
 @runtime_checkable
+class BulkLoader(Protocol):
+    """Many writes that fill a group at once (an import, a benchmark's group)."""
+
+    def bulk_load(self, group_id: str) -> AbstractAsyncContextManager[None]:
+        """A block for many :meth:`GraphWriter.write` calls to ``group_id``: the backend may defer
+        index work for the group until the block ends, when it does it in one go and waits for it.
+        Each write stays atomic and readable at once; only searches of the group may miss what the
+        block wrote until the block has ended (its exit, error or not, completes the indexes)."""
+
+
+@runtime_checkable
 class SearchIndex(Protocol):
     """The search functions φ of the paper: full text, vector similarity and breadth-first expansion."""
 
@@ -320,7 +334,7 @@ class SearchIndex(Protocol):
 
 
 @runtime_checkable
-class Store(GroupAdmin, EpisodeQueue, GraphReader, GraphWriter, SearchIndex, Protocol):
+class Store(GroupAdmin, EpisodeQueue, GraphReader, GraphWriter, BulkLoader, SearchIndex, Protocol):
     """A graph store: every role at once (what a backend implements and ``open_store`` returns). All
     methods are coroutines; all of them are scoped to one group. Consumers are typed against the
     role(s) they use."""

@@ -25,7 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -186,6 +186,18 @@ class FalkorDBStore:
         self._schema.check_dimensions(key, dimensions)
         await self._check_vector_owners(batch)
         await self._connection.query(key, text, params)
+
+    @contextlib.asynccontextmanager
+    async def bulk_load(self, group_id: str) -> AsyncIterator[None]:
+        """Writes in the block create no HNSW index for a label the group has none for yet; the
+        block's end builds each once, over all the holders written, and waits for it. A vector search
+        of such a label finds nothing until then. Measured in docs/retrieval.md ("FalkorDB bulk load")."""
+        key = self._keys.graph(group_id)
+        self._schema.defer_vector_indexes(key)
+        try:
+            yield
+        finally:
+            await self._schema.build_deferred(key)
 
     async def _revise_facts(self, batch: GraphWrite) -> tuple[GraphWrite, list[FactVersion]]:
         """The batch with each stored fact's next version, and the versions those replace.
