@@ -34,6 +34,20 @@ def raw_client(server: object):
     return redis.Redis(host="127.0.0.1", port=server.port, decode_responses=True)  # type: ignore[attr-defined]
 
 
+def wait_until_indexed(client, graph: str, timeout: float = 30.0) -> None:
+    """Until every index of ``graph`` is OPERATIONAL: FalkorDB builds a new index in the background."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while True:
+        reply = client.execute_command("GRAPH.RO_QUERY", graph, "CALL db.indexes() YIELD status RETURN status")
+        statuses = [row[0] for row in reply[1]]
+        if statuses and all(status == "OPERATIONAL" for status in statuses):
+            return
+        assert time.monotonic() < deadline, f"indexes of {graph} still {statuses} after {timeout}s"
+        time.sleep(0.05)
+
+
 def graph_module_version(client) -> int:
     return next(int(m["ver"]) for m in client.module_list() if m["name"] == "graph")
 
@@ -52,6 +66,7 @@ def test_in_over_a_stopword_segfaults_the_raw_server(throwaway_server) -> None:
         "CREATE (:Entity {name:'The'}), (:Entity {name:'Alice'})",
     ]:
         client.execute_command("GRAPH.QUERY", "crash", statement)
+    wait_until_indexed(client, "crash")  # the crash needs both indexes built (they build in the background)
     with pytest.raises(redis.ConnectionError):
         client.execute_command("GRAPH.QUERY", "crash",
                                "CYPHER names=['Alice','The'] MATCH (n:Entity) WHERE n.name IN $names RETURN n")
