@@ -43,6 +43,17 @@ def dot_rows(matrix: np.ndarray, query: np.ndarray) -> np.ndarray:
     return scores
 
 
+def _accepted(hits: list[ScoredId], accept: Accept | None, verdicts: dict[str, bool]) -> list[ScoredId]:
+    """The hits ``accept`` lets through, asking it only about ids not judged in an earlier widening."""
+    if accept is None:
+        return hits
+    unknown = [h.id for h in hits if h.id not in verdicts]
+    if unknown:
+        passing = accept(unknown)
+        verdicts.update((i, i in passing) for i in unknown)
+    return [h for h in hits if verdicts[h.id]]
+
+
 class VectorIndex(RankedRows):
     def __init__(
         self,
@@ -341,12 +352,7 @@ class VectorIndex(RankedRows):
             hits = [ScoredId(self._ids[rows[j]], float(exact[j])) for j in np.argsort(-exact, kind="stable")]
             weak = min_score is not None and bool(hits) and hits[-1].score < min_score
             hits = [h for h in hits if min_score is None or h.score >= min_score]
-            if accept is not None:
-                unknown = [h.id for h in hits if h.id not in verdicts]
-                if unknown:
-                    passing = accept(unknown)
-                    verdicts.update((i, i in passing) for i in unknown)
-                hits = [h for h in hits if verdicts[h.id]]
+            hits = _accepted(hits, accept, verdicts)
             if len(hits) >= limit or weak:  # (weak: the ranking already fell below min_score)
                 return hits[:limit]
             if rows.size < k:  # the probed clusters ran out of (passing) rows
@@ -380,12 +386,7 @@ class VectorIndex(RankedRows):
             if keep is not None:  # masked rows are seen (the line still holds) but never hits
                 ids = [i for i in ids if keep[self._rows[i]]]
             hits, complete = self._certain_hits(ids, line, query, min_score)
-            if accept is not None:
-                unknown = [h.id for h in hits if h.id not in verdicts]
-                if unknown:
-                    passing = accept(unknown)
-                    verdicts.update((i, i in passing) for i in unknown)
-                hits = [h for h in hits if verdicts[h.id]]
+            hits = _accepted(hits, accept, verdicts)
             if len(hits) >= limit or complete or k >= self._scan.size:
                 return hits[:limit]
             k *= 4
