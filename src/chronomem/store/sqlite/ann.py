@@ -8,7 +8,7 @@ candidates is approximate.
 
 The parameter rule (nlist = 4 sqrt(N), nprobe = nlist / 8 and at least 32, a 40-per-centroid training sample, 10
 k-means rounds) was picked on ~65k real MiniLM vectors with the rule forced on: recall@10 0.991
-against exact search (bench/vector_recall.py --ann). Random vectors, which have no clusters, are
+against exact search (bench/vector_recall.py --ann-from 0). Random vectors, which have no clusters, are
 its worst case; see docs/retrieval.md for both figures.
 
 Labels are the owning index's row numbers, and the direct map is a hash table, so an update or a
