@@ -20,9 +20,11 @@ the legal-form, Saint and stated-alias rules):
 
 - ``distinct_merged_without_model``: distinct pairs that became one entity (target 0);
 - ``same_merged_without_model_call``: share of same pairs merged deterministically (target >= 0.9),
-  and ``same_by_normalization_merged`` / ``same_by_alias_merged`` / ``same_needing_model_merged``: the
-  same among the pairs whose author expects the normalization to decide them, the episode to state
-  the alias, or only a model's knowledge (nicknames, abbreviations, exonyms);
+  and ``same_by_normalization_merged`` / ``same_by_alias_merged`` / ``same_by_gazetteer_merged`` /
+  ``same_needing_model_merged``: the same among the pairs whose author expects the normalization to
+  decide them, the episode to state the alias, the GeoNames gazetteer to know both names of a place
+  (``chronomem.ingest.places``, the ``places`` extra), or only a model's knowledge (nicknames,
+  abbreviations);
 - ``distinct_asked_model_share``: share of distinct pairs whose second name the model was asked about
   (the look-alike reached the model, which a real one would decide);
 - ``resolution_calls_per_episode_mean``: entity-resolution calls per episode; ``llm_calls_per_episode_*``.
@@ -64,7 +66,7 @@ class Pair:
     a: str
     b: str
     label: str  # "same" or "distinct"
-    decided_by: str  # "normalization", "alias" (the episode states it) or "model"
+    decided_by: str  # "normalization", "alias" (the episode states it), "gazetteer" or "model"
     split: str  # "dev" or "holdout"
     domain: str
     text_a: str | None = None  # the episode that mentions a (default: :func:`_sentence`)
@@ -208,6 +210,7 @@ def _figures(outcomes: Sequence[Outcome]) -> dict[str, float]:
         "same_merged_without_model_call": _share([o.merged for o in same]),
         "same_by_normalization_merged": _share([o.merged for o in by_normalization]),
         "same_by_alias_merged": _share([o.merged for o in same if o.pair.decided_by == "alias"]),
+        "same_by_gazetteer_merged": _share([o.merged for o in same if o.pair.decided_by == "gazetteer"]),
         "same_needing_model_merged": _share([o.merged for o in same if o.pair.decided_by == "model"]),
         "resolution_calls_per_episode_mean": _mean(
             [u.get("by_prompt", {}).get("resolve_entities", 0) for o in outcomes for u in o.usages]),

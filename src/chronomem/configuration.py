@@ -125,6 +125,8 @@ _INGEST = _generic("ingest", {
     "fuzzy_ambiguous": "a name at least this similar (0-1) to an entity is asked about in the batched call "
                        "(only equal names merge without a model)",
     "embedding_ambiguous": "name-cosine counterpart of `fuzzy_ambiguous`",
+    "place_names": "an entity bearing another name of the place a name denotes in the GeoNames gazetteer "
+                   "(München for Munich) is asked about; never merged by it alone (needs the `places` extra)",
     "duplicate_similarity": "same-pair facts at least this close are duplicate candidates",
     "contradiction_similarity": "endpoint-sharing facts at least this close may contradict",
     "same_relation_similarity": "the same bound for facts of the same relation type",

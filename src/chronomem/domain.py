@@ -88,7 +88,8 @@ _JOINING_DASH = re.compile(r"(?<=\w)\s*-\s*(?=\w)")  # "coca-cola" = "coca cola"
 _LETTER_DIGIT = re.compile(rf"(?<={_LETTER})(?=\d)|(?<=\d)(?={_LETTER})")  # "ua1234" = "ua 1234"
 _NUMBER_SIGN = re.compile(r"(?<!\w)#\s*(?=\d)")  # "#58213" = "58213"; "c#" keeps its sign
 # a leading article, unless what follows is one short word ("The Who") or starts with a digit ("The 1975")
-_LEADING_ARTICLE = re.compile(rf"^(?:the|an?)\s+(?={_LETTER}(?:\S{{3}}|\S*\s+\S))")
+# other than an ordinal's before another word ("The 7th Seal" = "The Seventh Seal" = "Seventh Seal")
+_LEADING_ARTICLE = re.compile(rf"^(?:the|an?)\s+(?={_LETTER}(?:\S{{3}}|\S*\s+\S)|\d+(?:st|nd|rd|th)\s+\S)")
 # "St."/"Mt."/"Ft." opening a name and followed by a word are Saint, Mount, Fort ("St. Petersburg").
 # Only there: inside a name "St." may be Street ("Elm St. Station"), and a digit may follow a code ("ST 4").
 _LEADING_TITLE = re.compile(rf"^(st|mt|ft)\.?\s+(?={_LETTER})")
@@ -111,6 +112,33 @@ _STREET_TYPES = {"st": "street", "ave": "avenue", "blvd": "boulevard", "rd": "ro
 _ORGANISATION_WORDS = {"dept": "department", "univ": "university", "intl": "international",
                        "natl": "national", "assn": "association", "bros": "brothers", "govt": "government"}
 _STREET_TYPE = re.compile(r"(?<=\s)(" + "|".join(_STREET_TYPES) + r")(?=\s|$)")
+# An ordinal is one whether written in words or in digits ("Fifth Avenue" = "5th Avenue", "Twenty-First
+# Century Fox" = "21st Century Fox"): the suffix says it is an ordinal, so no look-alike hides in it.
+# Cardinals stay apart ("Air Force One" is not "Air Force 1").
+_UNIT_ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth")
+_ORDINAL_WORDS = dict(zip((*_UNIT_ORDINALS, "tenth", "eleventh", "twelfth", "thirteenth", "fourteenth",
+                           "fifteenth", "sixteenth", "seventeenth", "eighteenth", "nineteenth"), range(1, 20),
+                          strict=True))
+_TENS = ("twent", "thirt", "fort", "fift", "sixt", "sevent", "eight", "ninet")
+_ORDINAL_WORDS |= {f"{ten}ieth": 10 * (i + 2) for i, ten in enumerate(_TENS)}
+_TENS_WORD = {f"{ten}y": 10 * (i + 2) for i, ten in enumerate(_TENS)}
+_ORDINAL_WORD = re.compile(
+    r"(?<!\w)(?:(" + "|".join(_TENS_WORD) + r") )?(" + "|".join(_ORDINAL_WORDS) + r")(?!\w)")
+_ORDINAL_DIGITS = re.compile(r"(?<!\w)(\d+) (st|nd|rd|th)(?!\w)")  # "5 th" (spaced above) -> "5th"
+
+
+def _ordinal(number: int) -> str:
+    suffix = "th" if 10 <= number % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(number % 10, "th")
+    return f"{number}{suffix}"
+
+
+def _ordinal_word(match: re.Match[str]) -> str:
+    tens, unit = match[1], _ORDINAL_WORDS[match[2]]
+    if tens is None:
+        return _ordinal(unit)
+    if unit >= 10:  # "twenty tenth" is no ordinal: leave the words
+        return match[0]
+    return _ordinal(_TENS_WORD[tens] + unit)
 _CLOSING_DRIVE = re.compile(r"(?<=\s)dr$")
 _ORGANISATION_WORD = re.compile(r"(?<!\w)(" + "|".join(_ORGANISATION_WORDS) + r")(?!\w)")
 
@@ -132,7 +160,8 @@ def name_key(name: str) -> str:
     "St."/"Mt."/"Ft." for Saint/Mount/Fort ("St. Petersburg" = "Saint Petersburg"; only at the
     start, where it cannot be Street), a trailing "Incorporated"/"Corporation" for "Inc"/"Corp", a
     street type's abbreviation past the first word ("Baker St" = "Baker Street", "Mulholland Dr." =
-    "Mulholland Drive") and an organisation word's ("Dept.", "Univ.", "Intl", "Bros."). Kept, so
+    "Mulholland Drive"), an organisation word's ("Dept.", "Univ.", "Intl", "Bros.") and an ordinal's
+    words ("Fifth Avenue" = "5th Avenue", "Twenty-First" = "21st"). Kept, so
     never merged: every letter and digit (numbers, versions, codes, letter suffixes, roman numerals,
     "Jr."), symbols that carry meaning ("C#", "C++", "Disney+", "AT&T", "Go!"), apostrophes (the
     possessive is not the plural: "Buffalo Bill's" is not the "Buffalo Bills") and brackets. Roman
@@ -154,6 +183,7 @@ def name_key(name: str) -> str:
     text = text.replace(" & ", " and ")
     text = _NUMBER_SIGN.sub("", _JOINING_DASH.sub(" ", text))
     text = " ".join(_LETTER_DIGIT.sub(" ", text).split())
+    text = _ORDINAL_WORD.sub(_ordinal_word, _ORDINAL_DIGITS.sub(r"\1\2", text))
     text = _STREET_TYPE.sub(lambda m: _STREET_TYPES[m[1]], _CLOSING_DRIVE.sub("drive", text))
     text = _ORGANISATION_WORD.sub(lambda m: _ORGANISATION_WORDS[m[1]], text)
     return _LONG_LEGAL_FORM.sub(lambda m: _LEGAL_ABBREVIATION[m[1]], text)

@@ -27,6 +27,13 @@ from chronomem.domain import Entity, name_key, normalize_name, split_legal_form
     ("Dept. of Justice", "Department of Justice"),
     ("Univ. of Toronto", "University of Toronto"),
     ("Warner Bros.", "Warner Brothers"),
+    ("5th Avenue", "Fifth Avenue"),  # an ordinal in words or in digits
+    ("First Republic Bank", "1st Republic Bank"),
+    ("Twenty-First Century Fox", "21st Century Fox"),
+    ("Forty Second Street", "42nd St"),
+    ("Thirteenth Floor", "13th Floor"),
+    ("Twentieth Century", "20th Century"),
+    ("The Seventh Seal", "The 7th Seal"),
 ])
 def test_equal_under_the_new_rules(a: str, b: str) -> None:
     assert name_key(a) == name_key(b)
@@ -54,7 +61,13 @@ def test_equal_under_the_new_rules(a: str, b: str) -> None:
     ("Elm St", "Elm Ct"),  # Ct is never expanded: "Hartford, CT" is Connecticut
     ("Hartford, CT", "Hartford Court"),
     ("Buffalo Bill's", "Buffalo Bills"),  # apostrophes are kept: a possessive is not a plural
-    ("5th Avenue", "Fifth Avenue"),  # number words are not digits (Air Force One / Air Force 1)
+    ("Air Force One", "Air Force 1"),  # cardinals in words are not digits: the plane is not the shoe
+    ("Formula One", "Formula 1"),
+    ("50 First Dates", "Fifty First Dates"),
+    ("5th Avenue", "15th Avenue"),
+    ("Henry V", "Henry the Fifth"),  # a roman numeral is not an ordinal word
+    ("Twenty Tenth", "30th"),  # no such ordinal: the words stay
+    ("1st Avenue", "1 Street Avenue"),  # "st" after a number is an ordinal's suffix, not Street
 ])
 def test_look_alikes_the_new_rules_keep_apart(a: str, b: str) -> None:
     assert name_key(a) != name_key(b)
@@ -74,3 +87,13 @@ def test_an_entity_with_a_legal_form_is_found_under_its_bare_name() -> None:
     google = Entity(group_id="g", name="Google LLC")
     assert normalize_name("Google") in google.normalized_names
     assert normalize_name("Google") not in Entity(group_id="g", name="Google Maps").normalized_names
+
+
+@pytest.mark.parametrize(("words", "digits"), [
+    ("first", "1st"), ("second", "2nd"), ("third", "3rd"), ("fourth", "4th"), ("eleventh", "11th"),
+    ("twelfth", "12th"), ("thirteenth", "13th"), ("twentieth", "20th"), ("twenty-first", "21st"),
+    ("twenty second", "22nd"), ("thirty-third", "33rd"), ("forty-fourth", "44th"), ("ninetieth", "90th"),
+    ("ninety-ninth", "99th"),
+])
+def test_ordinal_words_are_their_digits(words: str, digits: str) -> None:
+    assert name_key(f"{words} street") == name_key(f"{digits} street") == f"{digits} street"

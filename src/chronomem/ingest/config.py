@@ -34,6 +34,9 @@ class IngestConfig(BaseModel):
     # cosine) to an entity is asked about in the batched call
     fuzzy_ambiguous: float = 0.75
     embedding_ambiguous: float = 0.80
+    # an entity bearing another name of the one place the GeoNames gazetteer knows by a name is asked
+    # about ("München" for "Munich"; chronomem.ingest.places; needs the `places` extra)
+    place_names: bool = True
 
     # fact resolution (see chronomem.ingest.fact_resolution)
     duplicate_similarity: float = 0.55  # same-pair facts at least this close are duplicate candidates

@@ -15,7 +15,10 @@ A match that points at two different entities is no evidence for either. Look-al
 "UA 1234" and "UA 1235", "Windows 10" and "11", "Henry VII" and "VIII", "C#" and "C" differ in what
 they name, however close their spelling or embedding. So a similar spelling, a similar embedding, a
 partial name or a nickname only makes a name *ambiguous*: it goes, with its few best candidates, to
-the one batched model call (none is configured: a new entity). No signal at all makes a new entity.
+the one batched model call (none is configured: a new entity). So does another name of the same
+place in the GeoNames gazetteer ("München" for "Munich", :mod:`chronomem.ingest.places`): an exonym
+is found even where no embedding brings it close, but it is not merged on the gazetteer's word, since
+the mention may not be the place ("Torino" may be the Ford). No signal at all makes a new entity.
 Graphiti asks the model about every extracted entity; here a repeated name costs nothing.
 
 The share of merges this gets right is measured on a labelled set of look-alike pairs by
@@ -35,6 +38,7 @@ from rapidfuzz import fuzz
 
 from chronomem.domain import Entity, name_key, split_legal_form
 from chronomem.ingest.ontology import GENERIC_LABEL
+from chronomem.ingest.places import place_of
 from chronomem.ingest.prompts import ExtractedEntity
 
 __all__ = [
@@ -100,6 +104,7 @@ class ResolutionThresholds:
     fuzzy_ambiguous: float = 0.75
     embedding_ambiguous: float = 0.80
     max_candidates: int = 5
+    place_names: bool = True  # another name of the place the gazetteer knows by this name
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,10 +205,13 @@ def decide(
     if same is not None:
         return EntityDecision(Verdict.MATCH, match=same, reason="the same name")
     scored = []
+    place = place_of(name) if thresholds.place_names else None
     for candidate in compatible:
         fuzzy = _fuzzy(name, candidate.entity)
         cosine = candidate.cosine if candidate.cosine is not None else 0.0
-        if fuzzy >= thresholds.fuzzy_ambiguous or cosine >= thresholds.embedding_ambiguous:
+        if place is not None and any(place_of(n) == place for n in names_of(candidate.entity)):
+            scored.append((3.0, candidate.entity))  # the same place under another name: asked first
+        elif fuzzy >= thresholds.fuzzy_ambiguous or cosine >= thresholds.embedding_ambiguous:
             scored.append((1.0 + max(fuzzy, cosine), candidate.entity))
         elif _partial(name, candidate.entity):
             scored.append((1.0 + fuzzy / 10, candidate.entity))
@@ -211,7 +219,7 @@ def decide(
         return EntityDecision(Verdict.NEW, reason="no candidate resembles the name")
     scored.sort(key=lambda pair: -pair[0])
     ambiguous = tuple(entity for _, entity in scored[: thresholds.max_candidates])
-    return EntityDecision(Verdict.AMBIGUOUS, candidates=ambiguous, reason="similar or partial name")
+    return EntityDecision(Verdict.AMBIGUOUS, candidates=ambiguous, reason="similar or partial name, or the same place")
 
 
 def merge_extracted(entities: Iterable[ExtractedEntity]) -> list[ExtractedEntity]:

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from chronomem.domain import Entity, split_legal_form
 from chronomem.ingest.grounding import is_named
 from chronomem.ingest.ontology import GENERIC_LABEL
+from chronomem.ingest.places import names_of_place, place_of
 from chronomem.ingest.prompts import (
     ENTITY_RESOLUTION,
     CandidateEntity,
@@ -188,7 +189,7 @@ async def resolve_entities(
             pending.append(entity)
     if not pending:
         return resolved
-    decisions = await _decide_unmatched(session, pending)
+    decisions = await _decide_unmatched(session, pending, resolved.known)
     if defer_ambiguous and not session.deterministic and text is not None:
         resolved.ambiguous = [(n, d) for n, d in decisions if d.verdict is Verdict.AMBIGUOUS]
         decisions = [(n, d) for n, d in decisions if d.verdict is not Verdict.AMBIGUOUS]
@@ -233,6 +234,8 @@ async def _exact_candidates(session: Session, named: Sequence[NamedEntity]) -> l
     for entity in named:
         for name in (entity.name, *entity.aliases):
             names |= {name, match_key(name), split_legal_form(name)[0]}
+        if session.config.place_names and (place := place_of(entity.name)) is not None:
+            names.update(names_of_place(place))  # "München" is a candidate for "Munich" (never a merge)
     found = await session.store.find_entities_by_names(session.group_id, sorted(names))
     return sorted(found, key=lambda e: (e.created_at, e.id))
 
@@ -248,8 +251,11 @@ async def _candidates_for(session: Session, name: str) -> tuple[dict[str, float]
     return {hit.id: hit.score for hit in by_vector}, [hit.id for hit in by_text]
 
 
-async def _decide_unmatched(session: Session, named: Sequence[NamedEntity]) -> list[tuple[NamedEntity, EntityDecision]]:
-    """Gather candidates by cosine and BM25 (names and summaries), then decide each name (pure)."""
+async def _decide_unmatched(
+    session: Session, named: Sequence[NamedEntity], known: Sequence[Entity]
+) -> list[tuple[NamedEntity, EntityDecision]]:
+    """Gather candidates by cosine and BM25 (names and summaries), and the ``known`` entities the exact
+    lookup found under another name of the same place; then decide each name (pure)."""
     found = await asyncio.gather(*(_candidates_for(session, n.name) for n in named))
     ids = list(dict.fromkeys(i for cosines, texts in found for i in (*cosines, *texts)))
     text_only = [i for i in ids if not any(i in cosines for cosines, _ in found)]
@@ -257,12 +263,14 @@ async def _decide_unmatched(session: Session, named: Sequence[NamedEntity]) -> l
         session.store.get_entities(session.group_id, ids),
         session.store.get_vectors(session.group_id, Scope.ENTITIES, text_only),
     ) if ids else ([], {})
-    entities = {e.id: e for e in loaded}
-    thresholds = ResolutionThresholds(session.config.fuzzy_ambiguous, session.config.embedding_ambiguous)
+    # the exact lookup's finds are candidates too: it also asked for the other names of a place
+    entities = {e.id: e for e in loaded} | {e.id: e for e in known}
+    thresholds = ResolutionThresholds(session.config.fuzzy_ambiguous, session.config.embedding_ambiguous,
+                                      place_names=session.config.place_names)
     decisions = []
     for entity, (cosines, texts) in zip(named, found, strict=True):
         candidates = []
-        for entity_id in dict.fromkeys((*cosines, *texts)):
+        for entity_id in dict.fromkeys((*cosines, *texts, *(e.id for e in known))):
             if entity_id not in entities:
                 continue
             cosine = cosines.get(entity_id)

