@@ -25,12 +25,16 @@ the legal-form, Saint and stated-alias rules):
   decide them, the episode to state the alias, the GeoNames gazetteer to know both names of a place
   (``chronomem.ingest.places``, the ``places`` extra), or only a model's knowledge (nicknames,
   abbreviations);
+- ``same_found_for_model`` (and ``same_by_gazetteer_found_for_model``): share of same pairs merged, or
+  whose second name the model was asked about with the first among its candidates — what a model
+  can decide at all (a candidate neither embedding nor BM25 finds is lost to it);
 - ``distinct_asked_model_share``: share of distinct pairs whose second name the model was asked about
   (the look-alike reached the model, which a real one would decide);
 - ``resolution_calls_per_episode_mean``: entity-resolution calls per episode; ``llm_calls_per_episode_*``.
 
     .venv/bin/python bench/resolution.py
     .venv/bin/python bench/resolution.py --embedders hashing --limit 50
+    .venv/bin/python bench/resolution.py --without-places
 """
 
 from __future__ import annotations
@@ -50,7 +54,7 @@ from typing import Any
 
 from chronomem.domain import Episode, EpisodeKind, name_key
 from chronomem.embed.base import Embedder
-from chronomem.ingest import Ingestor
+from chronomem.ingest import IngestConfig, Ingestor
 from chronomem.ingest.prompts import EntityMatch, EntityMatches, ExtractedEntities, ExtractedEntity, ExtractedFacts
 from chronomem.llm.testing import FunctionModel
 from chronomem.store.factory import open_store
@@ -144,6 +148,7 @@ class NeverDuplicate:
     def __init__(self) -> None:
         self.names: dict[str, str] = {}  # episode text -> the name it mentions
         self.asked: set[str] = set()  # names the model was asked to resolve
+        self.shown: dict[str, set[str]] = {}  # name asked about -> the candidates shown with it
 
     def __call__(self, prompt: Any, context: Any) -> Any:
         if prompt.name == "extract_entities":
@@ -151,12 +156,17 @@ class NeverDuplicate:
             name = self.names[text]
             return ExtractedEntities(entities=[ExtractedEntity(name=name, aliases=stated_aliases(name, text))])
         if prompt.name == "resolve_entities":
-            self.asked.update(q.name for q in context.questions)
+            self._note(context.questions)
             return EntityMatches(matches=[EntityMatch(index=q.index) for q in context.questions])
         if prompt.name == "extract_facts":
-            self.asked.update(q.name for q in context.ambiguous)
+            self._note(context.ambiguous)
             return ExtractedFacts(same_as=[EntityMatch(index=q.index) for q in context.ambiguous])
         raise AssertionError(f"unexpected prompt {prompt.name}")
+
+    def _note(self, questions: Sequence[Any]) -> None:
+        for question in questions:
+            self.asked.add(question.name)
+            self.shown.setdefault(question.name, set()).update(c.name for c in question.candidates)
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,15 +174,16 @@ class Outcome:
     pair: Pair
     merged: bool
     asked: bool
+    found: bool  # merged, or the model was asked about b with a among the candidates: a model can decide
     usages: tuple[dict[str, Any], ...]  # of its two episodes
 
 
-async def _run(pairs: Sequence[Pair], embedder: Embedder) -> list[Outcome]:
+async def _run(pairs: Sequence[Pair], embedder: Embedder, config: IngestConfig) -> list[Outcome]:
     script = NeverDuplicate()
     outcomes = []
     with tempfile.TemporaryDirectory() as tmp:
         store = await open_store(f"sqlite:///{tmp}/resolution.db")
-        ingestor = Ingestor(store, embedder, FunctionModel(script, model_name="never-duplicate"))
+        ingestor = Ingestor(store, embedder, FunctionModel(script, model_name="never-duplicate"), config=config)
         try:
             for index, pair in enumerate(pairs):
                 group = f"pair-{index}"
@@ -186,9 +197,12 @@ async def _run(pairs: Sequence[Pair], embedder: Embedder) -> list[Outcome]:
                     ))
                     usages.append(result.episode.usage)
                 entities = await store.list_entities(group)
-                outcomes.append(Outcome(pair, merged=len(entities) == 1, asked=pair.b in script.asked,
+                merged = len(entities) == 1
+                outcomes.append(Outcome(pair, merged=merged, asked=pair.b in script.asked,
+                                        found=merged or pair.a in script.shown.get(pair.b, ()),
                                         usages=tuple(usages)))
                 script.asked.discard(pair.b)
+                script.shown.pop(pair.b, None)
         finally:
             await store.close()
     return outcomes
@@ -212,6 +226,8 @@ def _figures(outcomes: Sequence[Outcome]) -> dict[str, float]:
         "same_by_alias_merged": _share([o.merged for o in same if o.pair.decided_by == "alias"]),
         "same_by_gazetteer_merged": _share([o.merged for o in same if o.pair.decided_by == "gazetteer"]),
         "same_needing_model_merged": _share([o.merged for o in same if o.pair.decided_by == "model"]),
+        "same_found_for_model": _share([o.found for o in same]),
+        "same_by_gazetteer_found_for_model": _share([o.found for o in same if o.pair.decided_by == "gazetteer"]),
         "resolution_calls_per_episode_mean": _mean(
             [u.get("by_prompt", {}).get("resolve_entities", 0) for o in outcomes for u in o.usages]),
     }
@@ -225,8 +241,8 @@ _PER_PART = ("distinct_pairs", "distinct_merged_without_model", "same_pairs", "s
              "resolution_calls_per_episode_mean")
 
 
-async def measure(pairs: Sequence[Pair], embedder: Embedder) -> dict[str, float]:
-    outcomes = await _run(pairs, embedder)
+async def measure(pairs: Sequence[Pair], embedder: Embedder, config: IngestConfig | None = None) -> dict[str, float]:
+    outcomes = await _run(pairs, embedder, config or IngestConfig())
     figures = _figures(outcomes)
     parts = [(split, [o for o in outcomes if o.pair.split == split]) for split in ("dev", "holdout")]
     parts += [(f"batch_{batch}", [o for o in outcomes if o.pair.batch == batch])
@@ -261,7 +277,8 @@ async def run(args: argparse.Namespace) -> None:
     for name in args.embedders:
         print(f"{name} embedder, {len(pairs)} pairs…", file=sys.stderr)
         prefix = "minilm" if name == "local" else name
-        for key, value in (await measure(pairs, _embedder(name))).items():
+        config = IngestConfig(place_names=not args.without_places)
+        for key, value in (await measure(pairs, _embedder(name), config)).items():
             text = f"{value:.3f}" if isinstance(value, float) else str(value)
             print(f"{prefix}_{key}: {text}", flush=True)
 
@@ -270,6 +287,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--embedders", nargs="+", default=["hashing", "local"], choices=["hashing", "local"])
     parser.add_argument("--limit", type=int, default=None, help="only the first N pairs")
+    parser.add_argument("--without-places", action="store_true",
+                        help="no gazetteer (IngestConfig.place_names off): what it adds to same_found_for_model")
     asyncio.run(run(parser.parse_args()))
 
 
