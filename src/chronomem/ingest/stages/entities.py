@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from chronomem.domain import Entity, split_legal_form
 from chronomem.ingest.grounding import is_named
 from chronomem.ingest.ontology import GENERIC_LABEL
+from chronomem.ingest.places import available as places_available
 from chronomem.ingest.places import names_of_place, place_of
 from chronomem.ingest.prompts import (
     ENTITY_RESOLUTION,
@@ -231,6 +232,8 @@ async def _exact_candidates(session: Session, named: Sequence[NamedEntity]) -> l
     """Existing entities that may bear one of the names or declared aliases, oldest first (the
     store's lookup is coarse; :func:`~chronomem.ingest.resolution.exact_match` decides)."""
     names: set[str] = set()
+    if session.config.place_names:
+        await asyncio.to_thread(places_available)  # the first call builds the index (~2 s): off the loop
     for entity in named:
         for name in (entity.name, *entity.aliases):
             names |= {name, match_key(name), split_legal_form(name)[0]}
