@@ -6,10 +6,11 @@
 
 Each variant is LoCoMo's config (:data:`chronomem.eval.configs.EVAL_CONFIG`) with none, one or all
 of the multi-hop mechanisms (:data:`chronomem.eval.configs.MULTIHOP`: the hop, the list coverage,
-the word forms, asking last, the unnamed speakers' offset; see :func:`variants`), scored on the
-same questions in the same pass, so the differences are the mechanisms' alone; those figures are
-in-sample. With ``--folds K`` (default 5) the config with all mechanisms chooses its speaker offset
-(:data:`OFFSETS`) and its weights (RRF constant × BM25 weight, :data:`GRID`) by conversation-level
+the word forms, asking last, the unnamed speakers' offset, the speaker-perspective query; see
+:func:`variants`), scored on the same questions in the same pass, so the differences are the
+mechanisms' alone; those figures are in-sample. With ``--folds K`` (default 5) the config with all
+mechanisms chooses its speaker offset (:data:`OFFSETS`), its perspective weight
+(:data:`PERSPECTIVES`) and its weights (RRF constant × BM25 weight, :data:`GRID`) by conversation-level
 K-fold cross-validation, and prints ``with.*_oof`` figures: each fold scored with the choice made on
 the others.
 """
@@ -32,21 +33,27 @@ def variants() -> dict[str, dict[str, object]]:
     from chronomem.eval.configs import MULTIHOP
 
     off = {"hop_boost": 0.0, "list_coverage_boost": 0.0, "word_forms": False, "asking_last": False,
-           "unnamed_speaker_offset": 0}
+           "unnamed_speaker_offset": 0, "perspective_weight": 0.0}
     earlier = {"hop_boost": MULTIHOP["hop_boost"], "list_coverage_boost": MULTIHOP["list_coverage_boost"],
                "word_forms": True}  # the three mechanisms of the round before
     return {
         "without": off,
         "asking": {**off, "asking_last": True},
         "speaker": {**off, "unnamed_speaker_offset": MULTIHOP["unnamed_speaker_offset"]},
+        "perspective": {**off, "perspective_weight": MULTIHOP["perspective_weight"]},
         "earlier": {**off, **earlier},
         "with": dict(MULTIHOP),
         # the speaker offset's other values, to choose it out of fold (OFFSETS; 0: all but the offset)
         **{f"with@offset={o}": {**MULTIHOP, "unnamed_speaker_offset": o} for o in OFFSETS},
+        # the perspective weight's other values (0: all but the perspective query), and the
+        # perspective query kept to the named speaker's own messages
+        **{f"with@perspective={w:g}": {**MULTIHOP, "perspective_weight": w} for w in PERSPECTIVES},
+        "with@perspective_own_turns": {**MULTIHOP, "perspective_own_turns": True},
     }
 
 
 OFFSETS = (0, 3, 10)  # beside MULTIHOP's 6 (chosen out of fold, every fold, 2026-12-01)
+PERSPECTIVES = (0.0, 1.0, 3.0)  # beside MULTIHOP's 2
 
 
 # the weights each family chooses among, out of fold (a small grid: every candidate is a pass)
@@ -111,6 +118,7 @@ def report(scored: list, samples: list, folds: int) -> None:  # type: ignore[typ
         # every tuned weight chosen out of fold at once: the speaker offset and the grid
         for family in FAMILIES:
             names = [family, *(f"{family}@offset={o}" for o in OFFSETS),
+                     *(f"{family}@perspective={p:g}" for p in PERSPECTIVES),
                      *(f"{family}@rrf_k={k:g},bm25={w:g}" for k, w in GRID)]
             held_out, choices = cross_validate(scored, names, "recall_at_10", folds)
             rows = [(q.kind, q.by_candidate[chosen]) for q, chosen in held_out]
