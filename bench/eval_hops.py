@@ -103,6 +103,27 @@ def _asking_rule_figures(samples: list) -> None:  # type: ignore[type-arg]
     print(f"asking_rule_evidence_flagged: {sum(slot in flagged for slot in slots)} of {len(slots)}")
 
 
+def _perspective_rule_figures(samples: list) -> None:  # type: ignore[type-arg]
+    """How often the perspective rewrite fires, and how much of the evidence the named speaker says."""
+    from chronomem.search.perspective import perspective_query
+
+    fired, evidence, spoken = {1: 0, 2: 0, 3: 0, 4: 0}, 0, 0
+    for s in samples:
+        speaker_of = {t.dia_id: t.speaker for t in s.turns}
+        for q in s.questions:
+            if q.category not in fired or not q.evidence:
+                continue
+            voiced = perspective_query(q.question, set(speaker_of.values()))
+            if voiced is None:
+                continue
+            fired[q.category] += 1
+            evidence += len(q.evidence)
+            spoken += sum(speaker_of.get(d) == voiced.speaker for d in q.evidence)
+    for category, count in fired.items():
+        print(f"perspective_rule_fired_category_{category}: {count}")
+    print(f"perspective_rule_evidence_by_named_speaker: {spoken} of {evidence}")
+
+
 def report(scored: list, samples: list, folds: int) -> None:  # type: ignore[type-arg]
     """Print every figure from the per-question scores of every config."""
     from chronomem.eval.folds import cross_validate
@@ -111,6 +132,7 @@ def report(scored: list, samples: list, folds: int) -> None:  # type: ignore[typ
     print(f"locomo_questions: {len(scored)}")
     _list_rule_figures(samples)
     _asking_rule_figures(samples)
+    _perspective_rule_figures(samples)
     for name in variants():
         for metric, value in _locomo_metrics([(q.kind, q.by_candidate[name]) for q in scored], "").items():
             print(f"{name}.{metric}: {value:.2f}")
