@@ -84,6 +84,9 @@ class SearchConfig(BaseModel):
     coverage_boost: float = Field(default=0.0, ge=0.0)  # episodes: RRF weight of "best of its conversation"
     # episodes: the same signal's weight for a question asking for a list (chronomem.search.lists)
     list_coverage_boost: float = Field(default=0.0, ge=0.0)
+    # ... and for a list question naming a speaker, that signal deals only the speaker's own
+    # messages (each session's best turn by the speaker named)
+    list_coverage_own_turns: bool = False
     # episodes: RRF weight of the hop from the best messages over the names and keywords they
     # mention to the other messages mentioning them (see chronomem.search.hops); 0 = off
     hop_boost: float = Field(default=0.0, ge=0.0)

@@ -115,12 +115,17 @@ def _fuse(
             near = signals.dated_near([i for i, _ in fused], objects, windows, margin=config.time_margin)
             extra.append((near, config.time_boost))
     if scope is Scope.EPISODES and fused:
-        coverage = config.coverage_boost
+        coverage, covered = config.coverage_boost, fused
+        named = signals.speaker_named([i for i, _ in fused], objects, request.query)
         if config.list_coverage_boost > 0 and lists.is_list_question(request.query):
             # the answer is spread over sessions: each session's best as well as the best session's
             # turns (measured: turning the conversation signal down for them lost recall)
             coverage = max(coverage, config.list_coverage_boost)
-        extra.append((signals.speaker_named([i for i, _ in fused], objects, request.query), config.speaker_boost))
+            if config.list_coverage_own_turns and named:
+                # "What activities does Melanie partake in?": each session's best turn of hers
+                spoken = set(named)
+                covered = [(i, score) for i, score in fused if i in spoken]
+        extra.append((named, config.speaker_boost))
         extra.append((signals.by_conversation(fused, objects), config.conversation_boost))
         extra.append((signals.replies_to_top(fused, objects), config.reply_boost))
         if config.report_boost > 0:
@@ -129,7 +134,7 @@ def _fuse(
             order = near if near is not None else [i for i, _ in fused]
             extra.append((signals.reporting(order, objects, request.query), config.report_boost))
         if coverage > 0:
-            extra.append((signals.across_conversations(fused, objects), coverage))
+            extra.append((signals.across_conversations(covered, objects), coverage))
     extra = [(ranking, weight) for ranking, weight in extra if ranking and weight > 0]
     if extra:
         fused = rrf(
