@@ -49,6 +49,8 @@ def variants() -> dict[str, dict[str, object]]:
         # perspective query kept to the named speaker's own messages
         **{f"with@perspective={w:g}": {**MULTIHOP, "perspective_weight": w} for w in PERSPECTIVES},
         "with@perspective_own_turns": {**MULTIHOP, "perspective_own_turns": True},
+        # the list coverage dealing only the named speaker's turns
+        "with@list_own_turns": {**MULTIHOP, "list_coverage_own_turns": True},
     }
 
 
