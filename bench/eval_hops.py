@@ -55,7 +55,7 @@ def variants() -> dict[str, dict[str, object]]:
 
 
 OFFSETS = (0, 3, 10)  # beside MULTIHOP's 6 (chosen out of fold, every fold, 2026-12-01)
-PERSPECTIVES = (0.0, 1.0, 3.0)  # beside MULTIHOP's 2
+PERSPECTIVES = (0.0, 1.0, 2.0, 4.0)  # beside MULTIHOP's 3 (chosen out of fold among 0–3 in four folds of five)
 
 
 # the weights each family chooses among, out of fold (a small grid: every candidate is a pass)
