@@ -6,10 +6,11 @@
 
 Each variant is LoCoMo's config (:data:`chronomem.eval.configs.EVAL_CONFIG`) with none, one or all
 of the multi-hop mechanisms (:data:`chronomem.eval.configs.MULTIHOP`: the hop, the list coverage,
-the word forms, asking last, the unnamed speakers' offset; see :func:`variants`), scored on the
-same questions in the same pass, so the differences are the mechanisms' alone; those figures are
-in-sample. With ``--folds K`` (default 5) the config with all mechanisms chooses its speaker offset
-(:data:`OFFSETS`) and its weights (RRF constant × BM25 weight, :data:`GRID`) by conversation-level
+the word forms, asking last, the unnamed speakers' offset, the speaker-perspective query; see
+:func:`variants`), scored on the same questions in the same pass, so the differences are the
+mechanisms' alone; those figures are in-sample. With ``--folds K`` (default 5) the config with all
+mechanisms chooses its speaker offset (:data:`OFFSETS`), its perspective weight
+(:data:`PERSPECTIVES`) and its weights (RRF constant × BM25 weight, :data:`GRID`) by conversation-level
 K-fold cross-validation, and prints ``with.*_oof`` figures: each fold scored with the choice made on
 the others.
 """
@@ -32,21 +33,29 @@ def variants() -> dict[str, dict[str, object]]:
     from chronomem.eval.configs import MULTIHOP
 
     off = {"hop_boost": 0.0, "list_coverage_boost": 0.0, "word_forms": False, "asking_last": False,
-           "unnamed_speaker_offset": 0}
+           "unnamed_speaker_offset": 0, "perspective_weight": 0.0}
     earlier = {"hop_boost": MULTIHOP["hop_boost"], "list_coverage_boost": MULTIHOP["list_coverage_boost"],
                "word_forms": True}  # the three mechanisms of the round before
     return {
         "without": off,
         "asking": {**off, "asking_last": True},
         "speaker": {**off, "unnamed_speaker_offset": MULTIHOP["unnamed_speaker_offset"]},
+        "perspective": {**off, "perspective_weight": MULTIHOP["perspective_weight"]},
         "earlier": {**off, **earlier},
         "with": dict(MULTIHOP),
         # the speaker offset's other values, to choose it out of fold (OFFSETS; 0: all but the offset)
         **{f"with@offset={o}": {**MULTIHOP, "unnamed_speaker_offset": o} for o in OFFSETS},
+        # the perspective weight's other values (0: all but the perspective query), and the
+        # perspective query kept to the named speaker's own messages
+        **{f"with@perspective={w:g}": {**MULTIHOP, "perspective_weight": w} for w in PERSPECTIVES},
+        "with@perspective_own_turns": {**MULTIHOP, "perspective_own_turns": True},
+        # the list coverage dealing only the named speaker's turns
+        "with@list_own_turns": {**MULTIHOP, "list_coverage_own_turns": True},
     }
 
 
 OFFSETS = (0, 3, 10)  # beside MULTIHOP's 6 (chosen out of fold, every fold, 2026-12-01)
+PERSPECTIVES = (0.0, 1.0, 2.0, 4.0)  # beside MULTIHOP's 3 (chosen out of fold among 0–3 in four folds of five)
 
 
 # the weights each family chooses among, out of fold (a small grid: every candidate is a pass)
@@ -96,6 +105,27 @@ def _asking_rule_figures(samples: list) -> None:  # type: ignore[type-arg]
     print(f"asking_rule_evidence_flagged: {sum(slot in flagged for slot in slots)} of {len(slots)}")
 
 
+def _perspective_rule_figures(samples: list) -> None:  # type: ignore[type-arg]
+    """How often the perspective rewrite fires, and how much of the evidence the named speaker says."""
+    from chronomem.search.perspective import perspective_query
+
+    fired, evidence, spoken = {1: 0, 2: 0, 3: 0, 4: 0}, 0, 0
+    for s in samples:
+        speaker_of = {t.dia_id: t.speaker for t in s.turns}
+        for q in s.questions:
+            if q.category not in fired or not q.evidence:
+                continue
+            voiced = perspective_query(q.question, set(speaker_of.values()))
+            if voiced is None:
+                continue
+            fired[q.category] += 1
+            evidence += len(q.evidence)
+            spoken += sum(speaker_of.get(d) == voiced.speaker for d in q.evidence)
+    for category, count in fired.items():
+        print(f"perspective_rule_fired_category_{category}: {count}")
+    print(f"perspective_rule_evidence_by_named_speaker: {spoken} of {evidence}")
+
+
 def report(scored: list, samples: list, folds: int) -> None:  # type: ignore[type-arg]
     """Print every figure from the per-question scores of every config."""
     from chronomem.eval.folds import cross_validate
@@ -104,6 +134,7 @@ def report(scored: list, samples: list, folds: int) -> None:  # type: ignore[typ
     print(f"locomo_questions: {len(scored)}")
     _list_rule_figures(samples)
     _asking_rule_figures(samples)
+    _perspective_rule_figures(samples)
     for name in variants():
         for metric, value in _locomo_metrics([(q.kind, q.by_candidate[name]) for q in scored], "").items():
             print(f"{name}.{metric}: {value:.2f}")
@@ -111,6 +142,7 @@ def report(scored: list, samples: list, folds: int) -> None:  # type: ignore[typ
         # every tuned weight chosen out of fold at once: the speaker offset and the grid
         for family in FAMILIES:
             names = [family, *(f"{family}@offset={o}" for o in OFFSETS),
+                     *(f"{family}@perspective={p:g}" for p in PERSPECTIVES),
                      *(f"{family}@rrf_k={k:g},bm25={w:g}" for k, w in GRID)]
             held_out, choices = cross_validate(scored, names, "recall_at_10", folds)
             rows = [(q.kind, q.by_candidate[chosen]) for q, chosen in held_out]

@@ -13,10 +13,10 @@ def _multihop(config) -> dict[str, object]:
 def test_locomo_runs_the_multihop_mechanisms_and_longmemeval_does_not():
     assert _multihop(EVAL_CONFIG) == MULTIHOP
     assert EVAL_CONFIG.hop_boost > 0 and EVAL_CONFIG.list_coverage_boost > 0 and EVAL_CONFIG.word_forms
-    assert EVAL_CONFIG.asking_last and EVAL_CONFIG.unnamed_speaker_offset > 0
+    assert EVAL_CONFIG.asking_last and EVAL_CONFIG.unnamed_speaker_offset > 0 and EVAL_CONFIG.perspective_weight > 0
     assert _multihop(LME_CONFIG) == {
         "hop_boost": 0.0, "list_coverage_boost": 0.0, "word_forms": False, "asking_last": False,
-        "unnamed_speaker_offset": 0,
+        "unnamed_speaker_offset": 0, "perspective_weight": 0.0,
     }
     assert all(_multihop(c) == _multihop(LME_CONFIG) for c in CANDIDATES.values())
     assert all(_multihop(c) == MULTIHOP for c in LOCOMO_CANDIDATES.values())

@@ -83,3 +83,38 @@ async def test_a_list_question_reaches_every_session_and_a_single_question_is_un
     assert [e.id for e, _ in (await searcher.search(G, single, config=_config(2.0), now=NOW)).episodes] == [
         e.id for e, _ in (await searcher.search(G, single, config=_config(0.0), now=NOW)).episodes
     ]
+
+
+async def _write_two_speakers(store: Store, embedder: HashingEmbedder) -> None:
+    def turn(n: int, speaker: str, text: str, session: int) -> Episode:
+        when = NOW - timedelta(days=10 * (10 - session), seconds=-n)
+        return Episode(id=f"t{n}", group_id=G, content=text, speaker=speaker, reference_time=when, created_at=when,
+                       source_description=f"session {session}", status=EpisodeStatus.UNEXTRACTED)
+
+    turns = [
+        *(turn(n, "Mel", f"pottery activities again, the pottery class part {n}", 1) for n in range(4)),
+        # in each other session the other speaker echoes the question; Mel tells an activity
+        turn(10, "Cas", "pottery activities, Mel? what activities do you do", 2),
+        turn(11, "Mel", "camping with the kids", 2),
+        turn(12, "Cas", "more activities, Mel? which activities do you do", 3),
+        turn(13, "Mel", "this week: swimming", 3),
+    ]
+    vectors = await embedder.embed([e.text for e in turns])
+    await store.write(GraphWrite(group_id=G, episodes=turns,
+                                 episode_vectors={e.id: v for e, v in zip(turns, vectors, strict=True)}))
+
+
+async def test_a_list_question_naming_a_speaker_covers_the_sessions_with_their_own_turns(store):
+    embedder = HashingEmbedder()
+    await _write_two_speakers(store, embedder)
+    searcher = Searcher(store, embedder)
+    question = "What pottery activities does Mel do?"
+    config = _config(2.0).model_copy(update={"episodes": ScopeConfig(methods=(Method.BM25,), limit=8)})
+
+    async def places(config: SearchConfig) -> list[int]:
+        found = [e.id for e, _ in (await searcher.search(G, question, config=config, now=NOW)).episodes]
+        return [found.index("t11") + 1, found.index("t13") + 1]  # every turn is found: the limit is 8
+
+    each_best = await places(config)
+    own = await places(config.model_copy(update={"list_coverage_own_turns": True}))
+    assert sum(own) < sum(each_best)  # the echoes were each session's best; Mel's own turns are now

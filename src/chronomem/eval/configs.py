@@ -34,11 +34,14 @@ _EPISODES_ONLY = SearchConfig(
 # other sessions (chronomem.search.hops), the coverage signal for questions asking for a list
 # (chronomem.search.lists) and the other forms of the query's words in full text
 # (chronomem.search.wordforms), the messages that only ask put last (chronomem.search.asking) and
-# the turns of a speaker the question does not name moved down (signals.unnamed_speakers_down).
+# the turns of a speaker the question does not name moved down (signals.unnamed_speakers_down),
+# and the question in the voice of the speaker it names searched beside it at weight 3
+# (chronomem.search.perspective; bench/eval_hops.py chose 3 among 0, 1, 2 and 3 out of fold in
+# four folds of five, 2026-12-01, and chooses again among 0, 1, 2, 3 and 4).
 # LoCoMo only: LongMemEval was not measured with them.
 MULTIHOP = {
     "hop_boost": 0.25, "list_coverage_boost": 1.0, "word_forms": True, "asking_last": True,
-    "unnamed_speaker_offset": 6,
+    "unnamed_speaker_offset": 6, "perspective_weight": 3.0,
 }
 
 # LoCoMo's default: the episodes-only config with the multi-hop mechanisms.

@@ -84,6 +84,9 @@ class SearchConfig(BaseModel):
     coverage_boost: float = Field(default=0.0, ge=0.0)  # episodes: RRF weight of "best of its conversation"
     # episodes: the same signal's weight for a question asking for a list (chronomem.search.lists)
     list_coverage_boost: float = Field(default=0.0, ge=0.0)
+    # ... and for a list question naming a speaker, that signal deals only the speaker's own
+    # messages (each session's best turn by the speaker named)
+    list_coverage_own_turns: bool = False
     # episodes: RRF weight of the hop from the best messages over the names and keywords they
     # mention to the other messages mentioning them (see chronomem.search.hops); 0 = off
     hop_boost: float = Field(default=0.0, ge=0.0)
@@ -113,6 +116,13 @@ class SearchConfig(BaseModel):
     # After that fusion, each sub-query's own best result follows the fused first (see
     # rerank.lead_with_each): every event named gets a place in the top k.
     event_leaders: bool = False
+    # A question naming one speaker ("What activities does Melanie partake in?") is also searched
+    # in that speaker's voice ("activities I partake in", see chronomem.search.perspective), fused
+    # beside the whole query at this weight; 0 = off. The speakers are those of the whole query's
+    # episode hits.
+    perspective_weight: float = Field(default=0.0, ge=0.0)
+    # ... and that sub-query ranks only the named speaker's own messages
+    perspective_own_turns: bool = False
 
     def with_limit(self, limit: int) -> SearchConfig:
         """The same config returning ``limit`` results in every searched scope."""

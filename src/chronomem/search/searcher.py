@@ -32,6 +32,7 @@ from chronomem.search import asking, hops, lists, methods, signals, wordforms
 from chronomem.search.config import RECIPES, Method, Reranker, ScopeConfig, SearchConfig, TimeMode
 from chronomem.search.context import DEFAULT_TOKEN_BUDGET, build_context, evidence_quotes
 from chronomem.search.decompose import event_queries, focus_query
+from chronomem.search.perspective import perspective_query
 from chronomem.search.rerank import (
     Ranked,
     cut_below,
@@ -114,12 +115,17 @@ def _fuse(
             near = signals.dated_near([i for i, _ in fused], objects, windows, margin=config.time_margin)
             extra.append((near, config.time_boost))
     if scope is Scope.EPISODES and fused:
-        coverage = config.coverage_boost
+        coverage, covered = config.coverage_boost, fused
+        named = signals.speaker_named([i for i, _ in fused], objects, request.query)
         if config.list_coverage_boost > 0 and lists.is_list_question(request.query):
             # the answer is spread over sessions: each session's best as well as the best session's
             # turns (measured: turning the conversation signal down for them lost recall)
             coverage = max(coverage, config.list_coverage_boost)
-        extra.append((signals.speaker_named([i for i, _ in fused], objects, request.query), config.speaker_boost))
+            if config.list_coverage_own_turns and named:
+                # "What activities does Melanie partake in?": each session's best turn of hers
+                spoken = set(named)
+                covered = [(i, score) for i, score in fused if i in spoken]
+        extra.append((named, config.speaker_boost))
         extra.append((signals.by_conversation(fused, objects), config.conversation_boost))
         extra.append((signals.replies_to_top(fused, objects), config.reply_boost))
         if config.report_boost > 0:
@@ -128,7 +134,7 @@ def _fuse(
             order = near if near is not None else [i for i, _ in fused]
             extra.append((signals.reporting(order, objects, request.query), config.report_boost))
         if coverage > 0:
-            extra.append((signals.across_conversations(fused, objects), coverage))
+            extra.append((signals.across_conversations(covered, objects), coverage))
     extra = [(ranking, weight) for ranking, weight in extra if ranking and weight > 0]
     if extra:
         fused = rrf(
@@ -141,20 +147,23 @@ def _fuse(
     return fused
 
 
-def _fuse_queries(per_query: Sequence[SearchResults], request: _Request) -> SearchResults:
-    """Each scope's rankings for the whole query and for each event, fused by RRF (the whole query
-    at ``whole_query_weight``, each event at 1): every event's best hits reach the top. With
-    ``event_leaders`` each event's own best follows the fused first, whatever RRF made of it."""
+def _fuse_queries(
+    per_query: Sequence[SearchResults], weights: Sequence[float], request: _Request, events: int
+) -> SearchResults:
+    """Each scope's rankings for the whole query and for each sub-query, fused by RRF at
+    ``weights`` (the whole query at ``whole_query_weight``, each event at 1, the speaker's voice
+    at ``perspective_weight``): every event's best hits reach the top. With ``event_leaders`` the
+    own best of each of the ``events`` (those after the whole query) follows the fused first,
+    whatever RRF made of it."""
     config = request.config
-    weights = [config.whole_query_weight, *[1.0] * (len(per_query) - 1)]
     fused: dict[str, list[tuple[Any, float]]] = {}
     for name, sc in config.scopes().items():
         rankings = [getattr(results, name) for results in per_query]
         objects = {obj.id: obj for ranking in rankings for obj, _ in ranking}
         ids = [[obj.id for obj, _ in ranking] for ranking in rankings]
-        order = rrf(ids, k=sc.rrf_k, weights=weights)
+        order = rrf(ids, k=sc.rrf_k, weights=list(weights))
         if config.event_leaders:
-            order = lead_with_each(order, ids[1:])
+            order = lead_with_each(order, ids[1 : 1 + events])
         fused[name] = [(objects[i], score) for i, score in order[: sc.limit]]
     return SearchResults(**fused, time=request.time)
 
@@ -290,14 +299,43 @@ class Searcher:
     # -- one search -------------------------------------------------------------------------------
 
     async def _fan_out(self, groups: list[str], request: _Request) -> SearchResults:
-        """The whole query, and each event it names on its own, fused (see :mod:`.decompose`)."""
-        if not request.events:
-            return await self._fan_out_groups(groups, request)
-        per_query = await asyncio.gather(
+        """The whole query, and each event it names on its own (see :mod:`.decompose`), then the
+        question in the voice of the speaker it names (see :mod:`.perspective`), fused."""
+        config = request.config
+        per_query = list(await asyncio.gather(
             self._fan_out_groups(groups, request),
             *(self._fan_out_groups(groups, self._event_request(request, event)) for event in request.events),
+        ))
+        weights = [config.whole_query_weight, *[1.0] * len(request.events)]
+        # after the whole query: its hits tell who the speakers are
+        voiced = await self._perspective(groups, request, per_query[0]) if config.perspective_weight > 0 else None
+        if voiced is not None:
+            per_query.append(voiced)
+            weights.append(config.perspective_weight)
+        if len(per_query) == 1:
+            return per_query[0]
+        return _fuse_queries(per_query, weights, request, events=len(request.events))
+
+    async def _perspective(
+        self, groups: list[str], request: _Request, whole: SearchResults
+    ) -> SearchResults | None:
+        """The search of the question in the voice of the one speaker it names, or ``None``. Its
+        own words and embedding are searched; the signals still judge the question as asked (who
+        it names, whether it asks for a list). With ``perspective_own_turns`` only that speaker's
+        messages rank in it."""
+        speakers = {e.speaker for e, _ in whole.episodes if e.speaker}
+        voiced = perspective_query(request.query, speakers)
+        if voiced is None:
+            return None
+        own = parse_time(voiced.query, request.filters.effective_now())
+        sub = replace(
+            request, bm25_query=self._bm25_query(own.remainder or voiced.query, request.config), events=(),
+            vector=asyncio.ensure_future(self._embed(voiced.query)),
         )
-        return _fuse_queries(per_query, request)
+        found = await self._fan_out_groups(groups, sub)
+        if not request.config.perspective_own_turns:
+            return found
+        return replace(found, episodes=[(e, score) for e, score in found.episodes if e.speaker == voiced.speaker])
 
     def _event_request(self, request: _Request, event: str) -> _Request:
         """One event of the query: its own words and embedding, the whole query's time."""
