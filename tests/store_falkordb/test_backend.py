@@ -215,6 +215,29 @@ async def test_fulltext_tiers_rank_rare_words_before_common_ones(falkordb_store,
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
 
 
+async def test_the_any_word_tier_sent_early_gives_the_same_list(falkordb_store, monkeypatch) -> None:
+    """Where the last search needed the any-word tier, the next sends it beside the counts (one
+    round trip less) and drops the earlier tiers' hits from it: the list is the same."""
+    from chronomem.store.falkordb import graph_reads
+
+    monkeypatch.setattr(graph_reads, "CANDIDATE_CAP", 50)
+    both = [Fact(group_id="g", source_id="a", target_id="b", fact=f"common thing both {i}") for i in range(4)]
+    common = [Fact(group_id="g", source_id="a", target_id="b", fact=f"common filler {i}") for i in range(60)]
+    things = [Fact(group_id="g", source_id="a", target_id="b", fact=f"thing filler {i}") for i in range(60)]
+    await falkordb_store.write(GraphWrite(group_id="g", facts=[*both, *common, *things]))
+    texts = spy_queries(falkordb_store)
+    first = await falkordb_store.fulltext_search("g", Scope.FACTS, "common thing", limit=12)
+    sent_first = len(texts)
+    second = await falkordb_store.fulltext_search("g", Scope.FACTS, "common thing", limit=12)
+    assert [(h.id, h.score) for h in second] == [(h.id, h.score) for h in first]
+    assert {h.id for h in first[:4]} == {f.id for f in both} and len(first) == 12
+    assert len({h.id for h in first}) == 12  # no hit twice
+    assert sent_first == len(texts) - sent_first == 3  # all + counts, then any; then all + counts + any at once
+    narrow = await falkordb_store.fulltext_search("g", Scope.FACTS, "common thing", limit=4)
+    assert [h.id for h in narrow] == [h.id for h in first[:4]]  # the all-words tier alone fills it
+    assert ("g", Scope.FACTS) not in falkordb_store._common_words  # so the next one asks afterwards again
+
+
 def dated_facts(count: int, dim: int = 16) -> tuple[list[Fact], dict[str, np.ndarray]]:
     """Facts valid from T0 + i hours (every 50th open since forever), a third of them ended
     a day later, recorded from T0 + i hours; random vectors."""

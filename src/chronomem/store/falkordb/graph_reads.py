@@ -167,7 +167,8 @@ def _counts_text(label: str) -> str:
 
 
 async def fulltext_search(
-    read: Read, group_id: str, scope: Scope, query: str, limit: int, filters: SearchFilters | None
+    read: Read, group_id: str, scope: Scope, query: str, limit: int, filters: SearchFilters | None,
+    common: set[tuple[str, Scope]] | None = None,
 ) -> list[ScoredId]:
     """Ranked in tiers: documents holding every query word, then documents holding one of the
     query's *rare* words, then documents holding any word; TF-IDF orders within a tier.
@@ -183,6 +184,13 @@ async def fulltext_search(
     on): two round trips before the rare tier became one, and one count per word became one query.
     The count is wasted when the all-words tier alone fills ``limit``, which a search for 50
     candidates rarely sees.
+
+    ``common`` (the store's memo) holds the (group, scope) pairs whose last search needed the
+    any-word tier: in a large group nearly every word is common (at 1M facts each reaches the cap),
+    and the any-word tier waited for the counts, 15 ms at 1M. For those the tier is sent with the
+    first two, its top ``limit`` without the exclusion of earlier hits, which are then dropped
+    here: the same list as asking afterwards (at most ``limit`` earlier hits can be among the
+    ``limit`` best), one round trip shorter. A search that did not need it takes the pair out.
     """
     words = fulltext_words(query)
     if not words or limit <= 0:
@@ -197,19 +205,34 @@ async def fulltext_search(
                 "cap": CANDIDATE_CAP}
         return [ScoredId(row[0], float(row[1]) + TIER_BONUS[name]) for row in await read(group_id, text, args)]
 
-    rare: list[str] = []
-    if len(words) > 1:
-        every, counts = await asyncio.gather(
-            tier("all", " ".join(words)), read(group_id, _counts_text(label), {"words": words, "cap": CANDIDATE_CAP})
-        )
-        hits.extend(every)
-        found = {w: n for w, n in counts}
-        rare = [w for w in words if found.get(w, CANDIDATE_CAP) < CANDIDATE_CAP]
-        if rare and len(hits) < limit:
-            hits.extend(await tier("rare", "|".join(rare)))
-    if len(hits) < limit and len(rare) < len(words):
-        hits.extend(await tier("any", "|".join(words)))
-    return hits
+    if len(words) == 1:
+        return await tier("any", words[0])
+    memo = (group_id, scope)
+    any_words = "|".join(words)
+    early_any = common is not None and memo in common
+    every_words = tier("all", " ".join(words))
+    counted = read(group_id, _counts_text(label), {"words": words, "cap": CANDIDATE_CAP})
+    ahead: list[list[Any]] | None = None
+    if early_any:
+        every, counts, ahead = await asyncio.gather(every_words, counted, read(
+            group_id, text, {**params, "q": any_words, "seen": [], "limit": limit, "cap": CANDIDATE_CAP}))
+    else:
+        every, counts = await asyncio.gather(every_words, counted)
+    hits.extend(every)
+    found = {w: n for w, n in counts}
+    rare = [w for w in words if found.get(w, CANDIDATE_CAP) < CANDIDATE_CAP]
+    if rare and len(hits) < limit:
+        hits.extend(await tier("rare", "|".join(rare)))
+    needs_any = len(hits) < limit and len(rare) < len(words)
+    if common is not None:
+        (common.add if needs_any else common.discard)(memo)
+    if not needs_any:
+        return hits
+    if ahead is None:
+        return [*hits, *await tier("any", any_words)]
+    seen = {h.id for h in hits}
+    fresh = [ScoredId(row[0], float(row[1]) + TIER_BONUS["any"]) for row in ahead if row[0] not in seen]
+    return [*hits, *fresh[: limit - len(hits)]]
 
 
 # A point in time (as_of, known_at) has a range-index bound (FactFilter.bound). Counting the facts

@@ -81,6 +81,8 @@ class FalkorDBStore:
         self._keys = keys
         self._schema = SchemaManager(connection)
         self._closed = False
+        # (group, scope) whose last full-text search needed the any-word tier (graph_reads.fulltext_search)
+        self._common_words: set[tuple[str, Scope]] = set()
 
     @classmethod
     async def connect(cls, url: str) -> FalkorDBStore:
@@ -394,7 +396,7 @@ class FalkorDBStore:
     async def fulltext_search(
         self, group_id: str, scope: Scope, query: str, *, limit: int = 10, filters: SearchFilters | None = None
     ) -> list[ScoredId]:
-        hits = await reads.fulltext_search(self._read, group_id, scope, query, limit, filters)
+        hits = await reads.fulltext_search(self._read, group_id, scope, query, limit, filters, self._common_words)
         return [ScoredId(h.id, h.score + FULLTEXT_SCORE_FLOOR) for h in hits]
 
     async def vector_search(
