@@ -54,6 +54,7 @@ __all__ = [
     "name_tokens",
     "names_of",
     "same_name",
+    "same_place",
     "search_query",
 ]
 
@@ -165,6 +166,13 @@ def _same_but_legal_form(name: str, names: Sequence[str]) -> bool:
     return len(forms) == 1 and _proper(name) and any(split_legal_form(n)[0] == bare for n in names)
 
 
+def same_place(name: str, entity: Entity) -> bool:
+    """Does the gazetteer know ``name`` and one of ``entity``'s names as names of one place (and of
+    no other)? A reason to ask the model, never a merge: the mention may not be the place."""
+    place = place_of(name)
+    return place is not None and any(place_of(other) == place for other in names_of(entity))
+
+
 def same_name(name: str, entity: Entity) -> bool:
     """Does ``name`` name ``entity`` by itself: the same key as one of its names, or a legal form apart?"""
     key = match_key(name)
@@ -205,11 +213,10 @@ def decide(
     if same is not None:
         return EntityDecision(Verdict.MATCH, match=same, reason="the same name")
     scored = []
-    place = place_of(name) if thresholds.place_names else None
     for candidate in compatible:
         fuzzy = _fuzzy(name, candidate.entity)
         cosine = candidate.cosine if candidate.cosine is not None else 0.0
-        if place is not None and any(place_of(n) == place for n in names_of(candidate.entity)):
+        if thresholds.place_names and same_place(name, candidate.entity):
             scored.append((3.0, candidate.entity))  # the same place under another name: asked first
         elif fuzzy >= thresholds.fuzzy_ambiguous or cosine >= thresholds.embedding_ambiguous:
             scored.append((1.0 + max(fuzzy, cosine), candidate.entity))

@@ -31,6 +31,7 @@ from chronomem.ingest.resolution import (
     match_key,
     merge_extracted,
     names_of,
+    same_place,
     search_query,
 )
 from chronomem.ingest.session import Session, stage
@@ -257,8 +258,8 @@ async def _candidates_for(session: Session, name: str) -> tuple[dict[str, float]
 async def _decide_unmatched(
     session: Session, named: Sequence[NamedEntity], known: Sequence[Entity]
 ) -> list[tuple[NamedEntity, EntityDecision]]:
-    """Gather candidates by cosine and BM25 (names and summaries), and the ``known`` entities the exact
-    lookup found under another name of the same place; then decide each name (pure)."""
+    """Gather candidates by cosine and BM25 (names and summaries), and those of the ``known`` entities
+    the exact lookup found under another name of the name's place; then decide each name (pure)."""
     found = await asyncio.gather(*(_candidates_for(session, n.name) for n in named))
     ids = list(dict.fromkeys(i for cosines, texts in found for i in (*cosines, *texts)))
     text_only = [i for i in ids if not any(i in cosines for cosines, _ in found)]
@@ -266,14 +267,15 @@ async def _decide_unmatched(
         session.store.get_entities(session.group_id, ids),
         session.store.get_vectors(session.group_id, Scope.ENTITIES, text_only),
     ) if ids else ([], {})
-    # the exact lookup's finds are candidates too: it also asked for the other names of a place
     entities = {e.id: e for e in loaded} | {e.id: e for e in known}
     thresholds = ResolutionThresholds(session.config.fuzzy_ambiguous, session.config.embedding_ambiguous,
                                       place_names=session.config.place_names)
     decisions = []
     for entity, (cosines, texts) in zip(named, found, strict=True):
+        # the exact lookup also asked for the other names of the entity's place ("München" for "Munich")
+        placed = [e.id for e in known if thresholds.place_names and same_place(entity.name, e)]
         candidates = []
-        for entity_id in dict.fromkeys((*cosines, *texts, *(e.id for e in known))):
+        for entity_id in dict.fromkeys((*cosines, *texts, *placed)):
             if entity_id not in entities:
                 continue
             cosine = cosines.get(entity_id)
