@@ -31,7 +31,7 @@ import unicodedata
 from collections.abc import Iterable
 from importlib import resources
 
-__all__ = ["available", "names_of_place", "place_of"]
+__all__ = ["available", "loaded", "names_of_place", "place_of"]
 
 log = logging.getLogger(__name__)
 
@@ -91,6 +91,11 @@ def _gazetteer() -> tuple[dict[str, int], dict[int, tuple[str, ...]]] | None:
     for state in states.values():
         add(int(state["geonameid"]), (state["name"],))
     return places, names
+
+
+def loaded() -> bool:
+    """Has this process built (or failed to build) the index already?"""
+    return _gazetteer.cache_info().currsize > 0
 
 
 def available() -> bool:

@@ -11,6 +11,7 @@ from chronomem.domain import Entity, split_legal_form
 from chronomem.ingest.grounding import is_named
 from chronomem.ingest.ontology import GENERIC_LABEL
 from chronomem.ingest.places import available as places_available
+from chronomem.ingest.places import loaded as places_loaded
 from chronomem.ingest.places import names_of_place, place_of
 from chronomem.ingest.prompts import (
     ENTITY_RESOLUTION,
@@ -233,7 +234,7 @@ async def _exact_candidates(session: Session, named: Sequence[NamedEntity]) -> l
     """Existing entities that may bear one of the names or declared aliases, oldest first (the
     store's lookup is coarse; :func:`~chronomem.ingest.resolution.exact_match` decides)."""
     names: set[str] = set()
-    if session.config.place_names:
+    if session.config.place_names and not places_loaded():
         await asyncio.to_thread(places_available)  # the first call builds the index (~2 s): off the loop
     for entity in named:
         for name in (entity.name, *entity.aliases):
