@@ -215,6 +215,36 @@ async def test_fulltext_tiers_rank_rare_words_before_common_ones(falkordb_store,
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
 
 
+async def test_the_rare_words_share_the_cap_so_the_rare_tier_is_never_cut(falkordb_store, monkeypatch) -> None:
+    """Rare = fewer than CANDIDATE_CAP / (number of words) matches. With the cap itself as the
+    threshold, both words of the first query were rare, their 42 matches overflowed the rare tier's
+    cap of 40, and the cut kept the oldest: two of the three newest facts, which hold the rarest
+    word, were lost. The counts read at most the cap in all."""
+    from chronomem.store.falkordb import graph_reads
+
+    monkeypatch.setattr(graph_reads, "CANDIDATE_CAP", 40)
+    older = [Fact(group_id="g", source_id="a", target_id="b", fact=f"plenty filler {i}") for i in range(39)]
+    more = [Fact(group_id="g", source_id="a", target_id="b", fact=f"lots filler {i}") for i in range(15)]
+    newest = [Fact(group_id="g", source_id="a", target_id="b", fact=f"scarce filler {i}") for i in range(3)]
+    for facts in (older, more, newest):  # written in turn: the index hands matches back oldest first
+        await falkordb_store.write(GraphWrite(group_id="g", facts=facts))
+    caps: list[int] = []
+    read = falkordb_store._read
+
+    async def recording(group_id, text, params=None):
+        if "$w0" in text:
+            caps.append(params["cap"] * text.count("UNION ALL") + params["cap"])
+        return await read(group_id, text, params)
+
+    falkordb_store._read = recording
+    hits = await falkordb_store.fulltext_search("g", Scope.FACTS, "scarce plenty", limit=10)  # rare below 20
+    assert {h.id for h in hits[:3]} == {f.id for f in newest}
+    assert {h.id for h in hits[3:]} <= {f.id for f in older} and len(hits) == 10
+    hits = await falkordb_store.fulltext_search("g", Scope.FACTS, "scarce lots plenty", limit=10)  # below 13
+    assert {h.id for h in hits[:3]} == {f.id for f in newest}
+    assert caps and max(caps) <= 40
+
+
 async def test_the_any_word_tier_sent_early_gives_the_same_list(falkordb_store, monkeypatch) -> None:
     """Where the last search needed the any-word tier, the next sends it beside the counts (one
     round trip less) and drops the earlier tiers' hits from it: the list is the same."""

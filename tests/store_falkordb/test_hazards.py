@@ -120,6 +120,28 @@ async def test_fulltext_scoring_is_tf_idf_not_bm25(falkordb_store) -> None:
     assert len(hits) == 2 and all(h.score > 0 for h in hits)
 
 
+def test_a_capped_count_in_a_subquery_runs_on_into_the_next_word_on_the_raw_server(throwaway_server) -> None:
+    """Why ``graph_reads._counts_text`` has a branch per word: in ``UNWIND $words AS w CALL { ...
+    queryNodes(w) ... LIMIT $cap ... }`` the word after one that reached the cap is counted on from
+    where the first one's matches stopped, and a word found nowhere is "found" in the cap."""
+    from chronomem.store.falkordb.graph_reads import _counts_text
+
+    client = raw_client(throwaway_server)
+    if graph_module_version(client) != 41603:
+        pytest.skip("measured on FalkorDB 4.16.3")
+    client.execute_command("GRAPH.QUERY", "counts", "CALL db.idx.fulltext.createNodeIndex('Fact', 'fact')")
+    client.execute_command("GRAPH.QUERY", "counts", "UNWIND range(1, 30) AS i CREATE (:Fact {fact: 'plenty'})")
+    client.execute_command("GRAPH.QUERY", "counts", "UNWIND range(1, 2) AS i CREATE (:Fact {fact: 'scarce'})")
+    wait_until_indexed(client, "counts")
+    subquery = ("CYPHER words=['plenty','scarce','nowhere'] cap=10 UNWIND $words AS w CALL { WITH w "
+                "CALL db.idx.fulltext.queryNodes('Fact', w) YIELD node WITH node LIMIT $cap "
+                "RETURN count(node) AS found } RETURN w, found")
+    rows = client.execute_command("GRAPH.RO_QUERY", "counts", subquery)[1]
+    assert [found for _, found in rows] == [10, 10, 10]  # right: 10, 2, 0
+    branches = "CYPHER w0='plenty' w1='scarce' w2='nowhere' cap=10 " + _counts_text("Fact", 3)
+    assert client.execute_command("GRAPH.RO_QUERY", "counts", branches)[1] == [[0, 10], [1, 2]]
+
+
 def test_optional_match_then_null_filter_creates_duplicates_on_the_raw_server(throwaway_server) -> None:
     """Why ``insert_episode`` uses MERGE: the planner pushes ``WHERE old IS NULL`` into the optional
     match, so "create unless it exists" creates every time."""

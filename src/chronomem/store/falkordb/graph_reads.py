@@ -159,11 +159,18 @@ def _fulltext_text(label: str, condition: str, clauses: str) -> str:
             "RETURN n.id, score ORDER BY score DESC, n.id LIMIT $limit")
 
 
-def _counts_text(label: str) -> str:
-    """(word, documents holding it, counted up to $cap) for each of $words, in one query: a
-    subquery per word, so the cap stops each count (a common word has tens of thousands)."""
-    return (f"UNWIND $words AS w CALL {{ WITH w CALL db.idx.fulltext.queryNodes('{label}', w) YIELD node "
-            "WITH node LIMIT $cap RETURN count(node) AS found } RETURN w, found")
+def _counts_text(label: str, words: int) -> str:
+    """(i, documents holding word $w<i>, counted up to $cap) for each of ``words`` words, in one
+    query: a branch per word, so the cap stops each count (a common word has tens of thousands).
+    A word found nowhere has no row.
+
+    Not ``UNWIND $words AS w CALL { ... LIMIT $cap ... }``: in FalkorDB 4.16 a word after one that
+    reached the cap was counted on from where that one's matches stopped, so every later word was
+    found "common" (21 of 40 four-word queries on Zipf-distributed text were miscounted;
+    ``tests/store_falkordb/test_backend.py`` keeps the raw server's behaviour)."""
+    return " UNION ALL ".join(
+        f"CALL db.idx.fulltext.queryNodes('{label}', $w{i}) YIELD node WITH node LIMIT $cap "
+        f"RETURN {i} AS i, count(node) AS found" for i in range(words))
 
 
 async def fulltext_search(
@@ -175,10 +182,19 @@ async def fulltext_search(
 
     FalkorDB hands back every match unsorted, and sorting the tens of thousands of matches of a
     common word took 30+ ms at 100,000 facts. So each query ranks at most CANDIDATE_CAP matches;
-    the all-words tier and the rare-words tier are usually far below it (a rare word — found in
-    fewer than CANDIDATE_CAP documents — has fewer matches than the cap by definition), and the
-    any-word tier — the only one where the cap can cut — runs only when the first two leave the
-    list short. Scores carry a tier bonus, so they fall monotonically down the list.
+    the all-words tier is usually far below it, and the any-word tier — where the cap cuts, in the
+    index's order (oldest first) — runs only when the first two leave the list short. Scores
+    carry a tier bonus, so they fall monotonically down the list.
+
+    A word is rare when it has fewer than CANDIDATE_CAP / (number of words) matches: the rare
+    words together then have fewer than CANDIDATE_CAP, so the rare tier ranks every match of them
+    (with CANDIDATE_CAP itself as the threshold, two barely rare words filled the cap twice over and
+    the cut kept the oldest), and counting the words reads at most CANDIDATE_CAP matches in all
+    (before, each word up to CANDIDATE_CAP: at 1M facts, where every word of the benchmark has
+    about 2,000 matches, the counts were most of a search). ``bench/fulltext_tiers.py`` measures the
+    share of the top 50 at or above the exact 50th TF-IDF score (every match scored) on 1M one-line
+    documents: 0.98 with 5,000 equally common words (0.77 with the fixed threshold), 0.52 with
+    Zipf-distributed words (0.57), at 40-50% of the server time; docs/falkordb.md has the table.
 
     The words are counted in one query, sent with the all-words tier (which they do not depend
     on): two round trips before the rare tier became one, and one count per word became one query.
@@ -186,11 +202,11 @@ async def fulltext_search(
     candidates rarely sees.
 
     ``common`` (the store's memo) holds the (group, scope) pairs whose last search needed the
-    any-word tier: in a large group nearly every word is common (at 1M facts each reaches the cap),
-    and the any-word tier waited for the counts, 15 ms at 1M. For those the tier is sent with the
-    first two, its top ``limit`` without the exclusion of earlier hits, which are then dropped
-    here: the same list as asking afterwards (at most ``limit`` earlier hits can be among the
-    ``limit`` best), one round trip shorter. A search that did not need it takes the pair out.
+    any-word tier: in a large group most words are common, and the any-word tier waited for the
+    counts. For those the tier is sent with the first two, its top ``limit`` without the exclusion
+    of earlier hits, which are then dropped here: the same list as asking afterwards (at most
+    ``limit`` earlier hits can be among the ``limit`` best), one round trip shorter. A search that
+    did not need it takes the pair out.
     """
     words = fulltext_words(query)
     if not words or limit <= 0:
@@ -211,7 +227,9 @@ async def fulltext_search(
     any_words = "|".join(words)
     early_any = common is not None and memo in common
     every_words = tier("all", " ".join(words))
-    counted = read(group_id, _counts_text(label), {"words": words, "cap": CANDIDATE_CAP})
+    rare_below = CANDIDATE_CAP // len(words)  # the rare words' matches fit the rare tier's cap together
+    counted = read(group_id, _counts_text(label, len(words)),
+                   {**{f"w{i}": w for i, w in enumerate(words)}, "cap": rare_below})
     ahead: list[list[Any]] | None = None
     if early_any:
         every, counts, ahead = await asyncio.gather(every_words, counted, read(
@@ -219,8 +237,8 @@ async def fulltext_search(
     else:
         every, counts = await asyncio.gather(every_words, counted)
     hits.extend(every)
-    found = {w: n for w, n in counts}
-    rare = [w for w in words if found.get(w, CANDIDATE_CAP) < CANDIDATE_CAP]
+    found = {words[i]: n for i, n in counts}
+    rare = [w for w in words if found.get(w, 0) < rare_below]
     if rare and len(hits) < limit:
         hits.extend(await tier("rare", "|".join(rare)))
     needs_any = len(hits) < limit and len(rare) < len(words)
