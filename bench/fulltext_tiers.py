@@ -124,7 +124,6 @@ async def run(args: argparse.Namespace) -> None:
                 started = time.perf_counter()
                 documents = _documents(kind, args.docs, seed=7)
                 await _fill(server, documents)
-                await asyncio.sleep(2)  # the full-text index takes the last batch in the background
                 print(f"{kind}: {len(documents)} documents written in {time.perf_counter() - started:.0f} s",
                       file=sys.stderr, flush=True)
                 for name, value in (await _measure(server, documents, args.queries, seed=3)).items():

@@ -167,7 +167,7 @@ def _counts_text(label: str, words: int) -> str:
     Not ``UNWIND $words AS w CALL { ... LIMIT $cap ... }``: in FalkorDB 4.16 a word after one that
     reached the cap was counted on from where that one's matches stopped, so every later word was
     found "common" (21 of 40 four-word queries on Zipf-distributed text were miscounted;
-    ``tests/store_falkordb/test_backend.py`` keeps the raw server's behaviour)."""
+    ``tests/store_falkordb/test_hazards.py`` keeps the raw server's behaviour)."""
     return " UNION ALL ".join(
         f"CALL db.idx.fulltext.queryNodes('{label}', $w{i}) YIELD node WITH node LIMIT $cap "
         f"RETURN {i} AS i, count(node) AS found" for i in range(words))
@@ -237,8 +237,8 @@ async def fulltext_search(
     else:
         every, counts = await asyncio.gather(every_words, counted)
     hits.extend(every)
-    found = {words[i]: n for i, n in counts}
-    rare = [w for w in words if found.get(w, 0) < rare_below]
+    found: dict[int, int] = {i: n for i, n in counts}  # word index -> matches; none for a word found nowhere
+    rare = [w for i, w in enumerate(words) if found.get(i, 0) < rare_below]
     if rare and len(hits) < limit:
         hits.extend(await tier("rare", "|".join(rare)))
     needs_any = len(hits) < limit and len(rare) < len(words)
