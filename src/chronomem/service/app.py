@@ -108,6 +108,9 @@ def app_from_env() -> FastAPI:
     return create_app(Settings.from_env())
 
 
+WORKER_HEALTHCHECK_S = 30
+
+
 def serve_processes(
     settings: Settings, *, host: str = "127.0.0.1", port: int = 8000, processes: int = 2, log_level: str = "info"
 ) -> None:
@@ -117,8 +120,12 @@ def serve_processes(
     import uvicorn
 
     os.environ.update(settings.environment())
+    # The supervisor kills a process that has not answered its ping for this long, resetting every
+    # connection it holds. uvicorn's default is 5 s; a CI run on a loaded two-core machine saw a
+    # connection reset mid-test, most likely this kill of a healthy but slow process. A hung one
+    # is still replaced, later.
     uvicorn.run("chronomem.service.app:app_from_env", factory=True, host=host, port=port, workers=processes,
-                log_level=log_level)
+                log_level=log_level, timeout_worker_healthcheck=WORKER_HEALTHCHECK_S)
 
 
 async def serve_app(
