@@ -148,6 +148,14 @@ def test_a_config_file_sets_every_capability(tmp_path):
     assert [m.name for m in settings.json_mappings] == ["crm"]
 
 
+def test_the_embedder_runtime_and_its_graph_cache_are_read(tmp_path):
+    settings = Settings.from_env({"CHRONOMEM_EMBEDDER_RUNTIME": "torch", "CHRONOMEM_ONNX_CACHE": str(tmp_path)})
+    assert (settings.embedder_runtime, settings.onnx_cache_dir) == ("torch", tmp_path)
+    assert Settings.from_env(settings.environment()) == settings
+    with pytest.raises(ConfigurationError, match="auto, onnx or torch"):
+        Settings(embedder_runtime="cuda")  # type: ignore[arg-type]
+
+
 def test_the_environment_wins_over_the_file_and_flags_name_the_file(tmp_path):
     path = write(tmp_path, FULL_TOML)
     settings = Settings.from_env({"CHRONOMEM_WORKERS": "2", "CHRONOMEM_INGEST_EXTRACTION": "staged",
@@ -199,6 +207,7 @@ def test_python_made_settings_round_trip_too():
     ({"CHRONOMEM_JSON_MAPPINGS": '[{"name": "m"}]'}, "CHRONOMEM_JSON_MAPPINGS"),
     ({"CHRONOMEM_LLM_MODEL": "heuristic", "CHRONOMEM_LLM_TIMEOUT_S": "-1"}, "CHRONOMEM_LLM_TIMEOUT_S"),
     ({"CHRONOMEM_CONFIG": "/nonexistent/chronomem.toml"}, "CHRONOMEM_CONFIG"),
+    ({"CHRONOMEM_EMBEDDER_RUNTIME": "cuda"}, "CHRONOMEM_EMBEDDER_RUNTIME"),
 ])
 def test_a_malformed_variable_is_named(environ, named):
     with pytest.raises(ConfigurationError, match=named):

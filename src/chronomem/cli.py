@@ -619,7 +619,9 @@ def demo(ctx: typer.Context, model: ModelOption = None) -> None:
 
         llm = build_language_model(settings.llm)
     with _clean_errors():
-        embedder = _chosen_embedder(ctx) or build_embedder(settings.embedder)
+        embedder = _chosen_embedder(ctx) or build_embedder(
+            settings.embedder, local_runtime=settings.embedder_runtime, onnx_cache_dir=settings.onnx_cache_dir
+        )
     _run(run_demo(store_url=settings.store_url, llm=llm, console=console, embedder=embedder,
                   model_description=described))
 
@@ -632,7 +634,8 @@ def _chosen_embedder(ctx: typer.Context) -> Embedder | None:
     from chronomem.embed import build_embedder
 
     with _clean_errors():
-        return build_embedder(spec)
+        settings = _settings(ctx)
+        return build_embedder(spec, local_runtime=settings.embedder_runtime, onnx_cache_dir=settings.onnx_cache_dir)
 
 
 # -- keys --------------------------------------------------------------------------------------------

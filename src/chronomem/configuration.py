@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
+from chronomem.embed.local import Runtime
 from chronomem.errors import ConfigurationError
 
 if TYPE_CHECKING:
@@ -77,6 +78,10 @@ _TOP = [
     Entry("", "store_url", "CHRONOMEM_STORE_URL",
           "store URL (`sqlite:///path.db`, `falkordb://host:6379`); empty: a SQLite file under `data_dir`"),
     Entry("", "embedder", "CHRONOMEM_EMBEDDER", "embedder: `local` (packaged MiniLM), `hashing`, `openai:<model>`, …"),
+    Entry("", "embedder_runtime", "CHRONOMEM_EMBEDDER_RUNTIME",
+          "how `local` embedders run: `auto` (ONNX Runtime where it can, else torch), `onnx` or `torch`"),
+    Entry("", "onnx_cache_dir", "CHRONOMEM_ONNX_CACHE",
+          "where a local model's ONNX graph is exported once; empty: `~/.cache/chronomem/onnx`"),
     Entry("", "cross_encoder", "CHRONOMEM_CROSS_ENCODER",
           "the `cross_encoder` reranker: `none`, `llm` (graded by the rerank model) or `local:<model dir>`"),
     Entry("", "auth_required", "CHRONOMEM_AUTH", "`false` serves without API keys (local development only)"),
@@ -203,8 +208,9 @@ _LLM = _llm_entries()
 CATALOG: tuple[Entry, ...] = (*_TOP, *_WORKERS, *_API, *_SEARCH, *_STORE, *_INGEST, *_COMMUNITIES, *_LLM)
 _SCALAR_SECTIONS = ("workers", "api", "search", "store", "ingest", "communities")
 _STRUCTURED = {"ontology", "json_mappings"}
-_TOP_TYPES: dict[str, Any] = {"data_dir": Path, "store_url": str | None, "embedder": str, "cross_encoder": str,
-                              "auth_required": bool, "control_db": Path | None}
+_TOP_TYPES: dict[str, Any] = {"data_dir": Path, "store_url": str | None, "embedder": str, "embedder_runtime": Runtime,
+                              "onnx_cache_dir": Path | None, "cross_encoder": str, "auth_required": bool,
+                              "control_db": Path | None}
 
 
 # -- reading -----------------------------------------------------------------------------------------

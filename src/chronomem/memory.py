@@ -182,7 +182,10 @@ class Chronomem:
         if embedder is None:
             from chronomem.embed import build_embedder
 
-            embedder = build_embedder(settings.embedder, settings=settings.llm)
+            embedder = build_embedder(
+                settings.embedder, settings=settings.llm, local_runtime=settings.embedder_runtime,
+                onnx_cache_dir=settings.onnx_cache_dir,
+            )
             owned.append(embedder)
         if llm is None and settings.llm is not None:
             from chronomem.llm.settings import build_language_model

@@ -20,6 +20,7 @@ from chronomem.errors import ConfigurationError
 
 if TYPE_CHECKING:
     from chronomem.communities.config import CommunityConfig
+    from chronomem.embed.local import Runtime
     from chronomem.ingest.config import IngestConfig
     from chronomem.ingest.json_mapping import JsonMapping
     from chronomem.ingest.ontology import Ontology
@@ -91,6 +92,9 @@ class Settings:
     data_dir: Path = Path(".chronomem")
     store_url: str | None = None  # None: an embedded SQLite file under data_dir
     embedder: str = "local"
+    # how the local embedder runs its model: "auto" (ONNX Runtime where it can, else torch), "onnx", "torch"
+    embedder_runtime: Runtime = "auto"
+    onnx_cache_dir: Path | None = None  # None: ~/.cache/chronomem/onnx (the local model's exported graph)
     # the cross_encoder reranker: "none", "llm" (the rerank role's model grades) or "local:<model dir>"
     cross_encoder: str = "none"
     llm: LLMSettings | None = None  # None: episodes are stored but not extracted
@@ -111,6 +115,10 @@ class Settings:
         object.__setattr__(self, "data_dir", Path(self.data_dir))
         if self.control_db is not None:
             object.__setattr__(self, "control_db", Path(self.control_db))
+        if self.onnx_cache_dir is not None:
+            object.__setattr__(self, "onnx_cache_dir", Path(self.onnx_cache_dir))
+        if self.embedder_runtime not in ("auto", "onnx", "torch"):
+            raise ConfigurationError(f"embedder_runtime is {self.embedder_runtime!r}: auto, onnx or torch")
         object.__setattr__(self, "json_mappings", tuple(self.json_mappings))
 
     @property

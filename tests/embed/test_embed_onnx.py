@@ -123,3 +123,20 @@ async def test_without_onnxruntime_auto_falls_back_to_torch_and_onnx_says_why(mo
     assert fallback.runtime == "torch" and (await fallback.embed(["hello"])).shape == (1, 384)
     with pytest.raises(ConfigurationError, match="onnxruntime"):
         await LocalEmbedder(runtime="onnx", onnx_cache_dir=onnx_cache).embed(["hello"])
+
+
+@pytest.mark.integration
+async def test_the_factory_and_the_memory_pass_the_runtime_setting_on(tmp_path):
+    from chronomem import Chronomem
+    from chronomem.embed.factory import build_embedder
+    from chronomem.settings import Settings
+
+    embedder = build_embedder("local", local_runtime="torch", cache=False)
+    assert isinstance(embedder, LocalEmbedder) and embedder.runtime == "torch"
+    settings = Settings(data_dir=tmp_path, embedder_runtime="onnx", onnx_cache_dir=tmp_path / "graphs")
+    memory = await Chronomem.open(settings)
+    try:
+        await memory.embedder.embed(["hello"])
+        assert list((tmp_path / "graphs").glob("*/model.onnx"))  # exported where the setting says
+    finally:
+        await memory.close()

