@@ -1,7 +1,8 @@
 """Retrieval latency on one large synthetic group, on either store; prints ``name: value`` lines.
 
     .venv/bin/python bench/search.py [--store sqlite|falkordb] [--falkordb-url URL] [--facts 100000]
-                                     [--queries 60] [--hashing | --embedder SPEC] [--build-only]
+                                     [--queries 60] [--hashing | --embedder SPEC] [--embedder-runtime R]
+                                     [--build-only]
     .venv/bin/python bench/search.py --scales 10000,100000,1000000 [--store …]   # growth between sizes
 
 The group (N facts, N/5 entities, N/10 episodes, 200 communities; fact texts from a made-up
@@ -293,14 +294,16 @@ async def graph_memory_mb(store: Any, group: str) -> float | None:
     return float(usage.get(b"total_graph_sz_mb", usage.get("total_graph_sz_mb", 0)))
 
 
-async def measure(store: Any, group: str, n_queries: int, embedder_spec: str) -> dict[str, float]:
+async def measure(
+    store: Any, group: str, n_queries: int, embedder_spec: str, runtime: str = "auto"
+) -> dict[str, float]:
     from chronomem.embed.factory import build_embedder
     from chronomem.filters import SearchFilters
     from chronomem.search import Searcher, recipe
     from chronomem.search.rerank import rrf
     from chronomem.store.base import Scope
 
-    embedder = build_embedder(embedder_spec, cache=False)
+    embedder = build_embedder(embedder_spec, cache=False, local_runtime=runtime)  # type: ignore[arg-type]
     searcher = Searcher(store, embedder)
     rng = random.Random(11)
     facts = await store.list_facts(group, limit=2000)
@@ -385,7 +388,9 @@ async def one_size(args: argparse.Namespace) -> int:
         if waited is not None:
             figures["index_wait_seconds"] = waited  # > 0: the server was rebuilding its HNSW indexes
         if not args.build_only:
-            figures.update(await measure(store, group, args.queries, "hashing" if args.hashing else args.embedder))
+            figures.update(await measure(
+                store, group, args.queries, "hashing" if args.hashing else args.embedder, args.embedder_runtime
+            ))
             figures["vector_recall_at_10"] = await recall_random(store, group, args.facts)
             # SQLite: the real-sentence group lives in a file of its own, so the group's file size stays its own
             real_db = args.real_db or args.out / "recall-real.db"
@@ -454,6 +459,8 @@ def main(argv: list[str]) -> int:
                         help="SQLite: facts from which the approximate index is used (default: the store's)")
     parser.add_argument("--real-ann-from", type=int, default=0,
                         help="the same for the real-vector recall group (default 0: forced on)")
+    parser.add_argument("--embedder-runtime", default="auto", choices=["auto", "onnx", "torch"],
+                        help="how a local embedder runs its model (default: ONNX Runtime where it can)")
     parser.add_argument("--hashing", action="store_true", help="hashing embedder instead of MiniLM")
     parser.add_argument("--embedder", default="local", help="embedder spec (build_embedder), default MiniLM")
     parser.add_argument("--build-only", action="store_true", help="build (or check) the group; measure nothing")

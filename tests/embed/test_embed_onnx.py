@@ -140,3 +140,17 @@ async def test_the_factory_and_the_memory_pass_the_runtime_setting_on(tmp_path):
         assert list((tmp_path / "graphs").glob("*/model.onnx"))  # exported where the setting says
     finally:
         await memory.close()
+
+
+@pytest.mark.integration
+async def test_an_export_torch_refuses_falls_back_to_torch_under_auto(monkeypatch, tmp_path, caplog):
+    import chronomem.embed.onnx as onnx_module
+
+    def refuse(model_dir: Path, target: Path) -> None:
+        raise RuntimeError("Exporting the operator 'aten::exotic' is not supported")
+
+    monkeypatch.setattr(onnx_module, "_export", refuse)
+    fallback = LocalEmbedder(onnx_cache_dir=tmp_path)
+    assert fallback.runtime == "torch" and "aten::exotic" in caplog.text
+    with pytest.raises(ConfigurationError, match="aten::exotic"):
+        await LocalEmbedder(runtime="onnx", onnx_cache_dir=tmp_path).embed(["hello"])

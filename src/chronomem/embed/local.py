@@ -33,6 +33,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from chronomem.embed.onnx import OnnxEncoder, Unsupported, load_onnx_encoder
 from chronomem.errors import ConfigurationError, MissingExtraError, ModelError
 
 __all__ = ["LocalEmbedder", "Runtime", "packaged_minilm_path"]
@@ -102,8 +103,6 @@ class LocalEmbedder:
     @property
     def runtime(self) -> Literal["onnx", "torch"]:
         """The runtime that encodes (loads the model to decide, under ``"auto"``)."""
-        from chronomem.embed.onnx import OnnxEncoder
-
         return "onnx" if isinstance(self._loaded(), OnnxEncoder) else "torch"
 
     def _loaded(self) -> Any:
@@ -119,16 +118,15 @@ class LocalEmbedder:
 
     def _load_onnx(self, path: Path) -> Any:
         """The ONNX encoder, or None under ``"auto"`` when it cannot run here (the log says why)."""
-        from chronomem.embed.onnx import Unsupported, load_onnx_encoder
-
         if self._device != "cpu":
             return None
         try:
             return load_onnx_encoder(path, self._onnx_cache, batch_size=self._batch_size)
-        except (Unsupported, MissingExtraError, OSError) as exc:
+        except Exception as exc:  # not of the shape, not installed, no cache to write, an export torch refused
             if self._wanted == "onnx":
                 raise ConfigurationError(f"the onnx runtime cannot run the model at {path}: {exc}") from exc
-            log.info("embedding with torch, not ONNX Runtime: %s", exc)
+            expected = isinstance(exc, Unsupported | MissingExtraError)
+            log.log(logging.INFO if expected else logging.WARNING, "embedding with torch, not ONNX Runtime: %s", exc)
             return None
 
     def _load_torch(self, path: Path) -> Any:
@@ -141,8 +139,6 @@ class LocalEmbedder:
     @property
     def dimension(self) -> int:
         """Loads the model on first access (about a second for MiniLM)."""
-        from chronomem.embed.onnx import OnnxEncoder
-
         model = self._loaded()
         if isinstance(model, OnnxEncoder):
             return model.dimension
@@ -156,8 +152,6 @@ class LocalEmbedder:
         await asyncio.to_thread(self._encode, ["warm-up"])
 
     def _encode(self, texts: list[str]) -> np.ndarray:
-        from chronomem.embed.onnx import OnnxEncoder
-
         model = self._loaded()
         if isinstance(model, OnnxEncoder):
             try:
