@@ -117,7 +117,9 @@ class Settings:
             object.__setattr__(self, "control_db", Path(self.control_db))
         if self.onnx_cache_dir is not None:
             object.__setattr__(self, "onnx_cache_dir", Path(self.onnx_cache_dir))
-        if self.embedder_runtime not in ("auto", "onnx", "torch"):
+        from chronomem.embed.local import RUNTIMES
+
+        if self.embedder_runtime not in RUNTIMES:
             raise ConfigurationError(f"embedder_runtime is {self.embedder_runtime!r}: auto, onnx or torch")
         object.__setattr__(self, "json_mappings", tuple(self.json_mappings))
 

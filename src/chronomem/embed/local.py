@@ -29,7 +29,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import numpy as np
 
@@ -41,6 +41,7 @@ __all__ = ["LocalEmbedder", "Runtime", "packaged_minilm_path"]
 log = logging.getLogger(__name__)
 
 Runtime = Literal["auto", "onnx", "torch"]
+RUNTIMES: tuple[Runtime, ...] = get_args(Runtime)
 
 SMALL_CALL = 4  # texts up to which one encode runs on a single torch thread (see the module docstring)
 
@@ -78,7 +79,7 @@ class LocalEmbedder:
         runtime: Runtime = "auto",
         onnx_cache_dir: str | Path | None = None,
     ) -> None:
-        if runtime not in ("auto", "onnx", "torch"):
+        if runtime not in RUNTIMES:
             raise ConfigurationError(f"unknown embedding runtime {runtime!r} (auto, onnx or torch)")
         if runtime == "onnx" and device != "cpu":
             raise ConfigurationError(f"the onnx runtime runs on the CPU only, not on {device!r}")

@@ -190,7 +190,6 @@ class OnnxEncoder:
         self._batch_size = batch_size
         # for batches of more than one chunk (its threads start on the first one)
         self._pool = ThreadPoolExecutor(max_workers=os.cpu_count() or 1, thread_name_prefix="onnx-embed")
-        self.graph = graph
 
     @property
     def dimension(self) -> int:
