@@ -41,6 +41,7 @@ __all__ = [
     "FactSource",
     "FactVersion",
     "Mention",
+    "fold_accents",
     "is_current",
     "known_at",
     "name_key",
@@ -49,6 +50,7 @@ __all__ = [
     "split_legal_form",
     "to_relation_type",
     "true_at",
+    "visible_text",
 ]
 
 _RELATION_TYPE = re.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*$")
@@ -72,9 +74,11 @@ def normalize_name(name: str) -> str:
     return " ".join(_PUNCTUATION.sub(" ", text).split())
 
 
-# Typographic variants of the ASCII quote, apostrophe and hyphen (NFKC keeps them apart).
+# Typographic variants of the ASCII quote, apostrophe and hyphen (NFKC keeps them apart). The
+# modifier letters are what keyboards and word processors put for an apostrophe ("O\u02bcReilly",
+# "Hawai\u02bbi"); the acute accent is mapped before NFKC, which would make it a space and a mark.
 _TYPOGRAPHIC = str.maketrans(
-    dict.fromkeys("\u2018\u2019\u201a\u201b\u2032\u00b4`", "'")
+    dict.fromkeys("\u2018\u2019\u201a\u201b\u2032\u00b4\u02bb\u02bc`", "'")
     | dict.fromkeys("\u201c\u201d\u201e\u201f\u2033\u00ab\u00bb", '"')
     | dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63\uff0d", "-")
 )
@@ -87,6 +91,11 @@ _TRAILING = re.compile(r"[.,;:]+$")  # not "!" or "?": "Go!" is not Go, "Jeopard
 _JOINING_DASH = re.compile(r"(?<=\w)\s*-\s*(?=\w)")  # "coca-cola" = "coca cola"
 _LETTER_DIGIT = re.compile(rf"(?<={_LETTER})(?=\d)|(?<=\d)(?={_LETTER})")  # "ua1234" = "ua 1234"
 _NUMBER_SIGN = re.compile(r"(?<!\w)#\s*(?=\d)")  # "#58213" = "58213"; "c#" keeps its sign
+# "AT & T" is "AT&T": an ampersand between two abbreviations in capitals (at most three letters each)
+# joins them, spaced or not. Between words it is "and" ("Johnson & Johnson", below).
+_SPACED_AMPERSAND = re.compile(r"(?<![\w&])([A-Z]{1,3})\s+&\s+([A-Z]{1,3})(?![\w&])")
+# A catalogue's "Beatles, The" is "The Beatles" (then the next rule: "Who, The" stays "The Who").
+_INVERTED_ARTICLE = re.compile(r"^(.*\S),\s*(the|an?)$")
 # a leading article, unless what follows is one short word ("The Who") or starts with a digit ("The 1975")
 # other than an ordinal's before another word ("The 7th Seal" = "The Seventh Seal" = "Seventh Seal")
 _LEADING_ARTICLE = re.compile(rf"^(?:the|an?)\s+(?={_LETTER}(?:\S{{3}}|\S*\s+\S)|\d+(?:st|nd|rd|th)\s+\S)")
@@ -143,16 +152,57 @@ _CLOSING_DRIVE = re.compile(r"(?<=\s)dr$")
 _ORGANISATION_WORD = re.compile(r"(?<!\w)(" + "|".join(_ORGANISATION_WORDS) + r")(?!\w)")
 
 
-def _fold_accents(text: str) -> str:
+def _letters_nfkd_keeps() -> dict[int, str]:
+    """Latin letters that NFKD cannot take apart, read from their Unicode names so that none is
+    forgotten: a letter whose mark is drawn into it ("ø", LATIN SMALL LETTER O WITH STROKE; "ł",
+    "đ", "ħ") is its bare letter, and a typographic ligature ("œ", LATIN SMALL LIGATURE OE) its
+    letters. Not the letters of their own that a transliteration spells with two ("æ", LATIN SMALL
+    LETTER AE, and "þ", "ð", "ı"): "Ærø" the Danish island is not "Aero" the chocolate bar."""
+    table = {}
+    for code in (*range(0x00C0, 0x0250), *range(0x1E00, 0x1F00)):
+        if unicodedata.decomposition(chr(code)):
+            continue  # NFKD takes it apart
+        name = unicodedata.name(chr(code), "")
+        found = (re.fullmatch(r"LATIN (SMALL|CAPITAL) LETTER ([A-Z]) WITH .+", name)
+                 or re.fullmatch(r"LATIN (SMALL|CAPITAL) LIGATURE ([A-Z]+)", name))
+        if found:
+            table[code] = found[2].lower() if found[1] == "SMALL" else found[2]
+    return table
+
+
+_LETTERS_NFKD_KEEPS = _letters_nfkd_keeps()
+
+
+def fold_accents(text: str) -> str:
+    """``text`` without accents, nor the marks drawn into a letter ("Łódź" → "Lodz"), ligatures spelled out."""
     decomposed = unicodedata.normalize("NFKD", text)
-    return unicodedata.normalize("NFC", "".join(c for c in decomposed if not unicodedata.combining(c)))
+    bare = "".join(c for c in decomposed if not unicodedata.combining(c)).translate(_LETTERS_NFKD_KEEPS)
+    return unicodedata.normalize("NFC", bare)
+
+
+def visible_text(name: str) -> str:
+    """``name`` without what a reader cannot see or does not read as part of it: format characters
+    (a soft hyphen, a zero-width space or joiner, a byte-order mark, direction marks: Unicode's
+    category Cf, what copy and paste leaves in a name), variation selectors, and the trademark signs
+    ("Coca-Cola®", "Post-it™": NFKC would spell ™ as the letters TM)."""
+    if name.isascii():
+        return name
+    return "".join(c for c in name if unicodedata.category(c) != "Cf" and c not in _NOT_PART_OF_A_NAME
+                   and not ("\ufe00" <= c <= "\ufe0f"))
+
+
+_NOT_PART_OF_A_NAME = frozenset("\u00ae\u2122\u2120")  # ® ™ ℠
 
 
 @functools.lru_cache(maxsize=65536)
 def name_key(name: str) -> str:
     """The conservative form under which two names are the *same* name (merged without a model).
 
-    Folded: case, whitespace, accents, typographic quotes and dashes, a dash or a space joining two
+    Folded: case, whitespace, accents (and the marks drawn into a letter: "ø", "ł", "đ"), typographic
+    ligatures ("œ"), typographic quotes, apostrophes and dashes, what a reader does not see or read as
+    part of a name (format characters such as a soft hyphen or a zero-width space, trademark signs),
+    a catalogue's trailing article ("Beatles, The"), the spaces around an ampersand between
+    abbreviations ("AT & T" = "AT&T"), a dash or a space joining two
     words, a space between letters and digits, the dots of "U.S.A." and of abbreviations, the dots
     and spaces of initials ("E. O." = "E.O." = "EO"), a comma before a space, a trailing period,
     comma or colon, a spaced "&" for "and", a "#" before a number, enclosing quotes, a leading
@@ -164,16 +214,19 @@ def name_key(name: str) -> str:
     words ("Fifth Avenue" = "5th Avenue", "Twenty-First" = "21st"). Kept, so
     never merged: every letter and digit (numbers, versions, codes, letter suffixes, roman numerals,
     "Jr."), symbols that carry meaning ("C#", "C++", "Disney+", "AT&T", "Go!"), apostrophes (the
-    possessive is not the plural: "Buffalo Bill's" is not the "Buffalo Bills") and brackets. Roman
+    possessive is not the plural: "Buffalo Bill's" is not the "Buffalo Bills"), brackets, and the
+    letters a transliteration spells with two ("æ", "þ": "Ærø" the island is not "Aero"). Roman
     and arabic numerals stay apart ("Toy Story II" / "2"): some series use both for different things
     (Mega Man II on the Game Boy, Mega Man 2 on the NES). A legal form is kept too;
     :func:`split_legal_form` lets resolution match it with the bare name. The rules and the pairs
     that decide each are in ``bench/data/resolution_pairs.json``.
     """
-    text = unicodedata.normalize("NFKC", name).translate(_TYPOGRAPHIC).casefold()
-    text = " ".join(_fold_accents(text).split())
+    text = unicodedata.normalize("NFKC", visible_text(name).translate(_TYPOGRAPHIC)).translate(_TYPOGRAPHIC)
+    text = _SPACED_AMPERSAND.sub(r"\1&\2", text).casefold()
+    text = " ".join(fold_accents(text).split())
     if len(text) > 2 and text[0] == text[-1] and text[0] in "'\"":
         text = text[1:-1].strip()
+    text = _INVERTED_ARTICLE.sub(r"\2 \1", text)
     text = _LEADING_ARTICLE.sub("", text)
     text = _LEADING_TITLE.sub(lambda m: _TITLES[m[1]] + " ", text)
     text = _SPACED_INITIALS.sub(lambda m: "".join(m[0].split()), text)

@@ -38,6 +38,14 @@ def test_a_quote_with_a_small_slip_is_found_but_an_invented_one_is_not():
     assert locate_quote("Alice", "Bob: hi") is None and locate_quote("", text) is None
 
 
+def test_what_a_reader_does_not_see_in_a_pasted_message_does_not_break_a_quote_or_a_name():
+    # a soft hyphen and a zero-width space (web copy), a trademark sign, a letter with a stroke
+    text = "Alice: We moved the Data\u200bdog dash\u00adboards to the Coca-Cola\u00ae account in \u0141\u00f3d\u017a."
+    start, end = locate_quote("We moved the Datadog dashboards to the Coca-Cola account", text)  # type: ignore[misc]
+    assert text[start:end] == "We moved the Data\u200bdog dash\u00adboards to the Coca-Cola\u00ae account"
+    assert is_named("Datadog", [text]) and is_named("Lodz", [text]) and is_named("Coca-Cola", [text])
+
+
 def test_an_entity_must_be_named_in_the_messages():
     messages = ["Alice: My sister Zoë moved to São Paulo.", "Bob: nice"]
     assert is_named("Zoe", messages) and is_named("sao paulo", messages) and is_named("Bob", messages)

@@ -16,10 +16,11 @@ from __future__ import annotations
 import bisect
 import functools
 import re
-import unicodedata
 from collections.abc import Iterable, Sequence
 
 from rapidfuzz import fuzz
+
+from chronomem.domain import fold_accents, visible_text
 
 __all__ = ["QUOTE_TOLERANCE", "is_named", "junk_reason", "locate_quote"]
 
@@ -31,8 +32,9 @@ _NON_SPACE = re.compile(r"\S+")
 
 @functools.lru_cache(maxsize=8192)
 def _fold(char: str) -> str:
-    decomposed = unicodedata.normalize("NFKD", char)
-    return "".join(c for c in decomposed if not unicodedata.combining(c)).casefold()
+    """One character as names compare it (:func:`~chronomem.domain.name_key`'s folds): nothing for
+    what a reader does not see (a soft hyphen, a zero-width space, ®), accents and drawn-in marks off."""
+    return fold_accents(visible_text(char)).casefold()
 
 
 def _folded_with_offsets(text: str) -> tuple[str, list[int]]:
