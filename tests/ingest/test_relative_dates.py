@@ -128,3 +128,119 @@ def test_an_undated_fact_is_dated_from_its_quote_and_an_unreadable_date_is_dropp
 def test_plans_lean_to_the_future_and_memories_to_the_past():
     assert lean_of("I'll call you") == "future" and lean_of("We're going to move") == "future"
     assert lean_of("We moved to Lisbon") == "past"
+
+
+# Written after the first table, from what a held-out reader might say instead; the expected days
+# were worked out by hand from the calendar (MAY_15 is a Wednesday; 2024 is a leap year).
+MORE = [
+    ("this coming Monday", MAY_15, "2024-05-20"),
+    ("this past Sunday", MAY_15, "2024-05-12"),
+    ("the previous Tuesday", MAY_15, "2024-05-14"),
+    ("since Monday", MAY_15, "2024-05-13"),
+    ("by Friday", MAY_15, "2024-05-17"),
+    ("until Sunday", MAY_15, "2024-05-19"),
+    ("Monday after next", MAY_15, "2024-05-27"),
+    ("a week from Friday", MAY_15, "2024-05-24"),
+    ("two Mondays ago", MAY_15, "2024-05-06"),
+    ("next Tues", MAY_15, "2024-05-21"),
+    ("last Weds", MAY_15, "2024-05-08"),
+    ("on Thu", MAY_15, "2024-05-09"),
+    ("a fortnight ago", MAY_15, "2024-05-01"),
+    ("in a fortnight", MAY_15, "2024-05-29"),
+    ("in 3 yrs", MAY_15, "2027-05-15"),
+    ("2 wks ago", MAY_15, "2024-05-01"),
+    ("in 2 hrs", MAY_15, "2024-05-15"),
+    ("an hour ago", MAY_15, "2024-05-15"),
+    ("in 45 minutes", MAY_15, "2024-05-15"),
+    ("half a year ago", MAY_15, "2023-11-15"),
+    ("a year and a half ago", MAY_15, "2022-11-15"),
+    ("in two and a half weeks", MAY_15, "2024-06-01"),
+    ("in half an hour", MAY_15, "2024-05-15"),
+    ("we moved in mid-June", MAY_15, "2023-06-15"),
+    ("I'll start in mid-June", MAY_15, "2024-06-15"),
+    ("early March", MAY_15, "2024-03-01"),
+    ("late April", MAY_15, "2024-04-21"),
+    ("the end of May", MAY_15, "2024-05-31"),
+    ("the beginning of next month", MAY_15, "2024-06-01"),
+    ("the end of next month", MAY_15, "2024-06-30"),
+    ("the end of the month", MAY_15, "2024-05-31"),
+    ("the end of the year", MAY_15, "2024-12-31"),
+    ("EOY", MAY_15, "2024-12-31"),
+    ("the start of next week", MAY_15, "2024-05-20"),
+    ("the end of the week", MAY_15, "2024-05-19"),
+    ("the end of the quarter", MAY_15, "2024-06-30"),
+    ("Q3", MAY_15, "2023-07-01"),
+    ("we plan to launch in Q3", MAY_15, "2024-07-01"),
+    ("Q1 2023", MAY_15, "2023-01-01"),
+    ("the third quarter of 2022", MAY_15, "2022-07-01"),
+    ("next quarter", MAY_15, "2024-07-01"),
+    ("last quarter", MAY_15, "2024-01-01"),
+    ("the month after next", MAY_15, "2024-07-01"),
+    ("the year before last", MAY_15, "2022-01-01"),
+    ("last Christmas", MAY_15, "2023-12-25"),
+    ("next Christmas", MAY_15, "2024-12-25"),
+    ("this Halloween", MAY_15, "2024-10-31"),
+    ("Christmas 2022", MAY_15, "2022-12-25"),
+    ("last Thanksgiving", MAY_15, "2023-11-23"),
+    ("last Easter", MAY_15, "2024-03-31"),
+    ("next Easter", MAY_15, "2025-04-20"),
+    ("last Mother's Day", MAY_15, "2024-05-12"),
+    ("next Labor Day", MAY_15, "2024-09-02"),
+    ("last Memorial Day", MAY_15, "2023-05-29"),
+    ("13/02/2024", MAY_15, "2024-02-13"),
+    ("02/13/2024", MAY_15, "2024-02-13"),
+    ("31.12.2023", MAY_15, "2023-12-31"),
+    ("the end of next month", JAN_31, "2024-02-29"),
+    ("mid-February", JAN_31, "2023-02-15"),
+    ("last Christmas", JAN_31, "2023-12-25"),
+    ("this Christmas", JAN_31, "2024-12-25"),
+    ("a fortnight ago", JAN_31, "2024-01-17"),
+    ("the month after next", JAN_31, "2024-03-01"),
+    ("Q4", JAN_31, "2023-10-01"),
+    ("last quarter", JAN_31, "2023-10-01"),
+]
+
+# What a model may answer as a date on its own, which in running text would be a topic or a word.
+PHRASES = [
+    ("Christmas", MAY_15, "2023-12-25"),
+    ("Halloween", MAY_15, "2023-10-31"),
+    ("Easter", MAY_15, "2024-03-31"),
+    ("the 90s", MAY_15, "1990-01-01"),
+    ("the 2010s", MAY_15, "2010-01-01"),
+    ("Friday", MAY_15, "2024-05-10"),
+    ("December", MAY_15, "2023-12-01"),
+    ("now", MAY_15, "2024-05-15"),
+    ("Christmas", JAN_31, "2023-12-25"),
+]
+
+NOT_DATES = ["we love Halloween", "music of the 1960s", "at the end of the day it is your call", "she may come",
+             "an hour before bedtime", "04/02/2024", "half a year", "I sat in the sun"]
+
+
+def test_the_second_table_is_large_and_without_repeats():
+    assert len(MORE) >= 60 and len({(text, ref) for text, ref, _ in MORE}) == len(MORE)
+
+
+@pytest.mark.parametrize(("text", "reference", "expected"), MORE)
+def test_more_expressions_resolve_to_the_expected_day(text: str, reference: datetime, expected: str):
+    assert resolve_relative(text, reference) == day(expected)
+    assert parse_model_datetime(text, reference, context=text) == day(expected)
+
+
+@pytest.mark.parametrize(("text", "reference", "expected"), PHRASES)
+def test_a_bare_holiday_decade_weekday_month_or_now_is_a_date_only_as_a_whole_answer(
+    text: str, reference: datetime, expected: str
+):
+    assert parse_model_datetime(text, reference) == day(expected)
+    assert resolve_relative(f"we talked about {text} a lot", reference) is None
+
+
+@pytest.mark.parametrize("text", NOT_DATES)
+def test_what_is_no_date_in_running_text_dates_nothing(text: str):
+    assert resolve_relative(text, MAY_15) is None
+
+
+def test_the_quote_says_whether_a_bare_answer_is_a_plan():
+    assert parse_model_datetime("Friday", MAY_15, context="I'm flying out Friday, can't wait") == day("2024-05-17")
+    assert parse_model_datetime("Friday", MAY_15, context="We met on Friday") == day("2024-05-10")
+    assert parse_model_datetime("December", MAY_15, context="We will move in December") == day("2024-12-01")

@@ -34,9 +34,13 @@ def lean_of(text: str) -> Lean:
     return "future" if _FUTURE.search(text) else "past"
 
 
-def resolve_relative(text: str, reference: datetime) -> datetime | None:
-    """The day the first time expression in ``text`` names, seen from ``reference``; ``None`` if none."""
-    parsed = parse_time(text, reference, lean=lean_of(text))
+def resolve_relative(
+    text: str, reference: datetime, *, lean: Lean | None = None, phrase: bool = False
+) -> datetime | None:
+    """The day the first time expression in ``text`` names, seen from ``reference``; ``None`` if none.
+    ``lean``: whether a bare expression means the next one (default: what ``text`` says, :func:`lean_of`);
+    ``phrase``: ``text`` is a date on its own, as a model answers one ("Christmas", "Friday", "now")."""
+    parsed = parse_time(text, reference, lean=lean or lean_of(text), phrase=phrase)
     if not parsed.windows:
         return None
     moment = parsed.windows[0].moment
@@ -63,11 +67,14 @@ def _parse_iso(value: str) -> datetime | None:
     return parsed.astimezone(UTC)
 
 
-def parse_model_datetime(value: str | None, reference: datetime) -> datetime | None:
-    """A timezone-aware UTC datetime from a model's date string, or ``None`` when absent or unreadable."""
+def parse_model_datetime(value: str | None, reference: datetime, *, context: str | None = None) -> datetime | None:
+    """A timezone-aware UTC datetime from a model's date string, or ``None`` when absent or unreadable.
+
+    ``context`` (the quote that states the fact) says whether a bare phrase is a plan: "Friday" in
+    "I'm flying out Friday" is the coming one."""
     if value is None:
         return None
     text = str(value).strip()
     if not text or text.lower() in ("null", "none", "unknown", "n/a"):
         return None
-    return _parse_iso(text) or resolve_relative(text, reference)
+    return _parse_iso(text) or resolve_relative(text, reference, lean=lean_of(f"{context or ''} {text}"), phrase=True)

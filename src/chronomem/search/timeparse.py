@@ -2,8 +2,11 @@
 
 ``parse_time(query, now)`` finds dates and relative expressions — "in 2022", "last May",
 "8 May 2023", "two weeks ago", "last weekend", "the past 3 months", "last summer", "tomorrow",
-"next Thursday", "in three days", "the week after next" — and turns each into a half-open UTC window
-``[start, end)``, with the day it names (``point``: "two weeks ago" is a day, its window is wider).
+"next Thursday", "in three days", "the week after next", "a fortnight ago", "in 2 hrs", "mid-March",
+"the end of next month", "Q3", "last Christmas", "Thanksgiving", "the 2010s", "13/02/2024" — and
+turns each into a half-open UTC window ``[start, end)``, with the day it names (``point``: "two
+weeks ago" is a day, its window is wider; "mid-March" the 15th of its month). A numeric date that
+reads both ways ("04/02/2024") is none: it is never guessed.
 Bare expressions ("in March", "on Friday", "the summer") lean to the past by default, as questions
 about memories do; ``lean="future"`` takes the next one (ingestion passes it for a sentence about
 plans). Expressions anchored on an event ("two weeks before the
@@ -85,14 +88,29 @@ _MONTHS.update({name.lower(): i for i, name in enumerate(calendar.month_abbr) if
 _MONTHS["sept"] = 9
 _MONTH = r"(?P<month>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
 _WEEKDAYS = {name.lower(): i for i, name in enumerate(calendar.day_name)}
-_WEEKDAY = r"(?P<weekday>" + "|".join(_WEEKDAYS) + r")"
+_WEEKDAYS |= {name.lower(): i for i, name in enumerate(calendar.day_abbr)}  # "next Tue", "on Fri"
+_WEEKDAYS |= {"tues": 1, "weds": 2, "thur": 3, "thurs": 3}
+_WEEKDAY = r"(?P<weekday>" + "|".join(sorted(_WEEKDAYS, key=len, reverse=True)) + r")\b"
+_WEEKDAY_PLURAL = r"(?P<weekday>" + "|".join(name.lower() for name in calendar.day_name) + r")s"
 _NUMBERS = {
     "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
     "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "a couple of": 2, "a few": 3,
     "couple of": 2, "few": 3, "several": 3,
 }
-_AMOUNT = r"(?P<n>\d{1,3}|" + "|".join(sorted(_NUMBERS, key=len, reverse=True)) + r")"
-_UNIT = r"(?P<unit>day|week|month|year)s?"
+
+
+def _amount_of(group: str) -> str:
+    return rf"(?P<{group}>\d{{1,3}}|" + "|".join(sorted(_NUMBERS, key=len, reverse=True)) + r")"
+
+
+_AMOUNT = _amount_of("n")
+# A unit as written, and what it is: a fortnight is two weeks; "hrs", "mins", "wks", "mos", "yrs".
+_UNIT_WORDS = {"day": ("day", 1), "week": ("week", 1), "wk": ("week", 1), "fortnight": ("week", 2),
+               "month": ("month", 1), "mo": ("month", 1), "quarter": ("quarter", 1), "year": ("year", 1),
+               "yr": ("year", 1), "hour": ("hour", 1), "hr": ("hour", 1), "minute": ("minute", 1),
+               "min": ("minute", 1)}
+_UNIT = r"(?P<unit>" + "|".join(sorted(_UNIT_WORDS, key=len, reverse=True)) + r")s?\b"
+_CALENDAR_UNIT = r"(?P<unit>day|week|month|quarter|year)s?"  # "this month", "the end of the quarter"
 _YEAR = r"(?P<year>(?:19|20)\d\d)"
 _DAY = r"(?P<day>[0-3]?\d)(?:st|nd|rd|th)?"
 _SEASONS = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}
@@ -101,7 +119,13 @@ _SEASON = r"(?P<season>spring|summer|autumn|fall|winter)"
 
 def _amount(text: str) -> int:
     text = text.lower()
-    return int(text) if text.isdigit() else _NUMBERS[text]
+    return int(text) if text.isdigit() else _NUMBERS[" ".join(text.split())]
+
+
+def _span(m: re.Match[str]) -> tuple[str, int]:
+    """The unit and signed-less amount of "<amount> <unit>": "a fortnight" is ("week", 2)."""
+    unit, times = _UNIT_WORDS[m["unit"].lower()]
+    return unit, _amount(m["n"]) * times
 
 
 def _add_months(moment: datetime, months: int) -> datetime:
@@ -135,23 +159,27 @@ def _week_of(moment: datetime) -> tuple[datetime, datetime]:
 
 
 def _shift(now: datetime, unit: str, amount: int) -> datetime:
-    if unit == "day":
-        return now + timedelta(days=amount)
-    if unit == "week":
-        return now + timedelta(weeks=amount)
-    if unit == "month":
-        return _add_months(now, amount)
-    return _add_months(now, 12 * amount)
+    if unit in ("minute", "hour", "day", "week"):
+        return now + timedelta(**{f"{unit}s": amount})
+    return _add_months(now, amount * {"month": 1, "quarter": 3, "year": 12}[unit])
+
+
+def _quarter(year: int, quarter: int) -> tuple[datetime, datetime]:
+    start = datetime(year, 3 * quarter - 2, 1, tzinfo=UTC)
+    return start, _add_months(start, 3)
 
 
 def _unit_window(moment: datetime, unit: str) -> tuple[datetime, datetime]:
-    """The calendar day, week, month or year holding ``moment``."""
-    if unit == "day":
+    """The calendar day, week, month, quarter or year holding ``moment`` (for an hour or a minute:
+    its day, the precision a date has here)."""
+    if unit in ("minute", "hour", "day"):
         return _day(moment.year, moment.month, moment.day)
     if unit == "week":
         return _week_of(moment)
     if unit == "month":
         return _month(moment.year, moment.month)
+    if unit == "quarter":
+        return _quarter(moment.year, (moment.month + 2) // 3)
     return _year(moment.year)
 
 
@@ -197,21 +225,51 @@ def _relative_month(m: re.Match[str], now: datetime, lean: Lean) -> tuple[dateti
     return _month(year, month)
 
 
+# What the words before a weekday say of which one it is: the latest before today, the first after
+# it, this week's or next week's.
+_WEEKDAY_WHICH = {"last": "latest", "previous": "latest", "the previous": "latest", "this past": "latest",
+                  "past": "latest", "since": "latest", "this coming": "upcoming", "coming": "upcoming",
+                  "by": "upcoming", "until": "upcoming", "till": "upcoming", "before": "upcoming",
+                  "this": "this", "next": "next", "on": "", "": ""}
+_WEEKDAY_WORDS = "|".join(w.replace(" ", r"\s+") for w in sorted(_WEEKDAY_WHICH, key=len, reverse=True) if w)
+
+
+def _weekday_from(target: int, which: str, now: datetime, lean: Lean) -> datetime:
+    today = _day_start(now)
+    if which in ("this", "next"):
+        return today + timedelta(days=target - now.weekday() + (7 if which == "next" else 0))
+    if which == "upcoming" or (which == "" and lean == "future"):
+        return today + timedelta(days=(target - now.weekday()) % 7 or 7)
+    return today - timedelta(days=(now.weekday() - target) % 7 or 7)
+
+
 def _weekday(m: re.Match[str], now: datetime, lean: Lean) -> tuple[datetime, datetime]:
     """"last Friday" / "on Friday": the latest such day before today; "on Friday" leaning to the
     future, the first after; "this Friday" the Friday of this week and "next Friday" that of next week
-    (weeks run Monday to Sunday: said on a Wednesday, "next Thursday" is eight days away)."""
-    target = _WEEKDAYS[m["weekday"].lower()]
-    today = _day_start(now)
-    which = (m["which"] or "").lower()
-    if which in ("this", "next"):
-        start = today + timedelta(days=target - now.weekday() + (7 if which == "next" else 0))
-    elif which != "last" and lean == "future":
-        ahead = (target - now.weekday()) % 7 or 7
-        start = today + timedelta(days=ahead)
-    else:
-        back = (now.weekday() - target) % 7 or 7
-        start = today - timedelta(days=back)
+    (weeks run Monday to Sunday: said on a Wednesday, "next Thursday" is eight days away); "this
+    coming Friday", "by Friday" the first after today, "this past Friday", "since Friday" the latest
+    before it."""
+    which = _WEEKDAY_WHICH[" ".join(m["which"].lower().split())]
+    start = _weekday_from(_WEEKDAYS[m["weekday"].lower()], which, now, lean)
+    return start, start + timedelta(days=1)
+
+
+def _weeks_from_weekday(m: re.Match[str], now: datetime, lean: Lean) -> tuple[datetime, datetime]:
+    """"a week from Friday": a week after the coming Friday ("a week from next Friday": after next's)."""
+    which = {"this": "this", "next": "next"}.get((m["which"] or "").lower(), "upcoming")
+    start = _weekday_from(_WEEKDAYS[m["weekday"].lower()], which, now, lean) + timedelta(weeks=_amount(m["weeks"]))
+    return start, start + timedelta(days=1)
+
+
+def _weekday_after_next(m: re.Match[str], now: datetime, lean: Lean) -> tuple[datetime, datetime]:
+    """"Friday after next": a week after next Friday."""
+    start = _weekday_from(_WEEKDAYS[m["weekday"].lower()], "next", now, lean) + timedelta(weeks=1)
+    return start, start + timedelta(days=1)
+
+
+def _weekdays_ago(m: re.Match[str], now: datetime, lean: Lean) -> tuple[datetime, datetime]:
+    """"two Mondays ago": the Monday a week before last Monday."""
+    start = _weekday_from(_WEEKDAYS[m["weekday"].lower()], "latest", now, lean) - timedelta(weeks=_amount(m["n"]) - 1)
     return start, start + timedelta(days=1)
 
 
@@ -239,14 +297,35 @@ def _season(m: re.Match[str], now: datetime, lean: Lean) -> tuple[datetime, date
 
 
 def _ago(m: re.Match[str], now: datetime, lean: Lean) -> tuple[datetime, datetime, datetime]:
-    """"two weeks ago": the calendar unit holding that moment, widened by one unit each side; the
-    day it names is exactly that long before."""
-    return _around(now, m["unit"].lower(), -_amount(m["n"]))
+    """"two weeks ago": the calendar unit holding that moment, widened by a day each side for days
+    and weeks; the day it names is exactly that long before."""
+    unit, amount = _span(m)
+    return _around(now, unit, -amount)
 
 
 def _ahead(m: re.Match[str], now: datetime, lean: Lean) -> tuple[datetime, datetime, datetime]:
     """"in three days", "two weeks from now": as "ago", forward."""
-    return _around(now, m["unit"].lower(), _amount(m["n"]))
+    unit, amount = _span(m)
+    return _around(now, unit, amount)
+
+
+# "half a year" is six months, "a year and a half" eighteen: the half of each unit in a smaller one
+_HALF = {"year": ("month", 6), "quarter": ("week", 6), "month": ("day", 15), "week": ("hour", 84),
+         "day": ("hour", 12), "hour": ("minute", 30), "minute": ("minute", 0)}
+
+
+def _and_a_half(m: re.Match[str], now: datetime, lean: Lean) -> tuple[datetime, datetime, datetime] | None:
+    """"half a year ago", "a year and a half ago", "in two and a half weeks": the units and the half
+    of one in a smaller unit; the day it names, in the window of that smaller unit."""
+    if bool(m["ahead"]) == bool(m["ago"]):
+        return None  # "half a year" alone dates nothing; "in half a year ago" is no expression
+    unit = _UNIT_WORDS[m["unit"].lower()][0]
+    whole = _span(m)[1] if m.groupdict().get("n") else 0
+    smaller, half = _HALF[unit]
+    sign = 1 if m["ahead"] else -1
+    moment = _shift(_shift(now, unit, sign * whole), smaller, sign * half)
+    start, end = _unit_window(moment, smaller)
+    return start, end, _day_start(moment)
 
 
 def _around(now: datetime, unit: str, amount: int) -> tuple[datetime, datetime, datetime]:
@@ -256,14 +335,16 @@ def _around(now: datetime, unit: str, amount: int) -> tuple[datetime, datetime, 
     return start - pad, end + pad, _day_start(moment)
 
 
-def _week_after_next(m: re.Match[str], now: datetime, lean: Lean) -> tuple[datetime, datetime]:
-    """"the week after next" / "the week before last": two calendar weeks away."""
-    return _week_of(now + timedelta(weeks=2 if m["dir"].lower() == "after next" else -2))
+def _after_next(m: re.Match[str], now: datetime, lean: Lean) -> tuple[datetime, datetime]:
+    """"the week after next" / "the month before last": two calendar weeks, months or years away."""
+    unit = m["unit"].lower()
+    return _unit_window(_shift(now, unit, 2 if " ".join(m["dir"].lower().split()) == "after next" else -2), unit)
 
 
 def _past_span(m: re.Match[str], now: datetime, lean: Lean) -> tuple[datetime, datetime]:
     """"the past 3 months": from that long ago until the end of today."""
-    return _shift(_day_start(now), m["unit"].lower(), -_amount(m["n"])), _day_start(now) + timedelta(days=1)
+    unit, amount = _span(m)
+    return _shift(_day_start(now), unit, -amount), _day_start(now) + timedelta(days=1)
 
 
 def _named_span(m: re.Match[str], now: datetime, lean: Lean) -> tuple[datetime, datetime]:
@@ -296,39 +377,239 @@ def _bare_year(m: re.Match[str], now: datetime, lean: Lean) -> tuple[datetime, d
     return _year(int(m["year"]))
 
 
+def _which_year(which: str, lean: Lean, now: datetime, start_in: Callable[[int], datetime],
+                end_in: Callable[[int], datetime]) -> int:
+    """The year of an occurrence that comes once a year ("Q3", "Christmas"), whose start and end in
+    a year are given: "last" the latest ended, "next" the first not begun, "this" this year's; bare,
+    the latest begun (or, leaning to the future, the first not ended)."""
+    year = now.year
+    if which == "this":
+        return year
+    if which == "last":
+        return year if end_in(year) <= now else year - 1
+    if which == "next":
+        return year if start_in(year) > now else year + 1
+    if lean == "future":
+        return year if end_in(year) > now else year + 1
+    return year if start_in(year) <= now else year - 1
+
+
+_PARTS = {"start": 1, "beginning": 1, "early": 1, "mid": 15, "middle": 15, "late": 21}  # the day each names
+
+
+def _month_part(m: re.Match[str], now: datetime, lean: Lean) -> tuple[datetime, datetime, datetime]:
+    """"mid-March", "the end of May", "early June 2023": the month (as "in March" picks it), and the
+    day: the 1st for its start, the 15th for its middle, the 21st (its last third) when late, its last
+    day for its end."""
+    start, end = (_month_year(m, now, lean) if m["year"] else _relative_month(m, now, lean))
+    part = m["part"].lower()
+    point = end - timedelta(days=1) if part == "end" else start.replace(day=_PARTS[part])
+    return start, end, point
+
+
+_EO_UNITS = {"d": "day", "w": "week", "m": "month", "q": "quarter", "y": "year"}
+
+
+def _unit_edge(m: re.Match[str], now: datetime, lean: Lean) -> tuple[datetime, datetime, datetime]:
+    """"the end of the month", "the start of next week", "end of year", "EOY": that calendar unit,
+    and its first or last day (the middle's for "the middle of"). Not "the end of the day", an idiom
+    more often than a time ("EOD" is one: today)."""
+    if m["abbr"]:  # "EOM": the end of this month
+        unit, step, edge = _EO_UNITS[m["abbr"][2].lower()], 0, "end"
+    else:
+        unit, edge = m["unit"].lower(), m["edge"].lower()
+        step = {"last": -1, "previous": -1, "next": 1}.get((m["which"] or "").lower(), 0)
+    start, end = _unit_window(_shift(now, unit, step), unit)
+    if edge == "end":
+        point = end - timedelta(days=1)
+    elif edge == "middle":
+        point = _day_start(start + (end - start) / 2)
+    else:
+        point = start
+    return start, end, point
+
+
+_ORDINAL_QUARTERS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "1st": 1, "2nd": 2, "3rd": 3, "4th": 4}
+
+
+def _quarter_named(m: re.Match[str], now: datetime, lean: Lean) -> tuple[datetime, datetime]:
+    """"Q3", "Q3 2024", "the third quarter", "last Q4": a calendar quarter."""
+    quarter = int(m["q"]) if m["q"] else _ORDINAL_QUARTERS[m["ord"].lower()]
+    if m["year"]:
+        return _quarter(int(m["year"]), quarter)
+    year = _which_year((m["which"] or "").lower(), lean, now, lambda y: _quarter(y, quarter)[0],
+                       lambda y: _quarter(y, quarter)[1])
+    return _quarter(year, quarter)
+
+
+def _easter(year: int) -> datetime:
+    """Easter Sunday in the Gregorian calendar (the anonymous algorithm, as Meeus gives it)."""
+    a, b, c = year % 19, year // 100, year % 100
+    d, e = divmod(b, 4)
+    g = (b - (b + 8) // 25 + 1) // 3
+    h = (19 * a + b - d - g + 15) % 30
+    i, k = divmod(c, 4)
+    weekday = (32 + 2 * e + 2 * i - h - k) % 7
+    month, day = divmod(h + weekday - 7 * ((a + 11 * h + 22 * weekday) // 451) + 114, 31)
+    return datetime(year, month, day + 1, tzinfo=UTC)
+
+
+def _nth_weekday(year: int, month: int, weekday: int, n: int) -> datetime:
+    """The ``n``-th such weekday of the month (``n`` = -1: the last)."""
+    if n > 0:
+        first = datetime(year, month, 1, tzinfo=UTC)
+        return first + timedelta(days=(weekday - first.weekday()) % 7, weeks=n - 1)
+    last = datetime(year, month, calendar.monthrange(year, month)[1], tzinfo=UTC)
+    return last - timedelta(days=(last.weekday() - weekday) % 7)
+
+
+# Holidays by their day in a year: fixed, Easter's, or the n-th weekday of a month (US ones, as named).
+_HOLIDAYS: dict[str, Callable[[int], datetime]] = {
+    "new year's day": lambda y: datetime(y, 1, 1, tzinfo=UTC),
+    "new year's eve": lambda y: datetime(y, 12, 31, tzinfo=UTC),
+    "valentine's day": lambda y: datetime(y, 2, 14, tzinfo=UTC),
+    "st patrick's day": lambda y: datetime(y, 3, 17, tzinfo=UTC),
+    "saint patrick's day": lambda y: datetime(y, 3, 17, tzinfo=UTC),
+    "independence day": lambda y: datetime(y, 7, 4, tzinfo=UTC),
+    "the fourth of july": lambda y: datetime(y, 7, 4, tzinfo=UTC),
+    "halloween": lambda y: datetime(y, 10, 31, tzinfo=UTC),
+    "christmas eve": lambda y: datetime(y, 12, 24, tzinfo=UTC),
+    "christmas day": lambda y: datetime(y, 12, 25, tzinfo=UTC),
+    "christmas": lambda y: datetime(y, 12, 25, tzinfo=UTC),
+    "xmas": lambda y: datetime(y, 12, 25, tzinfo=UTC),
+    "boxing day": lambda y: datetime(y, 12, 26, tzinfo=UTC),
+    "easter sunday": _easter,
+    "easter": _easter,
+    "good friday": lambda y: _easter(y) - timedelta(days=2),
+    "easter monday": lambda y: _easter(y) + timedelta(days=1),
+    "mother's day": lambda y: _nth_weekday(y, 5, 6, 2),
+    "father's day": lambda y: _nth_weekday(y, 6, 6, 3),
+    "memorial day": lambda y: _nth_weekday(y, 5, 0, -1),
+    "labor day": lambda y: _nth_weekday(y, 9, 0, 1),
+    "thanksgiving day": lambda y: _nth_weekday(y, 11, 3, 4),
+    "thanksgiving": lambda y: _nth_weekday(y, 11, 3, 4),
+}
+_HOLIDAY = r"(?P<holiday>" + "|".join(
+    re.escape(name).replace("'", "['’]?").replace(r"st\ ", r"st\.?\ ").replace(r"\ ", r"\s+")
+    for name in sorted(_HOLIDAYS, key=len, reverse=True)) + r")"
+
+
+def _holiday_key(text: str) -> str:
+    key = " ".join(text.lower().replace("’", "'").replace("st.", "st").split())
+    if key in _HOLIDAYS:
+        return key
+    return next(name for name in _HOLIDAYS if name.replace("'", "") == key.replace("'", ""))
+
+
+def _holiday(m: re.Match[str], now: datetime, lean: Lean) -> tuple[datetime, datetime]:
+    """"Christmas", "last Thanksgiving", "Easter 2023": the day, chosen as :func:`_which_year` says."""
+    day_in = _HOLIDAYS[_holiday_key(m["holiday"])]
+    if m.groupdict().get("year"):
+        start = day_in(int(m["year"]))
+    else:
+        year = _which_year((m["which"] or "").lower(), lean, now, day_in, lambda y: day_in(y) + timedelta(days=1))
+        start = day_in(year)
+    return start, start + timedelta(days=1)
+
+
+def _decade(m: re.Match[str], now: datetime, lean: Lean) -> tuple[datetime, datetime]:
+    """"the 2010s", "the '90s", "the 90s" (the latest such decade begun: "the '20s" said in 2024 are
+    the 2020s)."""
+    if m["century"]:
+        first = int(m["century"] + m["tens"] + "0")
+    else:  # "the '90s"
+        first = 2000 + 10 * int(m["tens"])
+        first -= 100 if first > now.year else 0
+    return _year(first)[0], _year(first + 10)[0]
+
+
+def _numeric_day(m: re.Match[str], now: datetime, lean: Lean) -> tuple[datetime, datetime] | None:
+    """"13/02/2024" or "02/13/2024": the one reading that is a date. One that reads both ways
+    ("04/02/2024": the 4th of February or April the 2nd) is not guessed."""
+    first, second, year = int(m["a"]), int(m["b"]), int(m["year"])
+    readings = set()
+    for month, day in ((first, second), (second, first)):
+        try:
+            readings.add(_day(year, month, day))
+        except ValueError:
+            continue
+    return readings.pop() if len(readings) == 1 else None
+
+
 _Window = tuple[datetime, datetime] | tuple[datetime, datetime, datetime]  # start, end[, point]
 _Resolver = Callable[[re.Match[str], datetime, Lean], "_Window | None"]
 _I = re.IGNORECASE
 _RULES: list[tuple[re.Pattern[str], _Resolver]] = [
     (re.compile(rf"\b{_YEAR}[-/](?P<mon>[01]?\d)[-/]{_DAY}\b"), _iso_day),
+    (re.compile(rf"(?<![\d/.-])\b(?P<a>[0-3]?\d)([/.])(?P<b>[0-3]?\d)\2{_YEAR}\b(?![/.-]?\d)"), _numeric_day),
+    # a holiday only with "last", "this", "next" or a year: "we love Halloween" says no date
+    (re.compile(rf"\b(?P<which>last|this|next)\s+{_HOLIDAY}\b", _I), _holiday),
+    (re.compile(rf"\b(?P<which>){_HOLIDAY},?\s+(?:of\s+)?{_YEAR}\b", _I), _holiday),
+    (re.compile(rf"\b(?:(?:the|at\s+the)\s+)?(?P<part>start|beginning|middle|end)\s+of\s+(?:(?P<which>last|this|next)\s+)?"
+                rf"{_MONTH}(?:,?\s+{_YEAR})?\b", _I), _month_part),
+    (re.compile(rf"\b(?P<part>early|mid|late)[-\s]+(?:(?P<which>last|this|next)\s+)?{_MONTH}(?:,?\s+{_YEAR})?\b", _I),
+     _month_part),
+    (re.compile(r"\b(?:(?:the|at\s+the|by\s+the)\s+)?(?P<edge>start|beginning|middle|end)\s+of\s+"
+                r"(?:the\s+|this\s+|(?P<which>last|previous|next)\s+)?(?P<unit>week|month|quarter|year)\b"
+                r"|\b(?P<abbr>EO[DWMQY])\b", _I), _unit_edge),
+    (re.compile(rf"\b(?:(?P<which>last|this|next)\s+)?(?:Q(?P<q>[1-4])|the\s+(?P<ord>first|second|third|fourth|1st|2nd|3rd|4th)"
+                rf"\s+quarter)(?:,?\s+(?:of\s+)?{_YEAR})?\b", _I), _quarter_named),
     (re.compile(rf"\b{_DAY}(?:\s+of)?\s+{_MONTH}(?:,?\s+{_YEAR})?\b", _I), _explicit_day),
     (re.compile(rf"\b{_MONTH}\s+{_DAY}(?:,?\s+{_YEAR})?\b(?!\s*(?:days?|weeks?|months?|years?))", _I), _explicit_day),
     (re.compile(rf"\b{_MONTH}(?:,?\s+of)?,?\s+{_YEAR}\b", _I), _month_year),
     (re.compile(rf"\b(?:(?P<which>last|this|next)\s+|the\s+)?{_SEASON}(?:\s+of\s+{_YEAR})?\b", _I), _season),
     (re.compile(rf"\b(?:(?P<which>last|this|next)\s+|(?:in|during|since)\s+){_MONTH}\b", _I), _relative_month),
-    (re.compile(rf"\b(?:(?P<which>last|next|this)\s+|on\s+){_WEEKDAY}\b", _I), _weekday),
+    (re.compile(rf"\b{_amount_of('weeks')}\s+weeks?\s+from\s+(?:(?P<which>this|next|on)\s+)?{_WEEKDAY}", _I),
+     _weeks_from_weekday),
+    (re.compile(rf"\b{_WEEKDAY}\s+after\s+next\b", _I), _weekday_after_next),
+    (re.compile(rf"\b(?P<which>{_WEEKDAY_WORDS})\s+{_WEEKDAY}", _I), _weekday),
+    (re.compile(rf"\b{_AMOUNT}\s+{_WEEKDAY_PLURAL}\s+ago\b", _I), _weekdays_ago),
+    (re.compile(rf"\b(?P<ahead>in\s+)?half\s+an?\s+{_UNIT}(?P<ago>\s+ago)?", _I), _and_a_half),
+    (re.compile(rf"\b(?P<ahead>in\s+)?{_AMOUNT}\s+{_UNIT}\s+and\s+a\s+half(?P<ago>\s+ago)?", _I), _and_a_half),
+    (re.compile(rf"\b(?P<ahead>in\s+)?{_AMOUNT}\s+and\s+a\s+half\s+{_UNIT}(?P<ago>\s+ago)?", _I), _and_a_half),
     (re.compile(rf"\b{_AMOUNT}\s+{_UNIT}\s+ago\b", _I), _ago),
     (re.compile(rf"\bin\s+{_AMOUNT}\s+{_UNIT}\b", _I), _ahead),
     (re.compile(rf"\b{_AMOUNT}\s+{_UNIT}\s+from\s+(?:now|today)\b", _I), _ahead),
-    (re.compile(r"\bthe\s+week\s+(?P<dir>after\s+next|before\s+last)\b", _I), _week_after_next),
+    (re.compile(r"\bthe\s+(?P<unit>week|month|year)\s+(?P<dir>after\s+next|before\s+last)\b", _I), _after_next),
     (re.compile(rf"\b(?:the\s+)?(?:past|last|previous)\s+{_AMOUNT}\s+{_UNIT}\b", _I), _past_span),
-    (re.compile(rf"\b(?P<which>last|previous|this|next)\s+{_UNIT}\b", _I), _named_span),
+    (re.compile(rf"\b(?P<which>last|previous|this|next)\s+{_CALENDAR_UNIT}\b", _I), _named_span),
     (re.compile(r"\b(?:(?P<which>last|this|next)\s+|the\s+)weekend\b", _I), _weekend),
     (re.compile(r"\b(?:the\s+day\s+(?:before\s+yesterday|after\s+tomorrow)|yesterday|last\s+night|today|"
                 r"tonight|this\s+(?:morning|afternoon|evening)|tomorrow)\b", _I), _yesterday_today),
     (re.compile(rf"(?<![\d/-])\b(?:in|during|since|of|from)?\s*{_YEAR}\b(?![\d/-])", _I), _bare_year),
 ]
 
+
+def _now(m: re.Match[str], now: datetime, lean: Lean) -> tuple[datetime, datetime]:
+    return _day(now.year, now.month, now.day)
+
+
+# What dates only a phrase on its own, as a model answers a date: in running text a holiday or a
+# decade is more often the topic than the time ("we love Halloween", "music of the 1960s"), a bare
+# month or weekday a word ("may", "sun"), and "now" the present tense.
+_PHRASE_RULES: list[tuple[re.Pattern[str], _Resolver]] = [
+    (re.compile(rf"(?P<which>)(?:on\s+)?{_HOLIDAY}", _I), _holiday),
+    (re.compile(r"(?:the\s+)?(?:(?P<century>19|20)|['’])?(?P<tens>\d)0s", _I), _decade),
+    (re.compile(rf"(?P<which>){_WEEKDAY}", _I), _weekday),
+    (re.compile(rf"(?P<which>){_MONTH}", _I), _relative_month),
+    (re.compile(r"(?:right\s+)?now|currently|presently|at\s+present|at\s+the\s+moment|as\s+of\s+(?:now|today)", _I),
+     _now),
+]
+
+# "<amount> <unit> before <anchor>", in calendar units: "an hour before bedtime" is advice, not a date
+_ANCHOR_UNIT = r"(?P<unit>" + "|".join(sorted((w for w, (u, _) in _UNIT_WORDS.items() if u not in ("hour", "minute")),
+                                              key=len, reverse=True)) + r")s?\b"
 _ANCHORED = re.compile(
-    rf"\b{_AMOUNT}\s+{_UNIT}\s+(?P<dir>before|after|prior\s+to|following)\s+(?P<anchor>[^?.!,;]+)", _I
+    rf"\b{_AMOUNT}\s+{_ANCHOR_UNIT}\s+(?P<dir>before|after|prior\s+to|following)\s+(?P<anchor>[^?.!,;]+)", _I
 )
-_UNIT_DAYS = {"day": 1, "week": 7, "month": 30, "year": 365}
+_UNIT_DAYS = {"minute": 0, "hour": 0, "day": 1, "week": 7, "month": 30, "quarter": 91, "year": 365}
 
 
 def _anchored(query: str) -> tuple[list[AnchoredOffset], list[tuple[int, int]]]:
     found, spans = [], []
     for m in _ANCHORED.finditer(query):
-        days = _amount(m["n"]) * _UNIT_DAYS[m["unit"].lower()]
+        unit, amount = _span(m)
+        days = amount * _UNIT_DAYS[unit]
         sign = -1 if m["dir"].lower() in ("before", "prior to") else 1
         anchor = m["anchor"].strip()
         tolerance = timedelta(days=max(1, days // 7))
@@ -337,13 +618,21 @@ def _anchored(query: str) -> tuple[list[AnchoredOffset], list[tuple[int, int]]]:
     return found, spans
 
 
-def parse_time(query: str, now: datetime, *, lean: Lean = "past") -> ParsedTime:
+def parse_time(query: str, now: datetime, *, lean: Lean = "past", phrase: bool = False) -> ParsedTime:
     """Every time expression in ``query``, resolved against ``now`` (an aware datetime).
 
     Rules run from the most specific ("8 May 2023") to the least ("2023"); text matched by one rule
     is not matched again by a later one, so "May 2023" yields one month, not a month and a year.
+    ``phrase``: ``query`` is a date phrase on its own (a model's answer), which may also be a bare
+    holiday ("Christmas"), decade ("the 90s"), weekday, month or "now".
     """
     now = ensure_utc(now)
+    if phrase:
+        text = query.strip().rstrip(".!")
+        for pattern, resolve in _PHRASE_RULES:
+            if (m := pattern.fullmatch(text)) and (window := resolve(m, now, lean)) is not None:
+                point = window[2] if len(window) == 3 else None
+                return ParsedTime((TimeWindow(window[0], window[1], text, point),))
     anchored, taken = _anchored(query)
     windows: list[TimeWindow] = []
     for pattern, resolve in _RULES:

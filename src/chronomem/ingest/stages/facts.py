@@ -140,10 +140,10 @@ def _to_fact(
         session.warn(f"{relation} may not join {source.name} and {target.name}; kept as RELATES_TO")
         relation = "RELATES_TO"
     reference = session.reference_time
-    valid_at = parse_model_datetime(item.valid_at, reference)
+    valid_at = parse_model_datetime(item.valid_at, reference, context=item.quote)
     if valid_at is None and item.valid_at is None and evidence:  # undated by the model: its words may date it
         valid_at = date_in_text(item.quote, reference)
-    invalid_at = parse_model_datetime(item.invalid_at, reference)
+    invalid_at = parse_model_datetime(item.invalid_at, reference, context=item.quote)
     if valid_at and invalid_at and invalid_at < valid_at:
         session.warn(f"invalid_at before valid_at dropped: {item.fact!r}")
         invalid_at = None
