@@ -58,6 +58,13 @@ def test_junk_fact_texts_are_recognised():
     assert junk_reason("...", ["Alice", "Globex"]) == "has no letters"
     assert junk_reason("2024-05-01", ["Alice", "Globex"]) == "has no letters"
     assert junk_reason("works somewhere", ["Alice", "Globex"]) == "names none of its entities"
+    for only_names in ("Alice", "Alice, Globex", "Alice -> Globex", '"Alice", "Globex"', "Alice {} Globex",
+                       "source: Alice, target: Globex", "Alice RELATES_TO Globex", "ALICE GLOBEX."):
+        assert junk_reason(only_names, ["Alice", "Globex"]) == "says nothing but its entities' names", only_names
+    statements = ("Alice works at Globex", "Alice is Globex's CTO", "Alice left Globex in 2023",
+                  "Alice & Globex merged")
+    for statement in statements:
+        assert junk_reason(statement, ["Alice", "Globex"]) is None, statement
     assert junk_reason("Alice works at Globex", ["Alice", "Globex"]) is None
     assert junk_reason("Alice's manager is nice", ["Alice", "Bob"]) is None
 

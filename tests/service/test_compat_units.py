@@ -57,6 +57,25 @@ def test_every_sdk_call_is_served_or_answers_501_by_name():
     assert len(sdk_routes()) > 90  # the parse found the SDK's calls
 
 
+def test_the_catch_all_names_the_call_it_does_not_implement_and_refuses_a_path_with_a_control_character():
+    from fastapi.testclient import TestClient
+
+    from chronomem.service.compat.routes import unsupported
+
+    compat = FastAPI()
+    compat.include_router(unsupported.router)
+    parent = FastAPI()
+    parent.mount("/api/v2", compat)
+    client = TestClient(parent)
+    batch = client.get("/api/v2/batches")
+    assert batch.status_code == 501
+    assert batch.json() == {"message": "zep-cloud's batch.list (GET /api/v2/batches): chronomem does not implement it"}
+    assert "does not implement" in client.post("/api/v2/nowhere").json()["message"]
+    # a trailing raw newline reaches the catch-all with the whole path: not a call, bad input
+    newline = client.patch("/api/v2/graph/kb%0A", json={})
+    assert newline.status_code == 400 and "control characters" in newline.json()["message"]
+
+
 def test_templates_render_sections_in_rank_order_with_limits_and_types():
     fact = lambda text, relation: Fact(group_id="g", source_id="a", target_id="b", relation_type=relation,  # noqa: E731
                                        fact=text, valid_at=T0)

@@ -5,8 +5,9 @@
   changes a letter), and where it occurs becomes the fact's evidence span.
 - An entity must be named in the current or previous messages (every word of its name, case,
   accents and whitespace aside; the speaker counts, being in the "speaker: text" line).
-- A fact text must be a statement about its entities: one with no letters (``'}, {'``), or that
-  names none of its entities, is junk.
+- A fact text must be a statement about its entities: one with no letters (``'}, {'``), that
+  names none of its entities, or that says nothing but their names ("Alice, Globex", "source: Alice,
+  target: Globex"), is junk.
 
 Pure functions over strings; the stages apply them and count what they reject.
 """
@@ -132,6 +133,12 @@ def is_named(name: str, texts: Iterable[str]) -> bool:
     return False
 
 
+# The words of an answer's shape, not of a statement: "source: Alice, target: Globex", "Alice
+# RELATES_TO Globex" say no more than the two names.
+_SCHEMA_WORDS = frozenset({"source", "target", "fact", "facts", "relation", "relation_type", "relates_to",
+                           "entity", "entities", "name", "type", "null", "none"})
+
+
 def junk_reason(fact: str, entity_names: Sequence[str]) -> str | None:
     """Why a fact text is not a statement about its entities, or ``None`` when it is one."""
     if not any(char.isalpha() for char in fact):
@@ -139,4 +146,7 @@ def junk_reason(fact: str, entity_names: Sequence[str]) -> str | None:
     words = [w for name in entity_names for w in _WORD.findall(name) if len(w) > 1 or w.isdigit()]
     if words and not any(is_named(word, [fact]) for word in words):
         return "names none of its entities"
+    named = {w for name in entity_names for w in _WORD.findall(_folded(name))}
+    if not set(_WORD.findall(_folded(fact))) - named - _SCHEMA_WORDS:
+        return "says nothing but its entities' names"
     return None

@@ -66,8 +66,17 @@ def sdk_call(method: str, path: str) -> str | None:
     return None
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
 @router.api_route("/{path:path}", methods=["GET", "POST", "PUT", "PATCH", "DELETE"])
 async def not_implemented(path: str, request: Request) -> JSONResponse:
-    call = sdk_call(request.method, path)
-    what = f"zep-cloud's {call} ({request.method} /api/v2/{path})" if call else f"{request.method} /api/v2/{path}"
-    return JSONResponse({"message": f"{what} is not implemented by chronomem"}, status_code=501)
+    # The request's own path, not the parameter: with a trailing raw newline Starlette's mount hands
+    # this route the whole path ("/api/v2/graph/kb%0A" arrives as "api/v2/graph/kb\n").
+    shown = request.scope["path"]  # as sent, decoded (request.url drops a trailing newline)
+    if _CONTROL.search(shown):  # an id with a control character: no SDK call, and no route matched it
+        return JSONResponse({"message": f"{shown!r}: a path may not hold control characters"}, status_code=400)
+    relative = shown.removeprefix(request.scope.get("root_path", ""))  # the mount's prefix, /api/v2
+    call = sdk_call(request.method, relative)
+    what = f"zep-cloud's {call} ({request.method} {shown})" if call else f"{request.method} {shown}"
+    return JSONResponse({"message": f"{what}: chronomem does not implement it"}, status_code=501)
