@@ -47,6 +47,7 @@ __all__ = [
     "name_key",
     "new_id",
     "normalize_name",
+    "plain_punctuation",
     "split_legal_form",
     "to_relation_type",
     "true_at",
@@ -180,6 +181,11 @@ def fold_accents(text: str) -> str:
     return unicodedata.normalize("NFC", bare)
 
 
+def plain_punctuation(text: str) -> str:
+    """``text`` with its typographic quotes, apostrophes and dashes as their ASCII forms ("I’m" → "I'm")."""
+    return text.translate(_TYPOGRAPHIC)
+
+
 def visible_text(name: str) -> str:
     """``name`` without what a reader cannot see or does not read as part of it: format characters
     (a soft hyphen, a zero-width space or joiner, a byte-order mark, direction marks: Unicode's
@@ -221,7 +227,7 @@ def name_key(name: str) -> str:
     :func:`split_legal_form` lets resolution match it with the bare name. The rules and the pairs
     that decide each are in ``bench/data/resolution_pairs.json``.
     """
-    text = unicodedata.normalize("NFKC", visible_text(name).translate(_TYPOGRAPHIC)).translate(_TYPOGRAPHIC)
+    text = plain_punctuation(unicodedata.normalize("NFKC", plain_punctuation(visible_text(name))))
     text = _SPACED_AMPERSAND.sub(r"\1&\2", text).casefold()
     text = " ".join(fold_accents(text).split())
     if len(text) > 2 and text[0] == text[-1] and text[0] in "'\"":

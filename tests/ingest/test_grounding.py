@@ -44,6 +44,7 @@ def test_what_a_reader_does_not_see_in_a_pasted_message_does_not_break_a_quote_o
     start, end = locate_quote("We moved the Datadog dashboards to the Coca-Cola account", text)  # type: ignore[misc]
     assert text[start:end] == "We moved the Data\u200bdog dash\u00adboards to the Coca-Cola\u00ae account"
     assert is_named("Datadog", [text]) and is_named("Lodz", [text]) and is_named("Coca-Cola", [text])
+    assert locate_quote("I'm in", "Bob: I\u2019m in \u2014 see you there") == (5, 11)  # a typographic apostrophe
 
 
 def test_an_entity_must_be_named_in_the_messages():

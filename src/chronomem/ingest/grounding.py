@@ -21,7 +21,7 @@ from collections.abc import Iterable, Sequence
 
 from rapidfuzz import fuzz
 
-from chronomem.domain import fold_accents, visible_text
+from chronomem.domain import fold_accents, plain_punctuation, visible_text
 
 __all__ = ["QUOTE_TOLERANCE", "is_named", "junk_reason", "locate_quote"]
 
@@ -34,8 +34,9 @@ _NON_SPACE = re.compile(r"\S+")
 @functools.lru_cache(maxsize=8192)
 def _fold(char: str) -> str:
     """One character as names compare it (:func:`~chronomem.domain.name_key`'s folds): nothing for
-    what a reader does not see (a soft hyphen, a zero-width space, ®), accents and drawn-in marks off."""
-    return fold_accents(visible_text(char)).casefold()
+    what a reader does not see (a soft hyphen, a zero-width space, ®), accents and drawn-in marks off,
+    typographic quotes and dashes plain (a model often writes "I'm" for the message's "I’m")."""
+    return fold_accents(plain_punctuation(visible_text(char))).casefold()
 
 
 def _folded_with_offsets(text: str) -> tuple[str, list[int]]:
