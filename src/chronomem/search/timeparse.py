@@ -463,21 +463,18 @@ def _nth_weekday(year: int, month: int, weekday: int, n: int) -> datetime:
     return last - timedelta(days=(last.weekday() - weekday) % 7)
 
 
+def _on(month: int, day: int) -> Callable[[int], datetime]:
+    return lambda year: datetime(year, month, day, tzinfo=UTC)
+
+
 # Holidays by their day in a year: fixed, Easter's, or the n-th weekday of a month (US ones, as named).
-_HOLIDAYS: dict[str, Callable[[int], datetime]] = {
-    "new year's day": lambda y: datetime(y, 1, 1, tzinfo=UTC),
-    "new year's eve": lambda y: datetime(y, 12, 31, tzinfo=UTC),
-    "valentine's day": lambda y: datetime(y, 2, 14, tzinfo=UTC),
-    "st patrick's day": lambda y: datetime(y, 3, 17, tzinfo=UTC),
-    "saint patrick's day": lambda y: datetime(y, 3, 17, tzinfo=UTC),
-    "independence day": lambda y: datetime(y, 7, 4, tzinfo=UTC),
-    "the fourth of july": lambda y: datetime(y, 7, 4, tzinfo=UTC),
-    "halloween": lambda y: datetime(y, 10, 31, tzinfo=UTC),
-    "christmas eve": lambda y: datetime(y, 12, 24, tzinfo=UTC),
-    "christmas day": lambda y: datetime(y, 12, 25, tzinfo=UTC),
-    "christmas": lambda y: datetime(y, 12, 25, tzinfo=UTC),
-    "xmas": lambda y: datetime(y, 12, 25, tzinfo=UTC),
-    "boxing day": lambda y: datetime(y, 12, 26, tzinfo=UTC),
+_FIXED_HOLIDAYS = {
+    "new year's day": (1, 1), "new year's eve": (12, 31), "valentine's day": (2, 14), "st patrick's day": (3, 17),
+    "saint patrick's day": (3, 17), "independence day": (7, 4), "the fourth of july": (7, 4), "halloween": (10, 31),
+    "christmas eve": (12, 24), "christmas day": (12, 25), "christmas": (12, 25), "xmas": (12, 25),
+    "boxing day": (12, 26),
+}
+_HOLIDAYS: dict[str, Callable[[int], datetime]] = {name: _on(*day) for name, day in _FIXED_HOLIDAYS.items()} | {
     "easter sunday": _easter,
     "easter": _easter,
     "good friday": lambda y: _easter(y) - timedelta(days=2),
