@@ -470,7 +470,7 @@ def _on(month: int, day: int) -> Callable[[int], datetime]:
 # Holidays by their day in a year: fixed, Easter's, or the n-th weekday of a month (US ones, as named).
 _FIXED_HOLIDAYS = {
     "new year's day": (1, 1), "new year's eve": (12, 31), "valentine's day": (2, 14), "st patrick's day": (3, 17),
-    "saint patrick's day": (3, 17), "independence day": (7, 4), "the fourth of july": (7, 4), "halloween": (10, 31),
+    "saint patrick's day": (3, 17), "independence day": (7, 4), "fourth of july": (7, 4), "halloween": (10, 31),
     "christmas eve": (12, 24), "christmas day": (12, 25), "christmas": (12, 25), "xmas": (12, 25),
     "boxing day": (12, 26),
 }
@@ -486,8 +486,9 @@ _HOLIDAYS: dict[str, Callable[[int], datetime]] = {name: _on(*day) for name, day
     "thanksgiving day": lambda y: _nth_weekday(y, 11, 3, 4),
     "thanksgiving": lambda y: _nth_weekday(y, 11, 3, 4),
 }
-_HOLIDAY = r"(?P<holiday>" + "|".join(
-    re.escape(name).replace("'", "['’]?").replace(r"st\ ", r"st\.?\ ").replace(r"\ ", r"\s+")
+# as written: any apostrophe or none ("New Years Eve"), "St." or "St", any spacing, "the Fourth of July"
+_HOLIDAY = r"(?:the\s+)?(?P<holiday>" + "|".join(
+    re.sub(r"^st\\ ", r"st\\.?\\ ", re.escape(name)).replace("'", "['’]?").replace(r"\ ", r"\s+")
     for name in sorted(_HOLIDAYS, key=len, reverse=True)) + r")"
 
 
