@@ -54,6 +54,17 @@ def test_an_entity_must_be_named_in_the_messages():
     assert not is_named("Rio de Janeiro", messages) and not is_named("Zoë Smith", messages)
 
 
+def test_a_name_the_model_wrote_as_the_same_name_is_named():
+    # what name_key makes one name: an article, a space between letters and digits, St. and Street
+    for name, text in (("The Beatles", "Bob: I love beatles"), ("UA 1234", "Bob: my flight UA1234 is late"),
+                       ("iPhone 15", "Bob: got an iPhone15"), ("Baker Street", "Bob: we met on Baker St."),
+                       ("Saint Louis", "St. Louis was hot"), ("USA", "Bob: back in the U.S.A.")):
+        assert is_named(name, [text]), name
+    for name, text in (("Windows 10", "Bob: Windows 11 is out"), ("CocaCola", "Bob: a Coca-Cola"),
+                       ("Jane Smith", "Bob: Jane called")):
+        assert not is_named(name, [text]), name
+
+
 def test_junk_fact_texts_are_recognised():
     assert junk_reason("'}, {'", ["Alice", "Globex"]) == "has no letters"
     assert junk_reason("...", ["Alice", "Globex"]) == "has no letters"

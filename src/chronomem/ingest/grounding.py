@@ -21,7 +21,7 @@ from collections.abc import Iterable, Sequence
 
 from rapidfuzz import fuzz
 
-from chronomem.domain import fold_accents, plain_punctuation, visible_text
+from chronomem.domain import fold_accents, name_key, plain_punctuation, visible_text
 
 __all__ = ["QUOTE_TOLERANCE", "is_named", "junk_reason", "locate_quote"]
 
@@ -119,18 +119,24 @@ def _whole_words(text: str, start: int, end: int) -> tuple[int, int]:
 
 @functools.lru_cache(maxsize=4096)
 def _words(text: str) -> frozenset[str]:
-    return frozenset(_WORD.findall(_folded(text)))
+    """The words of ``text`` as written (folded) and as names compare them (:func:`name_key`'s words:
+    "UA1234" gives "ua" and "1234", "St." at the start "saint", "Baker St" "street")."""
+    return frozenset(_WORD.findall(_folded(text))) | frozenset(_WORD.findall(name_key.__wrapped__(text)))
 
 
 def is_named(name: str, texts: Iterable[str]) -> bool:
-    """Is every word of ``name`` a word of one of ``texts`` (or of a word's start: "Alice" in "Alice's")?"""
-    wanted = _WORD.findall(_folded(name))
-    if not wanted:
+    """Is every word of ``name`` a word of one of ``texts`` (or of a word's start: "Alice" in "Alice's"),
+    as written or under the folds that make two names one (:func:`~chronomem.domain.name_key`): a
+    model that writes "The Beatles" for "beatles", "UA 1234" for "UA1234" or "Baker Street" for
+    "Baker St." names what the message names."""
+    spellings = [_WORD.findall(_folded(name)), _WORD.findall(name_key(name))]
+    if not any(spellings):
         return False
     for text in texts:
         words = _words(text)
-        if all(w in words or any(v.startswith(w) for v in words) for w in wanted):
-            return True
+        for wanted in spellings:
+            if wanted and all(w in words or any(v.startswith(w) for v in words) for w in wanted):
+                return True
     return False
 
 
