@@ -130,6 +130,21 @@ def test_plans_lean_to_the_future_and_memories_to_the_past():
     assert lean_of("We moved to Lisbon") == "past"
 
 
+@pytest.mark.parametrize(("sentence", "lean"), [
+    ("I'm flying to Paris on Friday", "future"), ("We're moving in March", "future"),
+    ("Bob's playing on Sunday", "future"), ("We are getting married in June", "future"),
+    ("She is starting on Monday", "future"), ("I was working on Friday", "past"),
+    ("I'm thinking about what happened on Friday", "past"), ("I'm so tired since Monday", "past"),
+    ("I've been working since Monday", "past"), ("Bob's car is amazing, he got it on Friday", "past"),
+    ("It's something we did on Friday", "past"),
+])
+def test_the_present_progressive_with_a_time_is_an_arrangement(sentence: str, lean: str):
+    assert lean_of(sentence) == lean
+    friday = resolve_relative(sentence, MAY_15)
+    if "Friday" in sentence:
+        assert friday == day("2024-05-17" if lean == "future" else "2024-05-10")
+
+
 # Written after the first table, from what a held-out reader might say instead; the expected days
 # were worked out by hand from the calendar (MAY_15 is a Wednesday; 2024 is a leap year).
 MORE = [

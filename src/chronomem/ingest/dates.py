@@ -29,9 +29,25 @@ _FUTURE = re.compile(
 )
 
 
+# The present progressive with a time is an arrangement, in the future ("I'm flying out on Friday",
+# "we're moving in March") unless the sentence says it is over ("what happened on Friday").
+_ARRANGEMENT = re.compile(
+    r"\b(?:am|are|is|'m|'re|'s)\s+(?:(?:also|still|just|not|\w+ly)\s+)?(?P<verb>\w{2,}ing)\b", re.IGNORECASE)
+_NOT_A_VERB = frozenset({"amazing", "interesting", "boring", "exciting", "annoying", "charming", "confusing",
+                         "surprising", "disappointing", "relaxing", "tiring", "frightening", "embarrassing",
+                         "fascinating", "satisfying", "refreshing", "depressing", "encouraging", "overwhelming",
+                         "spring", "morning", "evening", "king", "ring", "wedding", "building", "ceiling",
+                         "missing", "during", "pending", "outstanding", "willing", "lacking"})
+_OVER = re.compile(r"\b(?:was|were|did|had|happened|ago|last|yesterday)\b", re.IGNORECASE)
+
+
 def lean_of(text: str) -> Lean:
-    """Whether a sentence speaks of the future (a plan) or of the past and present."""
-    return "future" if _FUTURE.search(text) else "past"
+    """Whether a sentence speaks of the future (a plan, an arrangement) or of the past and present."""
+    if _FUTURE.search(text):
+        return "future"
+    arranged = any(m["verb"].lower() not in _NOT_A_VERB and not m["verb"].lower().endswith("thing")
+                   for m in _ARRANGEMENT.finditer(text))
+    return "future" if arranged and not _OVER.search(text) else "past"
 
 
 def resolve_relative(
