@@ -19,6 +19,7 @@ in force on T' from its own ``recorded_at`` until the next one's. Provenance (``
 from __future__ import annotations
 
 import functools
+import html
 import re
 import unicodedata
 import uuid
@@ -91,6 +92,8 @@ _COMMA_BEFORE_SPACE = re.compile(r",(?=\s)")  # "acme, inc", "kennedy, jr"
 _TRAILING = re.compile(r"[.,;:]+$")  # not "!" or "?": "Go!" is not Go, "Jeopardy!" keeps it
 _JOINING_DASH = re.compile(r"(?<=\w)\s*-\s*(?=\w)")  # "coca-cola" = "coca cola"
 _LETTER_DIGIT = re.compile(rf"(?<={_LETTER})(?=\d)|(?<=\d)(?={_LETTER})")  # "ua1234" = "ua 1234"
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")  # "1,000 Islands" = "1000 Islands"; "3,5" stays
+_HTML_ENTITY = re.compile(r"&(?:#\d+|#x[0-9a-fA-F]+|[A-Za-z][A-Za-z0-9]*);")
 _NUMBER_SIGN = re.compile(r"(?<!\w)#\s*(?=\d)")  # "#58213" = "58213"; "c#" keeps its sign
 # "AT & T" is "AT&T": an ampersand between two abbreviations in capitals (at most three letters each)
 # joins them, spaced or not. Between words it is "and" ("Johnson & Johnson", below).
@@ -208,7 +211,8 @@ def name_key(name: str) -> str:
     ligatures ("œ"), typographic quotes, apostrophes and dashes, what a reader does not see or read as
     part of a name (format characters such as a soft hyphen or a zero-width space, trademark signs),
     a catalogue's trailing article ("Beatles, The"), the spaces around an ampersand between
-    abbreviations ("AT & T" = "AT&T"), a dash or a space joining two
+    abbreviations ("AT & T" = "AT&T"), HTML entities ("AT&amp;T"), a comma grouping thousands
+    ("1,000 Islands" = "1000 Islands"), a dash or a space joining two
     words, a space between letters and digits, the dots of "U.S.A." and of abbreviations, the dots
     and spaces of initials ("E. O." = "E.O." = "EO"), a comma before a space, a trailing period,
     comma or colon, a spaced "&" for "and", a "#" before a number, enclosing quotes, a leading
@@ -227,6 +231,8 @@ def name_key(name: str) -> str:
     :func:`split_legal_form` lets resolution match it with the bare name. The rules and the pairs
     that decide each are in ``bench/data/resolution_pairs.json``.
     """
+    if _HTML_ENTITY.search(name):  # "AT&amp;T", "L&#39;Oréal": a web page's or an export's spelling
+        name = html.unescape(name)
     text = plain_punctuation(unicodedata.normalize("NFKC", plain_punctuation(visible_text(name))))
     text = _SPACED_AMPERSAND.sub(r"\1&\2", text).casefold()
     text = " ".join(fold_accents(text).split())
@@ -240,7 +246,7 @@ def name_key(name: str) -> str:
     text = _ABBREVIATION_DOT.sub("", text)
     text = _TRAILING.sub("", _COMMA_BEFORE_SPACE.sub("", text))
     text = text.replace(" & ", " and ")
-    text = _NUMBER_SIGN.sub("", _JOINING_DASH.sub(" ", text))
+    text = _NUMBER_SIGN.sub("", _JOINING_DASH.sub(" ", _THOUSANDS.sub("", text)))
     text = " ".join(_LETTER_DIGIT.sub(" ", text).split())
     text = _ORDINAL_WORD.sub(_ordinal_word, _ORDINAL_DIGITS.sub(r"\1\2", text))
     text = _STREET_TYPE.sub(lambda m: _STREET_TYPES[m[1]], _CLOSING_DRIVE.sub("drive", text))

@@ -118,6 +118,11 @@ def test_ordinal_words_are_their_digits(words: str, digits: str) -> None:
     ("Hague, The", "Hague"),
     ("AT & T", "AT&T"),  # an ampersand between abbreviations, spaced or not
     ("S & P 500", "S&P 500"),
+    ("AT&amp;T", "AT&T"),  # HTML entities, as a web page or a CRM export writes a name
+    ("L&#39;Or\u00e9al", "L'Oreal"),
+    ("Caf&eacute; Central", "Cafe Central"),
+    ("1,000 Islands", "1000 Islands"),  # a comma grouping thousands
+    ("1,000,000 Club", "1000000 Club"),
 ])
 def test_what_copy_paste_and_keyboards_put_in_a_name_is_folded(a: str, b: str) -> None:
     assert name_key(a) == name_key(b)
@@ -136,6 +141,9 @@ def test_what_copy_paste_and_keyboards_put_in_a_name_is_folded(a: str, b: str) -
     ("Johnson & Johnson", "Johnson&Johnson"),  # between words a spaced & is "and"
     ("Windows\u00ae 10", "Windows 11"),  # the sign goes, the version stays
     ("C++\u2122", "C"),
+    ("3,5 Liter", "35 Liter"),  # a decimal comma is no thousands separator
+    ("10,000 Maniacs", "1,000 Maniacs"),
+    ("&lt;Acme&gt;", "Acme"),  # an escaped bracket is a bracket, and brackets are kept
 ])
 def test_look_alikes_the_surface_folds_keep_apart(a: str, b: str) -> None:
     assert name_key(a) != name_key(b)
