@@ -99,7 +99,8 @@ _NUMBER_SIGN = re.compile(r"(?<!\w)#\s*(?=\d)")  # "#58213" = "58213"; "c#" keep
 # joins them, spaced or not. Between words it is "and" ("Johnson & Johnson", below).
 _SPACED_AMPERSAND = re.compile(r"(?<![\w&])([A-Z]{1,3})\s+&\s+([A-Z]{1,3})(?![\w&])")
 # A catalogue's "Beatles, The" is "The Beatles" (then the next rule: "Who, The" stays "The Who").
-_INVERTED_ARTICLE = re.compile(r"^(.*\S),\s*(the|an?)$")
+# Only "the": after a comma, "A" is an initial ("Smith, A") and "An" a given name ("Nguyen, An").
+_INVERTED_ARTICLE = re.compile(r"^(.*\S),\s*(the)$")
 # a leading article, unless what follows is one short word ("The Who") or starts with a digit ("The 1975")
 # other than an ordinal's before another word ("The 7th Seal" = "The Seventh Seal" = "Seventh Seal")
 _LEADING_ARTICLE = re.compile(rf"^(?:the|an?)\s+(?={_LETTER}(?:\S{{3}}|\S*\s+\S)|\d+(?:st|nd|rd|th)\s+\S)")

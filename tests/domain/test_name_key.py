@@ -134,6 +134,8 @@ def test_what_copy_paste_and_keyboards_put_in_a_name_is_folded(a: str, b: str) -
     ("A.P. Møller", "A.P. Müller"),  # ø folds to o, ü to u
     ("Who, The", "WHO"),  # the trailing article is still an article before one short word
     ("1975, The", "1975"),
+    ("Smith, A", "Smith"),  # after a comma "A" is an initial, not an article
+    ("Nguyen, An", "Nguyen"),  # and "An" a given name
     ("Paris, Texas", "Paris"),
     ("AT & T", "A&T"),
     ("M & S", "M&Ms"),
