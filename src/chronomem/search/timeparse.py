@@ -111,6 +111,15 @@ _UNIT_WORDS = {"day": ("day", 1), "week": ("week", 1), "wk": ("week", 1), "fortn
                "min": ("minute", 1)}
 _UNIT = r"(?P<unit>" + "|".join(sorted(_UNIT_WORDS, key=len, reverse=True)) + r")s?\b"
 _CALENDAR_UNIT = r"(?P<unit>day|week|month|quarter|year)s?"  # "this month", "the end of the quarter"
+# "in 30 minutes" and "in an hour" in running text are more often how long than when ("a recipe I
+# can make in 30 minutes"): ahead, hours and minutes date only a phrase on its own
+_DATE_UNIT = r"(?P<unit>" + "|".join(sorted((w for w, (u, _) in _UNIT_WORDS.items() if u not in ("hour", "minute")),
+                                            key=len, reverse=True)) + r")s?\b"
+
+
+def _halves(unit: str) -> str:
+    """"half a <unit>", "<n> <unit> and a half", "<n> and a half <unit>"."""
+    return rf"(?:(?P<half>half)\s+an?|{_AMOUNT}(?P<h1>\s+and\s+a\s+half)?)\s+{unit}(?P<h2>\s+and\s+a\s+half)?"
 _YEAR = r"(?P<year>(?:19|20)\d\d)"
 _DAY = r"(?P<day>[0-3]?\d)(?:st|nd|rd|th)?"
 _SEASONS = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}
@@ -314,18 +323,25 @@ _HALF = {"year": ("month", 6), "quarter": ("week", 6), "month": ("day", 15), "we
          "day": ("hour", 12), "hour": ("minute", 30), "minute": ("minute", 0)}
 
 
-def _and_a_half(m: re.Match[str], now: datetime, lean: Lean) -> tuple[datetime, datetime, datetime] | None:
-    """"half a year ago", "a year and a half ago", "in two and a half weeks": the units and the half
-    of one in a smaller unit; the day it names, in the window of that smaller unit."""
-    if bool(m["ahead"]) == bool(m["ago"]):
-        return None  # "half a year" alone dates nothing; "in half a year ago" is no expression
+def _half(m: re.Match[str], now: datetime, sign: int) -> tuple[datetime, datetime, datetime] | None:
+    """"half a year", "a year and a half", "two and a half weeks", ``sign`` units away: the units and
+    the half of one in a smaller unit; the day it names, in the window of that smaller unit."""
+    if not (m["half"] or m["h1"] or m["h2"]):
+        return None  # no half: "two years ago" is the rule after
     unit = _UNIT_WORDS[m["unit"].lower()][0]
-    whole = _span(m)[1] if m.groupdict().get("n") else 0
+    whole = 0 if m["half"] else _span(m)[1]
     smaller, half = _HALF[unit]
-    sign = 1 if m["ahead"] else -1
     moment = _shift(_shift(now, unit, sign * whole), smaller, sign * half)
     start, end = _unit_window(moment, smaller)
     return start, end, _day_start(moment)
+
+
+def _half_ago(m: re.Match[str], now: datetime, lean: Lean) -> tuple[datetime, datetime, datetime] | None:
+    return _half(m, now, -1)
+
+
+def _half_ahead(m: re.Match[str], now: datetime, lean: Lean) -> tuple[datetime, datetime, datetime] | None:
+    return _half(m, now, 1)
 
 
 def _around(now: datetime, unit: str, amount: int) -> tuple[datetime, datetime, datetime]:
@@ -562,11 +578,10 @@ _RULES: list[tuple[re.Pattern[str], _Resolver]] = [
     (re.compile(rf"\b{_WEEKDAY}\s+after\s+next\b", _I), _weekday_after_next),
     (re.compile(rf"\b(?P<which>{_WEEKDAY_WORDS})\s+{_WEEKDAY}", _I), _weekday),
     (re.compile(rf"\b{_AMOUNT}\s+{_WEEKDAY_PLURAL}\s+ago\b", _I), _weekdays_ago),
-    (re.compile(rf"\b(?P<ahead>in\s+)?half\s+an?\s+{_UNIT}(?P<ago>\s+ago)?", _I), _and_a_half),
-    (re.compile(rf"\b(?P<ahead>in\s+)?{_AMOUNT}\s+{_UNIT}\s+and\s+a\s+half(?P<ago>\s+ago)?", _I), _and_a_half),
-    (re.compile(rf"\b(?P<ahead>in\s+)?{_AMOUNT}\s+and\s+a\s+half\s+{_UNIT}(?P<ago>\s+ago)?", _I), _and_a_half),
+    (re.compile(rf"\b{_halves(_UNIT)}\s+ago\b", _I), _half_ago),
+    (re.compile(rf"\bin\s+{_halves(_DATE_UNIT)}", _I), _half_ahead),
     (re.compile(rf"\b{_AMOUNT}\s+{_UNIT}\s+ago\b", _I), _ago),
-    (re.compile(rf"\bin\s+{_AMOUNT}\s+{_UNIT}\b", _I), _ahead),
+    (re.compile(rf"\bin\s+{_AMOUNT}\s+{_DATE_UNIT}", _I), _ahead),
     (re.compile(rf"\b{_AMOUNT}\s+{_UNIT}\s+from\s+(?:now|today)\b", _I), _ahead),
     (re.compile(r"\bthe\s+(?P<unit>week|month|year)\s+(?P<dir>after\s+next|before\s+last)\b", _I), _after_next),
     (re.compile(rf"\b(?:the\s+)?(?:past|last|previous)\s+{_AMOUNT}\s+{_UNIT}\b", _I), _past_span),
@@ -586,6 +601,8 @@ def _now(m: re.Match[str], now: datetime, lean: Lean) -> tuple[datetime, datetim
 # decade is more often the topic than the time ("we love Halloween", "music of the 1960s"), a bare
 # month or weekday a word ("may", "sun"), and "now" the present tense.
 _PHRASE_RULES: list[tuple[re.Pattern[str], _Resolver]] = [
+    (re.compile(rf"in\s+{_AMOUNT}\s+{_UNIT}", _I), _ahead),  # "in 2 hours", as a whole answer
+    (re.compile(rf"in\s+{_halves(_UNIT)}", _I), _half_ahead),
     (re.compile(rf"(?P<which>)(?:on\s+)?{_HOLIDAY}", _I), _holiday),
     (re.compile(r"(?:the\s+)?(?:(?P<century>19|20)|['’])?(?P<tens>\d)0s", _I), _decade),
     (re.compile(rf"(?P<which>){_WEEKDAY}", _I), _weekday),
