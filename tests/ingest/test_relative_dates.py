@@ -199,6 +199,15 @@ MORE = [
     ("last Mother's Day", MAY_15, "2024-05-12"),
     ("next Labor Day", MAY_15, "2024-09-02"),
     ("last Memorial Day", MAY_15, "2023-05-29"),
+    ("on the 15th", MAY_15, "2024-05-15"),
+    ("we met on the 2nd", MAY_15, "2024-05-02"),
+    ("I will see her on the 20th", MAY_15, "2024-05-20"),
+    ("on the 16th", MAY_15, "2024-04-16"),
+    ("on the 31st", MAY_15, "2024-03-31"),
+    ("the 3rd of next month", MAY_15, "2024-06-03"),
+    ("Tuesday next week", MAY_15, "2024-05-21"),
+    ("on Tuesday last week", MAY_15, "2024-05-07"),
+    ("last week's Friday", MAY_15, "2024-05-10"),
     ("13/02/2024", MAY_15, "2024-02-13"),
     ("02/13/2024", MAY_15, "2024-02-13"),
     ("31.12.2023", MAY_15, "2023-12-31"),
@@ -231,7 +240,8 @@ PHRASES = [
 
 NOT_DATES = ["we love Halloween", "music of the 1960s", "at the end of the day it is your call", "she may come",
              "an hour before bedtime", "04/02/2024", "half a year", "I sat in the sun",
-             "a recipe I can make in 30 minutes", "the film is two and a half hours long"]
+             "a recipe I can make in 30 minutes", "the film is two and a half hours long", "on the 15th floor",
+             "in the 15th century"]
 
 
 def test_the_second_table_is_large_and_without_repeats():

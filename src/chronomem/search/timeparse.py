@@ -122,6 +122,11 @@ def _halves(unit: str) -> str:
     return rf"(?:(?P<half>half)\s+an?|{_AMOUNT}(?P<h1>\s+and\s+a\s+half)?)\s+{unit}(?P<h2>\s+and\s+a\s+half)?"
 _YEAR = r"(?P<year>(?:19|20)\d\d)"
 _DAY = r"(?P<day>[0-3]?\d)(?:st|nd|rd|th)?"
+_ORDINAL_DAY = r"(?P<day>[0-3]?\d)(?:st|nd|rd|th)"
+# words that may follow a day of the month ("on the 15th at noon"); any other lower-case word is
+# the noun the ordinal counts ("on the 15th floor")
+_AFTER_A_DAY = ("(?:of|at|in|on|by|and|or|then|we|i|you|he|she|they|it|is|was|will|too|so|when|before|after|"
+                "around|from|until|till|for|with|but|if|because)")
 _SEASONS = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}
 _SEASON = r"(?P<season>spring|summer|autumn|fall|winter)"
 
@@ -261,6 +266,34 @@ def _weekday(m: re.Match[str], now: datetime, lean: Lean) -> tuple[datetime, dat
     which = _WEEKDAY_WHICH[" ".join(m["which"].lower().split())]
     start = _weekday_from(_WEEKDAYS[m["weekday"].lower()], which, now, lean)
     return start, start + timedelta(days=1)
+
+
+def _weekday_of_week(m: re.Match[str], now: datetime, lean: Lean) -> tuple[datetime, datetime]:
+    """"Tuesday next week", "last week's Friday": that weekday of the calendar week named."""
+    step = {"last": -1, "previous": -1, "this": 0, "next": 1}[m["which"].lower()]
+    start = _week_of(now + timedelta(weeks=step))[0] + timedelta(days=_WEEKDAYS[m["weekday"].lower()])
+    return start, start + timedelta(days=1)
+
+
+def _day_of_month(m: re.Match[str], now: datetime, lean: Lean) -> tuple[datetime, datetime] | None:
+    """"on the 15th": the latest 15th up to today, or leaning to the future the next from today; "the
+    3rd of next month" that month's. A month without the day ("the 31st" in April) is skipped."""
+    day = int(m["day"])
+    if not 1 <= day <= 31:
+        return None
+    which = (m["which"] or "").lower()
+    if which:
+        month = _add_months(now.replace(day=1), {"last": -1, "this": 0, "next": 1}[which])
+        return _day(month.year, month.month, day) if day <= calendar.monthrange(month.year, month.month)[1] else None
+    step = 1 if lean == "future" else -1
+    month = now.replace(day=1)
+    for _ in range(13):
+        if day <= calendar.monthrange(month.year, month.month)[1]:
+            candidate = datetime(month.year, month.month, day, tzinfo=UTC)
+            if (candidate >= _day_start(now)) if lean == "future" else (candidate <= now):
+                return candidate, candidate + timedelta(days=1)
+        month = _add_months(month, step)
+    return None
 
 
 def _weeks_from_weekday(m: re.Match[str], now: datetime, lean: Lean) -> tuple[datetime, datetime]:
@@ -573,6 +606,12 @@ _RULES: list[tuple[re.Pattern[str], _Resolver]] = [
     (re.compile(rf"\b{_MONTH}(?:,?\s+of)?,?\s+{_YEAR}\b", _I), _month_year),
     (re.compile(rf"\b(?:(?P<which>last|this|next)\s+|the\s+)?{_SEASON}(?:\s+of\s+{_YEAR})?\b", _I), _season),
     (re.compile(rf"\b(?:(?P<which>last|this|next)\s+|(?:in|during|since)\s+){_MONTH}\b", _I), _relative_month),
+    (re.compile(rf"\b(?:on\s+)?{_WEEKDAY}\s+(?P<which>last|previous|this|next)\s+week\b", _I), _weekday_of_week),
+    (re.compile(rf"\b(?P<which>last|previous|this|next)\s+week(?:['’]s)?\s+(?:on\s+)?{_WEEKDAY}", _I),
+     _weekday_of_week),
+    # "on the 15th" is a day of a month, unless a noun follows ("on the 15th floor", "the 15th century")
+    (re.compile(rf"\bon\s+the\s+{_ORDINAL_DAY}(?P<which>)(?!\s+(?!{_AFTER_A_DAY}\b)[a-z])", _I), _day_of_month),
+    (re.compile(rf"\bthe\s+{_ORDINAL_DAY}\s+of\s+(?P<which>last|this|next)\s+month\b", _I), _day_of_month),
     (re.compile(rf"\b{_amount_of('weeks')}\s+weeks?\s+from\s+(?:(?P<which>this|next|on)\s+)?{_WEEKDAY}", _I),
      _weeks_from_weekday),
     (re.compile(rf"\b{_WEEKDAY}\s+after\s+next\b", _I), _weekday_after_next),
