@@ -121,6 +121,7 @@ def _whole_words(text: str, start: int, end: int) -> tuple[int, int]:
 def _words(text: str) -> frozenset[str]:
     """The words of ``text`` as written (folded) and as names compare them (:func:`name_key`'s words:
     "UA1234" gives "ua" and "1234", "St." at the start "saint", "Baker St" "street")."""
+    # name_key's own cache is for names: a message goes through the uncached function (cached here)
     return frozenset(_WORD.findall(_folded(text))) | frozenset(_WORD.findall(name_key.__wrapped__(text)))
 
 

@@ -541,11 +541,11 @@ _HOLIDAY = r"(?:the\s+)?(?P<holiday>" + "|".join(
     for name in sorted(_HOLIDAYS, key=len, reverse=True)) + r")"
 
 
+_HOLIDAY_KEYS = {name.replace("'", ""): name for name in _HOLIDAYS}  # as written, apostrophes or none
+
+
 def _holiday_key(text: str) -> str:
-    key = " ".join(text.lower().replace("’", "'").replace("st.", "st").split())
-    if key in _HOLIDAYS:
-        return key
-    return next(name for name in _HOLIDAYS if name.replace("'", "") == key.replace("'", ""))
+    return _HOLIDAY_KEYS[" ".join(text.lower().replace("’", "").replace("'", "").replace("st.", "st").split())]
 
 
 def _holiday(m: re.Match[str], now: datetime, lean: Lean) -> tuple[datetime, datetime]:
@@ -633,7 +633,7 @@ _RULES: list[tuple[re.Pattern[str], _Resolver]] = [
 
 
 def _now(m: re.Match[str], now: datetime, lean: Lean) -> tuple[datetime, datetime]:
-    return _day(now.year, now.month, now.day)
+    return _unit_window(now, "day")
 
 
 # What dates only a phrase on its own, as a model answers a date: in running text a holiday or a
@@ -650,13 +650,11 @@ _PHRASE_RULES: list[tuple[re.Pattern[str], _Resolver]] = [
      _now),
 ]
 
-# "<amount> <unit> before <anchor>", in calendar units: "an hour before bedtime" is advice, not a date
-_ANCHOR_UNIT = r"(?P<unit>" + "|".join(sorted((w for w, (u, _) in _UNIT_WORDS.items() if u not in ("hour", "minute")),
-                                              key=len, reverse=True)) + r")s?\b"
+# "<amount> <unit> before <anchor>", not in hours or minutes: "an hour before bedtime" is advice, not a date
 _ANCHORED = re.compile(
-    rf"\b{_AMOUNT}\s+{_ANCHOR_UNIT}\s+(?P<dir>before|after|prior\s+to|following)\s+(?P<anchor>[^?.!,;]+)", _I
+    rf"\b{_AMOUNT}\s+{_DATE_UNIT}\s+(?P<dir>before|after|prior\s+to|following)\s+(?P<anchor>[^?.!,;]+)", _I
 )
-_UNIT_DAYS = {"minute": 0, "hour": 0, "day": 1, "week": 7, "month": 30, "quarter": 91, "year": 365}
+_UNIT_DAYS = {"day": 1, "week": 7, "month": 30, "quarter": 91, "year": 365}
 
 
 def _anchored(query: str) -> tuple[list[AnchoredOffset], list[tuple[int, int]]]:
@@ -672,6 +670,10 @@ def _anchored(query: str) -> tuple[list[AnchoredOffset], list[tuple[int, int]]]:
     return found, spans
 
 
+def _time_window(window: _Window, text: str) -> TimeWindow:
+    return TimeWindow(window[0], window[1], text, window[2] if len(window) == 3 else None)
+
+
 def parse_time(query: str, now: datetime, *, lean: Lean = "past", phrase: bool = False) -> ParsedTime:
     """Every time expression in ``query``, resolved against ``now`` (an aware datetime).
 
@@ -685,8 +687,7 @@ def parse_time(query: str, now: datetime, *, lean: Lean = "past", phrase: bool =
         text = query.strip().rstrip(".!")
         for pattern, resolve in _PHRASE_RULES:
             if (m := pattern.fullmatch(text)) and (window := resolve(m, now, lean)) is not None:
-                point = window[2] if len(window) == 3 else None
-                return ParsedTime((TimeWindow(window[0], window[1], text, point),))
+                return ParsedTime((_time_window(window, text),))
     anchored, taken = _anchored(query)
     windows: list[TimeWindow] = []
     for pattern, resolve in _RULES:
@@ -695,8 +696,7 @@ def parse_time(query: str, now: datetime, *, lean: Lean = "past", phrase: bool =
                 continue
             window = resolve(m, now, lean)
             if window is not None:
-                point = window[2] if len(window) == 3 else None
-                windows.append(TimeWindow(window[0], window[1], m[0].strip(), point))
+                windows.append(_time_window(window, m[0].strip()))
                 taken.append(m.span())
     remainder = query
     for start, end in sorted(taken, reverse=True):
