@@ -100,7 +100,7 @@ _NUMBER_SIGN = re.compile(r"(?<!\w)#\s*(?=\d)")  # "#58213" = "58213"; "c#" keep
 _SPACED_AMPERSAND = re.compile(r"(?<![\w&])([A-Z]{1,3})\s+&\s+([A-Z]{1,3})(?![\w&])")
 # A catalogue's "Beatles, The" is "The Beatles" (then the next rule: "Who, The" stays "The Who").
 # Only "the": after a comma, "A" is an initial ("Smith, A") and "An" a given name ("Nguyen, An").
-_INVERTED_ARTICLE = re.compile(r"^(.*\S),\s*(the)$")
+_INVERTED_ARTICLE = re.compile(r"^(.*\S),\s*the$")
 # a leading article, unless what follows is one short word ("The Who") or starts with a digit ("The 1975")
 # other than an ordinal's before another word ("The 7th Seal" = "The Seventh Seal" = "Seventh Seal")
 _LEADING_ARTICLE = re.compile(rf"^(?:the|an?)\s+(?={_LETTER}(?:\S{{3}}|\S*\s+\S)|\d+(?:st|nd|rd|th)\s+\S)")
@@ -239,7 +239,7 @@ def name_key(name: str) -> str:
     text = " ".join(fold_accents(text).split())
     if len(text) > 2 and text[0] == text[-1] and text[0] in "'\"":
         text = text[1:-1].strip()
-    text = _INVERTED_ARTICLE.sub(r"\2 \1", text)
+    text = _INVERTED_ARTICLE.sub(r"the \1", text)
     text = _LEADING_ARTICLE.sub("", text)
     text = _LEADING_TITLE.sub(lambda m: _TITLES[m[1]] + " ", text)
     text = _SPACED_INITIALS.sub(lambda m: "".join(m[0].split()), text)
