@@ -1,51 +1,78 @@
 # chronomem — quality gates one command away. `make help` lists them.
+#
+# Installs are locked: uv.lock pins every package (transitive ones too) with hashes, and every
+# target below installs exactly the lock (`uv sync --locked` fails when pyproject.toml and the lock
+# disagree). `make upgrade` moves the lock on purpose; `make test-latest` tries the newest versions
+# without touching it. uv itself is pinned by hash in scripts/uv-requirements.txt.
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
-STAMP  := $(VENV)/.installed
+CACHE  ?= $(or $(CHRONOMEM_CACHE_DIR),$(HOME)/.cache/chronomem)
+UV_VERSION := 0.13.9
+UV     := $(CACHE)/tools/uv-$(UV_VERSION)/bin/uv
+export UV_PROJECT_ENVIRONMENT := $(VENV)
+export UV_PYTHON := $(PYTHON)
 # the real llama.cpp server of the integration tests: its own venv (the wheel is built once per
-# machine and cached under ~/.cache/chronomem, see scripts/llamacpp-env)
+# machine and cached under the cache dir, see scripts/llamacpp-env)
 LLAMACPP_VENV  ?= .venv-llamacpp
 LLAMACPP_STAMP := $(LLAMACPP_VENV)/.ready
 # The explorer's browser code, vendored from npm (git-ignored; scripts/vendor-js).
 VENDOR := src/chronomem/ui/static/vendor/VERSIONS
+PYTEST := $(PY) -m pytest -q -p no:cacheprovider
 
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: help install llamacpp browser demo test test-unit lint bench clean
+.PHONY: help install install-runtime llamacpp browser demo test test-unit test-latest lint lock-check upgrade bench clean
 
 help:  ## list the targets
-	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*## "}{printf "  %-10s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*## "}{printf "  %-12s %s\n", $$1, $$2}'
 
-$(STAMP): pyproject.toml
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[all]'
-	touch $(STAMP)
+$(UV): scripts/uv-requirements.txt
+	rm -rf $(CACHE)/tools/uv-$(UV_VERSION)
+	$(PYTHON) -m venv $(CACHE)/tools/uv-$(UV_VERSION)
+	$(CACHE)/tools/uv-$(UV_VERSION)/bin/python -m pip install -q --require-hashes -r scripts/uv-requirements.txt
 
 $(VENDOR): scripts/vendor-js
 	scripts/vendor-js
 
-install: $(STAMP) $(VENDOR)  ## create .venv and install chronomem with every extra
+install-runtime: $(UV)  ## what `pip install chronomem` gives: the runtime, no test tools
+	$(UV) sync --locked --inexact --no-default-groups
+
+install: $(UV) $(VENDOR)  ## .venv with every extra and the dev tools, exactly as locked
+	$(UV) sync --locked --all-extras
+
+lock-check: $(UV)  ## fail when pyproject.toml and uv.lock disagree
+	$(UV) lock --check
 
 browser:  ## install Debian's headless chromium for the explorer's browser tests (if missing)
 	scripts/install-browser
 
-$(LLAMACPP_STAMP): scripts/llamacpp-env
-	PYTHON=$(PYTHON) scripts/llamacpp-env $(LLAMACPP_VENV)
+$(LLAMACPP_STAMP): scripts/llamacpp-env uv.lock $(UV)
+	UV=$(UV) PYTHON=$(PYTHON) scripts/llamacpp-env $(LLAMACPP_VENV)
 	touch $(LLAMACPP_STAMP)
 
 llamacpp: $(LLAMACPP_STAMP)  ## the llama.cpp server the integration tests start (first build ~6-16 min, then cached)
 
-demo: install  ## ingest the bundled sample into an embedded store and query it
+demo: install-runtime  ## ingest the bundled sample into an embedded store and query it
 	$(VENV)/bin/chronomem demo
 
-test: install browser $(LLAMACPP_STAMP)  ## run every test (unit and integration: real model files, real servers)
-	CHRONOMEM_LLAMACPP_VENV=$(abspath $(LLAMACPP_VENV)) $(PY) -m pytest -q -p no:cacheprovider
+test: lock-check install browser $(LLAMACPP_STAMP)  ## install the lock and run every test (unit and integration: real model files, real servers)
+	CHRONOMEM_LLAMACPP_VENV=$(abspath $(LLAMACPP_VENV)) $(PYTEST)
 
 test-unit: install  ## only the fast unit tests
 	$(PY) -m pytest -q -m "not integration"
+
+# The newest versions pyproject.toml allows, in a venv of their own; uv.lock and .venv stay as they are.
+test-latest: $(UV) $(VENDOR) browser $(LLAMACPP_STAMP)  ## run every test against the newest allowed versions (the lock untouched)
+	rm -rf .venv-latest
+	$(UV) venv -q .venv-latest
+	$(UV) pip install -q --python .venv-latest/bin/python --upgrade -e '.[all]' --group dev
+	CHRONOMEM_LLAMACPP_VENV=$(abspath $(LLAMACPP_VENV)) .venv-latest/bin/python -m pytest -q -p no:cacheprovider
+
+upgrade: $(UV)  ## move the lock to the newest versions the constraints allow, then run every test
+	$(UV) lock --upgrade
+	$(MAKE) test
 
 lint: install  ## ruff and mypy --strict
 	$(VENV)/bin/ruff check src tests bench
@@ -54,5 +81,5 @@ lint: install  ## ruff and mypy --strict
 bench: install  ## run every benchmark in bench/ (prints name: value lines)
 	@for b in bench/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 
-clean:  ## remove the virtual environment and caches
-	rm -rf $(VENV) $(LLAMACPP_VENV) .pytest_cache .ruff_cache .mypy_cache
+clean:  ## remove the virtual environments and caches
+	rm -rf $(VENV) .venv-latest $(LLAMACPP_VENV) .pytest_cache .ruff_cache .mypy_cache

@@ -97,8 +97,8 @@ class FalkorConnection:
     @classmethod
     def open(cls, settings: ConnectionSettings) -> FalkorConnection:
         aioredis, _ = _redis()
+        from redis.asyncio.retry import Retry  # the asyncio type: redis 8.2 warns on the sync one
         from redis.backoff import NoBackoff
-        from redis.retry import Retry
 
         common: dict[str, Any] = {
             "username": settings.username, "password": settings.password, "decode_responses": True,
