@@ -27,7 +27,12 @@ from chronomem.ingest.prompts import (
     SummaryItem,
     TypeSpec,
 )
+from chronomem.llm.base import Message
 from chronomem.llm.testing import FunctionModel
+
+def whole(messages: list[Message]) -> str:
+    return "\n".join(m.content for m in messages)
+
 
 TEXT = EpisodeText("Alice: I joined Beta.", datetime(2024, 6, 1, tzinfo=UTC), previous=("Bob: hi", "Alice: hey"))
 
@@ -37,15 +42,18 @@ def test_entity_extraction_follows_the_paper_speaker_first_no_dates_and_lists_on
         EntityExtractionContext(TEXT, (TypeSpec("Person", "A human being.", (("occupation", "str", "their job"),)),))
     )
     assert "JSON" in system.content
-    for required in ("speaker", "No nodes for relationships, actions, dates", "Bob: hi\nAlice: hey",
-                     "Alice: I joined Beta.", "- Person: A human being.", "attribute occupation (str): their job"):
-        assert required in user.content
+    # the rules and the ontology are the static system message; the episode is the user's
+    for rule in ("speaker", "No nodes for relationships, actions, dates", "- Person: A human being.",
+                 "attribute occupation (str): their job"):
+        assert rule in system.content
+    for data in ("Bob: hi\nAlice: hey", "Alice: I joined Beta."):
+        assert data in user.content and data not in system.content
     json_episode = EpisodeText('{"a": 1}', TEXT.reference_time, kind=EpisodeKind.JSON)
-    assert "record is about" in ENTITY_EXTRACTION.messages(EntityExtractionContext(json_episode))[-1].content
+    assert "record is about" in ENTITY_EXTRACTION.messages(EntityExtractionContext(json_episode))[0].content
 
 
 def test_combined_and_resolution_prompts_number_candidates_instead_of_uuids():
-    combined = COMBINED_EXTRACTION.messages(CombinedExtractionContext(TEXT))[-1].content
+    combined = whole(COMBINED_EXTRACTION.messages(CombinedExtractionContext(TEXT)))
     assert '"entities"' in combined and '"facts"' in combined and "REFERENCE TIME" in combined
     entities = ENTITY_RESOLUTION.messages(EntityResolutionContext(
         TEXT, (EntityQuestion(0, "Bob", "Entity", (CandidateEntity(1, "Robert Smith", "plays chess"),)),)))
@@ -55,7 +63,7 @@ def test_combined_and_resolution_prompts_number_candidates_instead_of_uuids():
         (CandidateFact(1, "Alice works at Acme", "WORKS_FOR", False, at("2020-01-01")),)),)))
     assert "existing 1 (shares an entity): WORKS_FOR: Alice works at Acme [2020-01-01 .. now]" in facts[-1].content
     summary = SUMMARY_REWRITE.messages(SummaryContext((SummaryItem(0, "Alice", "Long."),), 300))
-    assert "at most 300 characters" in summary[-1].content
+    assert "at most LENGTH characters" in summary[0].content and "<LENGTH>300</LENGTH>" in summary[-1].content
 
 
 async def test_on_entities_added_hears_the_new_entities_once(store, embedder, script: Script):
@@ -82,7 +90,7 @@ async def test_text_episodes_use_the_same_pipeline_and_their_own_guideline(store
         group_id="g", kind=EpisodeKind.TEXT, content="Press release: Acme opened its Lisbon office in March.",
         reference_time=at("2024-04-02")))
     (_, context) = model.calls[0]
-    assert "main actor" in ENTITY_EXTRACTION.messages(context)[-1].content
+    assert "main actor" in ENTITY_EXTRACTION.messages(context)[0].content
     (fact,) = result.facts_created
     assert fact.valid_at == at("2024-03-01") and fact.relation_type == "OPENED_OFFICE_IN"
     assert (await store.entities_of_episodes("g", [result.episode.id]))[result.episode.id]

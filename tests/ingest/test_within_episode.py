@@ -179,9 +179,9 @@ def test_the_fact_prompts_ask_for_supersedes_by_the_answers_own_numbering():
     )
 
     text = EpisodeText("Alice: I work at Acme. Actually, at Beta.", NOW)
-    staged = FACT_EXTRACTION.messages(FactExtractionContext(text, (EntityRef("Alice"), EntityRef("Acme"))))[-1]
-    combined = COMBINED_EXTRACTION.messages(CombinedExtractionContext(text))[-1]
-    for user in (staged.content, combined.content):
+    staged = FACT_EXTRACTION.messages(FactExtractionContext(text, (EntityRef("Alice"), EntityRef("Acme"))))[0]
+    combined = COMBINED_EXTRACTION.messages(CombinedExtractionContext(text))[0]
+    for user in (staged.content, combined.content):  # the rules: the static system message
         assert "supersedes: numbers (1 = first) of your earlier facts" in user and '"supersedes": [int]' in user
 
 

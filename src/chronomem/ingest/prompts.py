@@ -6,7 +6,12 @@ facts, extract dates) and differ where cost demanded it:
 - dates are extracted in the fact-extraction call, not one call per fact;
 - resolution is batched: one call answers every ambiguous entity, one every fact with candidates;
 - candidates are numbered with small integers, not UUIDs: shorter prompts, no invented ids;
-- ``COMBINED_EXTRACTION`` extracts entities and facts in one call (an option, measured in bench/).
+- ``COMBINED_EXTRACTION`` extracts entities and facts in one call (an option, measured in bench/);
+- every prompt is a static prefix (the system message: role, rules, schema, then the ontology's
+  types), byte-identical across episodes and groups with the same ontology, followed by the data
+  (the user message). Providers with prompt caching (llama.cpp's RAM cache, vLLM, OpenAI, Anthropic)
+  then evaluate the instructions once instead of on every call; nothing that varies per call (a
+  date, a name, a count) may enter the system message (tests/ingest/test_prompt_prefixes.py).
 
 Every answer is bounded (DESIGN §5, :mod:`chronomem.llm.budget`): each list has a most items, each
 string a longest length, attributes are a map of at most a few short scalar values; each prompt
@@ -167,6 +172,21 @@ def _reference(moment: datetime) -> str:
     return f"{moment.strftime('%Y-%m-%dT%H:%M:%SZ')} ({moment.strftime('%A')})"
 
 
+def _static(role: str, rules: str, schema: str, *ontology: str) -> Message:
+    """The system message: what is the same on every call of a prompt (for one ontology)."""
+    parts = [f"{role} {_JSON_ONLY}", rules.strip(), f"Schema: {schema}", *(o.strip() for o in ontology if o)]
+    return Message("system", "\n".join(parts))
+
+
+def _data(*parts: str) -> Message:
+    """The user message: the call's own data, after the static prefix."""
+    return Message("user", "\n".join(p.strip() for p in parts if p and p.strip()))
+
+
+def _instructions(text: str) -> str:
+    return f"<INSTRUCTIONS>\n{text.strip()}\n</INSTRUCTIONS>" if text.strip() else ""
+
+
 def _episode_block(episode: EpisodeText) -> str:
     previous = "\n".join(episode.previous) or "(none)"
     source = f"\n<SOURCE>{episode.source_description}</SOURCE>" if episode.source_description else ""
@@ -251,16 +271,17 @@ def _entity_guidelines(kind: EpisodeKind, entity_types: tuple[TypeSpec, ...]) ->
         if entity_types
         else 'Use type "Entity".'
     )
+    # the rules that differ by episode kind and ontology come last, so the rest is a shared prefix
     return (
         "Extract the entities explicitly or implicitly mentioned in the CURRENT MESSAGE.\n"
-        f"1. {_first_subject(kind)}\n"
-        "2. Extract other significant entities, concepts or actors.\n"
-        "3. No nodes for relationships, actions, dates, times or years (dates become fact timestamps).\n"
-        "4. Be as specific as possible; use full names.\n"
-        "5. Do not extract entities mentioned only in PREVIOUS MESSAGES.\n"
-        f"6. {typing}\n"
-        '7. aliases: other names the CURRENT MESSAGE gives it ("Robert (Bob) Smith", "IBM, formerly ..."), else [].\n'
-        f"8. {_SUMMARY_RULE}"
+        "1. Extract significant entities, concepts or actors.\n"
+        "2. No nodes for relationships, actions, dates, times or years (dates become fact timestamps).\n"
+        "3. Be as specific as possible; use full names.\n"
+        "4. Do not extract entities mentioned only in PREVIOUS MESSAGES.\n"
+        '5. aliases: other names the CURRENT MESSAGE gives it ("Robert (Bob) Smith", "IBM, formerly ..."), else [].\n'
+        f"6. {_SUMMARY_RULE}\n"
+        f"7. {typing}\n"
+        f"8. {_first_subject(kind)}"
     )
 
 
@@ -271,13 +292,13 @@ def _entity_schema(entity_types: tuple[TypeSpec, ...]) -> str:
 
 
 def _build_entity_extraction(ctx: EntityExtractionContext) -> list[Message]:
-    schema = f'{{"entities": [{_entity_schema(ctx.entity_types)}]}}'
-    system = f"You extract entity nodes from conversations and documents for a knowledge graph. {_JSON_ONLY}"
-    user = (
-        f"{_episode_block(ctx.episode)}\n{_types_block('ENTITY TYPES', ctx.entity_types)}"
-        f"{_entity_guidelines(ctx.episode.kind, ctx.entity_types)}\n{ctx.instructions}\nSchema: {schema}"
-    )
-    return [Message("system", system), Message("user", user.strip())]
+    return [
+        _static("You extract entity nodes from conversations and documents for a knowledge graph.",
+                _entity_guidelines(ctx.episode.kind, ctx.entity_types),
+                f'{{"entities": [{_entity_schema(ctx.entity_types)}]}}',
+                _types_block("ENTITY TYPES", ctx.entity_types)),
+        _data(_instructions(ctx.instructions), _episode_block(ctx.episode)),
+    ]
 
 
 def _entity_limits(ctx: EntityExtractionContext) -> dict[str, int]:
@@ -311,15 +332,15 @@ class ReflexionContext:
 
 
 def _build_reflexion(ctx: ReflexionContext) -> list[Message]:
-    user = (
-        f"{_episode_block(ctx.episode)}\n<EXTRACTED ENTITIES>\n"
-        + "\n".join(ctx.extracted)
-        + "\n</EXTRACTED ENTITIES>\n"
-        "Which significant entities of the CURRENT MESSAGE are missing from EXTRACTED ENTITIES? Same rules: "
-        f"no dates, no relations or actions. Answer an empty list if none. {_SUMMARY_RULE}\n"
-        f'Schema: {{"missed": [{_entity_schema(ctx.entity_types)}]}}'
+    rules = (
+        "Which significant entities of the CURRENT MESSAGE are missing from EXTRACTED ENTITIES? No dates, no "
+        f"relations or actions. Answer an empty list if none. {_SUMMARY_RULE}"
     )
-    return [Message("system", f"You review entity extraction. {_JSON_ONLY}"), Message("user", user)]
+    extracted = "\n".join(ctx.extracted)
+    return [
+        _static("You review entity extraction.", rules, f'{{"missed": [{_entity_schema(ctx.entity_types)}]}}'),
+        _data(_episode_block(ctx.episode), f"<EXTRACTED ENTITIES>\n{extracted}\n</EXTRACTED ENTITIES>"),
+    ]
 
 
 def _reflexion_limits(ctx: ReflexionContext) -> dict[str, int]:
@@ -392,7 +413,7 @@ _FACT_GUIDELINES = (
     "Extract the facts the CURRENT MESSAGE states between the ENTITIES.\n"
     "1. source and target: two different ENTITIES, as listed; a fact joining more (Alice sold the car to Bob "
     "for Carol) lists the rest in others.\n"
-    "2. relation_type: a short SCREAMING_SNAKE_CASE predicate (LOVES, WORKS_FOR){edge_rule}.\n"
+    "2. relation_type: a short SCREAMING_SNAKE_CASE predicate (LOVES, WORKS_FOR).\n"
     "3. fact: a self-contained sentence with every relevant detail, pronouns resolved to names; quote: the "
     "shortest span of the CURRENT MESSAGE that states it, copied word for word.\n"
     "4. valid_at / invalid_at: when it became / stopped being true, ISO 8601 (YYYY-MM-DDTHH:MM:SSZ), only "
@@ -404,42 +425,49 @@ _FACT_GUIDELINES = (
 
 
 def _fact_guidelines(edge_types: tuple[TypeSpec, ...]) -> str:
-    edge_rule = "; prefer a name listed in RELATION TYPES when it fits, with its attributes" if edge_types else ""
-    return _FACT_GUIDELINES.replace("{edge_rule}", edge_rule)
+    # last, so that groups with and without declared relation types share the rules before it
+    if not edge_types:
+        return _FACT_GUIDELINES
+    return _FACT_GUIDELINES + "\n6. relation_type: prefer a name listed in RELATION TYPES when it fits, with its attributes."
 
 
+# Stated on every call (not only when the data shows existing facts or possible duplicates), so the
+# system message stays one static prefix; without those sections the answer leaves the fields empty.
 _FOLDED_FACTS = (
-    "For each fact, duplicate_of: the EXISTING FACT (number) between the same two entities that states the "
-    "same information, else null; contradicts: the EXISTING FACTS it makes no longer true (a changed state: a "
-    "new employer, a move), else []. Facts that can both be true never contradict."
+    "If EXISTING FACTS are shown: for each fact, duplicate_of: the EXISTING FACT (number) between the same two "
+    "entities that states the same information, else null; contradicts: the EXISTING FACTS it makes no longer "
+    "true (a changed state: a new employer, a move), else []. Facts that can both be true never contradict. "
+    "Without EXISTING FACTS: duplicate_of null, contradicts []."
 )
 _FOLDED_ENTITIES = (
-    "For each POSSIBLE DUPLICATE, give in same_as whether the NEW name is the same real-world entity as one of "
-    "its existing candidates (duplicate_of: the existing number, name: the most complete full name) or not "
-    "(duplicate_of: null). Refer to entities by the names listed in ENTITIES."
+    "If POSSIBLE DUPLICATES are shown: for each, give in same_as whether the NEW name is the same real-world "
+    "entity as one of its existing candidates (duplicate_of: the existing number, name: the most complete full "
+    "name) or not (duplicate_of: null). Refer to entities by the names listed in ENTITIES. Without POSSIBLE "
+    "DUPLICATES: same_as []."
+)
+
+
+_FOLDED_SCHEMA = (
+    '{"facts": [' + _FACT_SCHEMA[:-1] + ', "duplicate_of": int|null, "contradicts": [int]}], '
+    '"same_as": [{"index": int, "duplicate_of": int|null, "name": str|null}]}'
 )
 
 
 def _build_fact_extraction(ctx: FactExtractionContext) -> list[Message]:
     entities = "\n".join(f"- {e.name} ({e.type})" for e in ctx.entities)
-    folded, schema = "", f'"facts": [{_FACT_SCHEMA}]'
-    if ctx.existing:
-        existing = "\n".join(
-            f"{c.index}: {c.relation_type}: {c.fact}{_span(c.valid_at, c.invalid_at)}" for c in ctx.existing
-        )
-        folded += f"<EXISTING FACTS>\n{existing}\n</EXISTING FACTS>\n{_FOLDED_FACTS}\n"
-        schema = schema[:-2] + ', "duplicate_of": int|null, "contradicts": [int]}]'
-    if ctx.ambiguous:
-        questions = "\n".join(_render_entity_question(q) for q in ctx.ambiguous)
-        folded += f"<POSSIBLE DUPLICATES>\n{questions}\n</POSSIBLE DUPLICATES>\n{_FOLDED_ENTITIES}\n"
-        schema += ', "same_as": [{"index": int, "duplicate_of": int|null, "name": str|null}]'
-    user = (
-        f"{_episode_block(ctx.episode)}\n<ENTITIES>\n{entities}\n</ENTITIES>\n"
-        f"{_types_block('RELATION TYPES', ctx.edge_types)}{_fact_guidelines(ctx.edge_types)}\n{folded}"
-        f"{ctx.instructions}\nSchema: {{{schema}}}"
+    existing = "\n".join(
+        f"{c.index}: {c.relation_type}: {c.fact}{_span(c.valid_at, c.invalid_at)}" for c in ctx.existing
     )
-    system = f"You extract dated facts between entities for a temporal knowledge graph. {_JSON_ONLY}"
-    return [Message("system", system), Message("user", user.strip())]
+    questions = "\n".join(_render_entity_question(q) for q in ctx.ambiguous)
+    return [
+        _static("You extract dated facts between entities for a temporal knowledge graph.",
+                f"{_fact_guidelines(ctx.edge_types)}\n{_FOLDED_FACTS}\n{_FOLDED_ENTITIES}", _FOLDED_SCHEMA,
+                _types_block("RELATION TYPES", ctx.edge_types)),
+        _data(_instructions(ctx.instructions), _episode_block(ctx.episode),
+              f"<ENTITIES>\n{entities}\n</ENTITIES>",
+              f"<EXISTING FACTS>\n{existing}\n</EXISTING FACTS>" if ctx.existing else "",
+              f"<POSSIBLE DUPLICATES>\n{questions}\n</POSSIBLE DUPLICATES>" if ctx.ambiguous else ""),
+    ]
 
 
 def _fact_limits(
@@ -490,17 +518,16 @@ class CombinedExtractionContext:
 
 
 def _build_combined(ctx: CombinedExtractionContext) -> list[Message]:
-    kind = ctx.episode.kind
-    user = (
-        f"{_episode_block(ctx.episode)}\n{_types_block('ENTITY TYPES', ctx.entity_types)}"
-        f"{_types_block('RELATION TYPES', ctx.edge_types)}"
-        f"First, entities:\n{_entity_guidelines(kind, ctx.entity_types)}\n"
-        f"Then, facts between those entities:\n{_fact_guidelines(ctx.edge_types)}\n{ctx.instructions}\n"
-        f'Schema: {{"entities": [{_entity_schema(ctx.entity_types)}], '
-        f'"facts": [{_FACT_SCHEMA}]}}'
+    rules = (
+        f"First, entities:\n{_entity_guidelines(ctx.episode.kind, ctx.entity_types)}\n"
+        f"Then, facts between those entities:\n{_fact_guidelines(ctx.edge_types)}"
     )
-    system = f"You build a temporal knowledge graph: entities, then dated facts between them. {_JSON_ONLY}"
-    return [Message("system", system), Message("user", user.strip())]
+    return [
+        _static("You build a temporal knowledge graph: entities, then dated facts between them.", rules,
+                f'{{"entities": [{_entity_schema(ctx.entity_types)}], "facts": [{_FACT_SCHEMA}]}}',
+                _types_block("ENTITY TYPES", ctx.entity_types), _types_block("RELATION TYPES", ctx.edge_types)),
+        _data(_instructions(ctx.instructions), _episode_block(ctx.episode)),
+    ]
 
 
 def _combined_limits(ctx: CombinedExtractionContext) -> dict[str, int]:
@@ -565,16 +592,18 @@ def _render_entity_question(question: EntityQuestion) -> str:
 
 def _build_entity_resolution(ctx: EntityResolutionContext) -> list[Message]:
     questions = "\n".join(_render_entity_question(q) for q in ctx.questions)
-    user = (
-        f"{_episode_block(ctx.episode)}\n<NEW NODES WITH EXISTING CANDIDATES>\n{questions}\n"
-        "</NEW NODES WITH EXISTING CANDIDATES>\n"
+    rules = (
         "For each NEW node, decide whether it is the same real-world entity as one of its existing candidates. "
         "Names of duplicates may differ (nicknames, partial names); use names, summaries and the messages. "
         "If it is a duplicate give duplicate_of (the existing number) and name (the most complete full name); "
-        "otherwise duplicate_of is null.\n"
-        'Schema: {"matches": [{"index": int, "duplicate_of": int|null, "name": str|null}]}'
+        "otherwise duplicate_of is null."
     )
-    return [Message("system", f"You deduplicate knowledge-graph entities. {_JSON_ONLY}"), Message("user", user)]
+    return [
+        _static("You deduplicate knowledge-graph entities.", rules,
+                '{"matches": [{"index": int, "duplicate_of": int|null, "name": str|null}]}'),
+        _data(_episode_block(ctx.episode),
+              f"<NEW NODES WITH EXISTING CANDIDATES>\n{questions}\n</NEW NODES WITH EXISTING CANDIDATES>"),
+    ]
 
 
 def _entity_resolution_limits(ctx: EntityResolutionContext) -> dict[str, int]:
@@ -649,18 +678,19 @@ def _render_fact_question(question: FactQuestion) -> str:
 
 def _build_fact_resolution(ctx: FactResolutionContext) -> list[Message]:
     questions = "\n".join(_render_fact_question(q) for q in ctx.questions)
-    user = (
-        f"<NEW FACTS WITH EXISTING FACTS>\n{questions}\n</NEW FACTS WITH EXISTING FACTS>\n"
+    rules = (
         "For each NEW fact:\n"
         "1. duplicate_of: the 'same pair' existing fact that states the same information (wording may "
         "differ), else null.\n"
         "2. contradicts: the existing facts the NEW fact makes no longer true (a changed state: a new "
         "employer, a move, a break-up). Facts that can both be true do not contradict; a different topic "
-        "never contradicts. Empty list if none.\n"
-        'Schema: {"verdicts": [{"index": int, "duplicate_of": int|null, "contradicts": [int]}]}'
+        "never contradicts. Empty list if none."
     )
-    system = f"You maintain a temporal knowledge graph: you find duplicate and superseded facts. {_JSON_ONLY}"
-    return [Message("system", system), Message("user", user)]
+    return [
+        _static("You maintain a temporal knowledge graph: you find duplicate and superseded facts.", rules,
+                '{"verdicts": [{"index": int, "duplicate_of": int|null, "contradicts": [int]}]}'),
+        _data(f"<NEW FACTS WITH EXISTING FACTS>\n{questions}\n</NEW FACTS WITH EXISTING FACTS>"),
+    ]
 
 
 def _fact_resolution_limits(ctx: FactResolutionContext) -> dict[str, int]:
@@ -705,16 +735,17 @@ class RewrittenSummaries(BaseModel):
 
 def _build_summary_rewrite(ctx: SummaryContext) -> list[Message]:
     items = "\n".join(f"ENTITY {i.index}: {i.name}\n{i.summary}" for i in ctx.items)
-    user = (
-        f"<ENTITIES>\n{items}\n</ENTITIES>\n"
+    rules = (
         "Each entity's text is notes in time order, oldest first. Rewrite each as one narrative summary of "
-        f"at most {ctx.target_chars} characters: who or what the entity is, then what happened, with names "
-        "and dates. Where a later note contradicts an earlier one, the later one wins; drop repetition. "
-        "Use only what the notes say.\n"
-        'Schema: {"summaries": [{"index": int, "summary": str}]}'
+        "at most LENGTH characters: who or what the entity is, then what happened, with names and dates. "
+        "Where a later note contradicts an earlier one, the later one wins; drop repetition. Use only what "
+        "the notes say."
     )
-    return [Message("system", f"You write entity summaries for a knowledge graph. {_JSON_ONLY}"),
-            Message("user", user)]
+    return [
+        _static("You write entity summaries for a knowledge graph.", rules,
+                '{"summaries": [{"index": int, "summary": str}]}'),
+        _data(f"<LENGTH>{ctx.target_chars}</LENGTH>", f"<ENTITIES>\n{items}\n</ENTITIES>"),
+    ]
 
 
 SUMMARY_REWRITE: Prompt[SummaryContext, RewrittenSummaries] = Prompt(
