@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
 from chronomem.errors import ConfigurationError
 from chronomem.llm.anthropic import AnthropicModel
@@ -61,6 +61,16 @@ class LLMSettings(BaseModel):
     tokens_per_minute: float | None = Field(default=None, gt=0)
     cache_path: Path | None = None
 
+    @field_validator("model")
+    @classmethod
+    def _expand_local(cls, spec: str) -> str:
+        return _expand_local_spec(spec)
+
+    @field_validator("role_models")
+    @classmethod
+    def _expand_local_roles(cls, specs: dict[ModelRole, str]) -> dict[ModelRole, str]:
+        return {role: _expand_local_spec(spec) for role, spec in specs.items()}
+
     def model_for(self, role: str) -> str:
         return next((spec for routed, spec in self.role_models.items() if routed == role), self.model)
 
@@ -96,6 +106,15 @@ class LLMSettings(BaseModel):
         return cls.model_validate(values)
 
 
+def _expand_local_spec(spec: str) -> str:
+    """``local`` alone names the packaged default model."""
+    if spec.strip().lower() == "local":
+        from chronomem.llm.local_model import DEFAULT_MODEL
+
+        return f"local:{DEFAULT_MODEL}"
+    return spec
+
+
 def build_adapter(spec: str, settings: LLMSettings) -> LanguageModel:
     """The bare adapter (no wrappers) for one ``provider:model`` string, or the rule-based stand-in
     for ``heuristic`` (not an LLM: it answers from the text itself)."""
@@ -112,6 +131,12 @@ def build_adapter(spec: str, settings: LLMSettings) -> LanguageModel:
     }
     if provider == "anthropic":
         return AnthropicModel(model, base_url=settings.base_url_for(provider), **common)
+    if provider == "local":
+        from chronomem.llm.local_model import LocalChatModel, server_for
+
+        # the packaged model behind a child llama.cpp server, spoken to like any OpenAI-compatible one
+        return LocalChatModel(server_for(model), model, structured_output=settings.structured_output,
+                              extra_body={"seed": 0}, **common)
     endpoint = openai_compatible_endpoint(
         provider, model, base_url=settings.base_url_for(provider), azure_api_version=settings.azure_api_version
     )

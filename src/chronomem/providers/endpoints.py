@@ -60,10 +60,11 @@ API_KEY_ENV: dict[str, str] = {
     "deepseek": "DEEPSEEK_API_KEY",
     "vllm": "VLLM_API_KEY",
 }
-# Azure has no default: every resource has its own endpoint.
-PROVIDERS = frozenset(DEFAULT_BASE_URLS) | {"azure"}
+# Azure has no default: every resource has its own endpoint; "local" is the packaged model, served
+# by a child process on a port chosen when it starts (chronomem.llm.local_model).
+PROVIDERS = frozenset(DEFAULT_BASE_URLS) | {"azure", "local"}
 # Servers people run themselves, often on CPUs: a call may take minutes, not seconds.
-LOCAL_PROVIDERS = frozenset({"ollama", "vllm", "llamacpp", "lmstudio"})
+LOCAL_PROVIDERS = frozenset({"ollama", "vllm", "llamacpp", "lmstudio", "local"})
 HOSTED_TIMEOUT_S = 60.0
 LOCAL_TIMEOUT_S = 300.0
 
