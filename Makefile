@@ -36,8 +36,8 @@ $(UV): scripts/uv-requirements.txt
 $(VENDOR): scripts/vendor-js
 	scripts/vendor-js
 
-install-runtime: $(UV)  ## what `pip install chronomem` gives: the runtime, no test tools
-	$(UV) sync --locked --inexact --no-default-groups
+install-runtime: $(UV)  ## what `pip install 'chronomem[local]'` gives: the runtime and the local embedder, no test tools
+	$(UV) sync --locked --inexact --no-default-groups --extra local
 
 install: $(UV) $(VENDOR)  ## .venv with every extra and the dev tools, exactly as locked
 	$(UV) sync --locked --all-extras

@@ -131,21 +131,30 @@ ModelOption = Annotated[
     str | None,
     typer.Option(
         "--model",
-        help="'heuristic' runs the whole pipeline offline with the rule-based stand-in (not an LLM); "
-        "otherwise the model configured by CHRONOMEM_LLM_MODEL, if any.",
+        help="'heuristic' runs the whole pipeline offline with the rule-based stand-in (not an LLM); 'local' "
+        "the packaged Qwen2.5-Coder-1.5B-Instruct (chronomem[local-model]), also offline; otherwise the "
+        "model configured by CHRONOMEM_LLM_MODEL, if any.",
     ),
 ]
 
 
 def _stand_in_model(model: str | None) -> LanguageModel | None:
-    """The model ``--model`` names instead of the configured one (only the heuristic stand-in)."""
+    """The model ``--model`` names instead of the configured one: the heuristic stand-in, or the
+    packaged local model (``local``, ``local:qwen2.5-coder-0.5b``), which runs offline."""
     if model is None:
         return None
-    if model != "heuristic":
-        raise typer.BadParameter("only 'heuristic' is accepted here; configure real models with CHRONOMEM_LLM_MODEL")
-    from chronomem.llm.heuristic import heuristic_model
+    if model == "heuristic":
+        from chronomem.llm.heuristic import heuristic_model
 
-    return heuristic_model()
+        return heuristic_model()
+    if model == "local" or model.startswith("local:"):
+        from chronomem.llm.settings import LLMSettings, build_language_model
+
+        with _clean_errors():
+            return build_language_model(LLMSettings(model=model))
+    raise typer.BadParameter(
+        "only 'heuristic' and 'local[:name]' are accepted here; configure other models with CHRONOMEM_LLM_MODEL"
+    )
 
 
 @contextmanager
