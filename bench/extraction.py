@@ -14,8 +14,9 @@ the graph is compared with the case's gold facts:
   fact has that ``valid_at`` (±1 day; a gold year or month: the same year or month);
 - ``states_correct``: of the found gold facts, those whose graph state after the last episode is the
   gold one (still true: a fact of the pair has no end; ended: every fact of the pair has an
-  ``invalid_at``, even one still to come, or was expired), with ``ended_closed`` the same for the ended ones alone. Where one pair carries
-  several gold facts, each is judged on the graph fact of the pair that reads most like it;
+  ``invalid_at``, even one still to come, or was expired), with ``ended_closed`` the same for the
+  ended ones alone. Where one pair carries several gold facts, each is judged on the graph fact of
+  the pair that reads most like it;
 - ``distinct_merged``: pairs of look-alike names the case lists as different things that ended up
   as one entity;
 - ``invented_entities``: entities none of whose words the case's episodes contain;
