@@ -36,7 +36,9 @@ async def test_tool_use_answer_is_validated_and_request_speaks_messages_api(fake
     assert request.headers["x-api-key"] == "ak-test"
     assert request.headers["anthropic-version"] == ANTHROPIC_API_VERSION
     body = request.json
-    assert body["system"] == "You extract the person named in the text."
+    # a text block with a cache breakpoint: Anthropic caches the tool and the system prompt up to it
+    assert body["system"] == [{"type": "text", "text": "You extract the person named in the text.",
+                               "cache_control": {"type": "ephemeral"}}]
     assert body["messages"] == [{"role": "user", "content": "Alice: hi"}]
     assert body["max_tokens"] == 64
     assert body["tool_choice"] == {"type": "tool", "name": "extract_person"}

@@ -129,7 +129,8 @@ def test_the_cap_follows_the_context_and_the_adapter_sends_that_schema_and_cap()
     prompt = _limited_prompt(2)
     caps = [output_cap(prompt, n) for n in (1, 5, 20)]
     assert caps[0] < caps[1] < caps[2] <= output_cap(prompt) == output_cap(prompt, None)
-    adapter = OpenAIChatModel("m", base_url="http://127.0.0.1:9/v1", structured_output="json_schema")
+    # vLLM compiles the schema into a grammar: it is sent tightened for the call
+    adapter = OpenAIChatModel("m", base_url="http://127.0.0.1:9/v1", provider="vllm", structured_output="json_schema")
     payload = adapter._payload(prompt, [Message("user", "x")], "json_schema", 5)
     assert payload["max_tokens"] == caps[1]
     assert payload["response_format"]["json_schema"]["schema"]["properties"]["words"]["maxItems"] == 5

@@ -32,13 +32,18 @@ __all__ = ["Ask", "Reply", "answer_prompt", "correction_message"]
 
 @dataclass(frozen=True, slots=True)
 class Reply:
-    """One raw answer from a model: its text, token counts, and whether it hit the token limit."""
+    """One raw answer from a model: its text, token counts, and whether it hit the token limit.
+
+    ``input_tokens`` counts the whole prompt; ``cached_input_tokens`` the part of it the provider
+    served from its prompt cache (adapters translate each provider's way of reporting it).
+    """
 
     text: str
     input_tokens: int
     output_tokens: int
     truncated: bool = False
     model: str | None = None
+    cached_input_tokens: int = 0
 
 
 Ask = Callable[[list[Message]], Awaitable[Reply]]
@@ -80,6 +85,7 @@ async def answer_prompt(
             reply = await ask(messages)
             usage.calls += 1
             usage.input_tokens += reply.input_tokens
+            usage.cached_input_tokens += reply.cached_input_tokens
             usage.output_tokens += reply.output_tokens
             usage.by_prompt[prompt.name] = usage.by_prompt.get(prompt.name, 0) + 1
             if reply.truncated:

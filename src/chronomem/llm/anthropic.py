@@ -6,6 +6,16 @@ in text instead, the text goes through the tolerant parser. System messages are 
 top-level ``system`` field; consecutive turns of one role are merged, as the API requires
 alternation. ``stop_reason == "max_tokens"`` raises ``ModelTruncatedError``. Spoken with httpx
 directly (no SDK, so no SDK retry loop).
+
+Prompt caching: Anthropic caches a prompt's prefix up to a ``cache_control`` breakpoint, in the order
+tools → system → messages. The system prompt is sent as a text block carrying the breakpoint, so the
+tool and the system prompt (the static part of every prompt of the package) are cached together. For
+that the tool must be the same on every call of a prompt: its ``input_schema`` is the answer model's
+own schema, not the one tightened for the call (:func:`~chronomem.llm.budget.answer_schema_for`);
+the answer is still held to the tightened one (:mod:`chronomem.llm.parsing`) and the output cap
+still computed from it. Anthropic's ``input_tokens`` leaves out what was read from the cache
+(``cache_read_input_tokens``) and written to it (``cache_creation_input_tokens``); ``Usage.input_tokens``
+counts all three, as OpenAI's ``prompt_tokens`` does, and ``Usage.cached_input_tokens`` the reads.
 """
 
 from __future__ import annotations
@@ -19,7 +29,8 @@ import httpx
 from chronomem.llm.accounting import estimate_message_tokens
 from chronomem.llm.answering import Reply, answer_prompt
 from chronomem.llm.base import Completion, Message, Prompt
-from chronomem.llm.budget import answer_schema_for, output_cap
+from chronomem.llm.budget import output_cap
+from chronomem.llm.cache import answer_schema
 from chronomem.providers.endpoints import auth_headers
 from chronomem.providers.http import LazyHttpClient, ProviderUnavailableError, post_json
 from chronomem.providers.tokens import estimate_tokens
@@ -94,13 +105,13 @@ class AnthropicModel:
                 {
                     "name": tool_name,
                     "description": f"Record the answer ({prompt.answer.__name__}).",
-                    "input_schema": answer_schema_for(prompt, context),
+                    "input_schema": answer_schema(prompt.answer),  # the same on every call: cacheable
                 }
             ],
             "tool_choice": {"type": "tool", "name": tool_name},
         }
         if system:
-            payload["system"] = system
+            payload["system"] = [{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}]
         if self.temperature is not None:
             payload["temperature"] = self.temperature
         return payload
@@ -111,12 +122,16 @@ class AnthropicModel:
             raise ProviderUnavailableError(f"{self.url} answered without content: {str(data)[:300]}")
         text = _answer_text(blocks, tool_name)
         usage = data.get("usage") or {}
+        read = int(usage.get("cache_read_input_tokens") or 0)
+        written = int(usage.get("cache_creation_input_tokens") or 0)
+        prompt_tokens = int(usage.get("input_tokens") or 0) + read + written  # all of them, as OpenAI counts
         return Reply(
             text=text,
-            input_tokens=int(usage.get("input_tokens") or estimate_message_tokens(messages)),
+            input_tokens=prompt_tokens or estimate_message_tokens(messages),
             output_tokens=int(usage.get("output_tokens") or estimate_tokens(text)),
             truncated=data.get("stop_reason") == "max_tokens",
             model=data.get("model") or self.model,
+            cached_input_tokens=read,
         )
 
     async def complete(self, prompt: Prompt[Any, Any], context: Any) -> Completion[Any]:

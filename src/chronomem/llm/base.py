@@ -64,7 +64,8 @@ class Usage:
     """What a call (or many, once added up) cost."""
 
     calls: int = 0
-    input_tokens: int = 0
+    input_tokens: int = 0  # every prompt token, read from the provider's prompt cache or not
+    cached_input_tokens: int = 0  # of input_tokens, those the provider served from its prompt cache
     output_tokens: int = 0
     latency_s: float = 0.0
     retries: int = 0
@@ -76,6 +77,7 @@ class Usage:
     def add(self, other: Usage) -> None:
         self.calls += other.calls
         self.input_tokens += other.input_tokens
+        self.cached_input_tokens += other.cached_input_tokens
         self.output_tokens += other.output_tokens
         self.latency_s += other.latency_s
         self.retries += other.retries
@@ -89,6 +91,7 @@ class Usage:
         return {
             "calls": self.calls,
             "input_tokens": self.input_tokens,
+            "cached_input_tokens": self.cached_input_tokens,
             "output_tokens": self.output_tokens,
             "latency_s": round(self.latency_s, 4),
             "retries": self.retries,

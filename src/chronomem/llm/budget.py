@@ -7,10 +7,13 @@ so a model that loops inside a grammar (local models do) is stopped as soon as n
 still come, not at a fixed ceiling far above it.
 
 A prompt may tighten its schema from its context (``Prompt.limits``: "at most one verdict per
-question shown"): :func:`answer_schema_for` is that tightened schema. It is the one sent to the
-provider (a grammar enforces it), the one answers are trimmed to before validation
-(:func:`chronomem.llm.parsing.parse_within_bounds`) and the one the cap is computed from, so the cap
-never cuts an answer the schema it was sent allows.
+question shown"): :func:`answer_schema_for` is that tightened schema. It is the one sent to a
+server that compiles it into a grammar (which then enforces it), the one answers are trimmed to
+before validation (:func:`chronomem.llm.parsing.parse_within_bounds`) and the one the cap is
+computed from, so the cap never cuts an answer the schema it was sent allows. Where the schema is
+part of the prompt's tokens instead (OpenAI's ``json_schema``, Anthropic's tool, the schema
+instruction), the answer model's own is sent, so that every call of a prompt shares a cacheable
+prefix (:mod:`chronomem.llm.openai`, :mod:`chronomem.llm.anthropic`).
 
 The bound is deliberately generous (it must never cut a valid answer): every optional property
 counted, two characters per token of text (English averages three or more), one token per digit, a

@@ -13,6 +13,21 @@ accepts (``json_schema``, ``json_object_schema`` = ``{"type": "json_object", "sc
 consulted, the way llama-cpp-python's server refuses ``json_schema``: HTTP ``refusal_status`` (500)
 with a validation message naming ``response_format``.
 
+With ``prompt_caching=True`` it reports prompt-cache reads the way each provider does, from the
+prompts it has answered (per model; tokens estimated as characters / 4):
+
+- OpenAI route: ``usage.prompt_tokens_details.cached_tokens`` is the longest prefix the prompt shares
+  with an earlier one (a ``json_schema`` response format's schema first, as OpenAI puts it before the
+  system message, then each message's role and content), counted OpenAI's way: nothing below
+  ``cache_min_tokens`` (1,024), then in steps of ``cache_increment_tokens`` (128); only prompts of
+  at least ``cache_min_tokens`` are remembered.
+- Anthropic route: only a prefix that ends at a ``cache_control`` breakpoint (tools → system →
+  messages) and holds at least ``cache_min_tokens`` is cached. The first request with it reports it
+  as ``cache_creation_input_tokens``, later ones as ``cache_read_input_tokens``, and ``input_tokens``
+  is the rest of the prompt.
+
+Without it, neither route reports anything about a cache (as llama-cpp-python's server does not).
+
 Each request takes the next scripted behaviour from a FIFO queue (:meth:`FakeProviderServer.enqueue`);
 when the queue is empty the ``responder`` decides, and without one, chat routes answer 500 (an
 unscripted request is a test bug) while embeddings get deterministic vectors. Every request is
@@ -39,7 +54,7 @@ import random
 import sys
 import threading
 import time
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http import HTTPStatus
@@ -162,25 +177,108 @@ def _answer_text(content: Any) -> str:
     return content if isinstance(content, str) else json.dumps(content)
 
 
-def _openai_chat(request: FakeRequest, answer: Answer) -> dict[str, Any]:
+def _shared_prefix(first: str, second: str) -> int:
+    """How many leading characters two strings share (a binary search of C-speed slice compares)."""
+    low, high = 0, min(len(first), len(second))
+    while low < high:
+        middle = (low + high + 1) // 2
+        if first[:middle] == second[:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+class _PromptCache:
+    """The prompts the fake has answered, and what a new one would read from a provider's cache."""
+
+    _REMEMBERED = 256  # prompts per model; providers evict too
+
+    def __init__(self, min_tokens: int, increment_tokens: int) -> None:
+        self.min_tokens = min_tokens
+        self.increment_tokens = increment_tokens
+        self._prompts: dict[str, deque[str]] = {}
+        self._prefixes: OrderedDict[str, None] = OrderedDict()  # digests of cached Anthropic prefixes
+
+    def openai(self, model: str, prompt: str) -> int:
+        """Cached tokens of ``prompt``, OpenAI's way (see the module docstring); remembers it."""
+        seen = self._prompts.setdefault(model, deque(maxlen=self._REMEMBERED))
+        shared = max((_shared_prefix(prompt, earlier) for earlier in seen), default=0) // 4  # whole tokens
+        cached = 0
+        if shared >= self.min_tokens:
+            cached = shared - (shared - self.min_tokens) % self.increment_tokens
+        if _estimate(prompt) >= self.min_tokens:
+            seen.append(prompt)
+        return cached
+
+    def anthropic(self, model: str, prompt: str, breakpoints: list[int]) -> tuple[int, int]:
+        """(read, written) tokens of ``prompt`` at its breakpoints, Anthropic's way; remembers them."""
+        cacheable = [end for end in breakpoints if end // 4 >= self.min_tokens]
+        digests = {end: hashlib.sha256(f"{model}\0{prompt[:end]}".encode()).hexdigest() for end in cacheable}
+        read_to = max((end for end in cacheable if digests[end] in self._prefixes), default=0)
+        written_to = max(cacheable, default=0)
+        for digest in digests.values():
+            self._prefixes[digest] = None
+            self._prefixes.move_to_end(digest)
+        while len(self._prefixes) > self._REMEMBERED:
+            self._prefixes.popitem(last=False)
+        return read_to // 4, max(0, written_to // 4 - read_to // 4)
+
+
+def _openai_prompt(body: dict[str, Any]) -> str:
+    """The prompt as OpenAI reads it: a ``json_schema`` response format's schema, then the messages."""
+    requested = body.get("response_format")
+    parts = []
+    if isinstance(requested, dict) and requested.get("type") == "json_schema":
+        parts.append(json.dumps(requested.get("json_schema")))
+    parts += [f"<|{m.get('role')}|>{m.get('content', '')}" for m in body.get("messages", [])]
+    return "".join(parts)
+
+
+def _openai_chat(request: FakeRequest, answer: Answer, cache: _PromptCache | None) -> dict[str, Any]:
     body = request.json or {}
     text = _answer_text(answer.content)
-    prompt_text = "".join(str(m.get("content", "")) for m in body.get("messages", []))
+    prompt = _openai_prompt(body)
+    usage: dict[str, Any] = {
+        "prompt_tokens": _estimate(prompt),
+        "completion_tokens": _estimate(text),
+        "total_tokens": _estimate(prompt) + _estimate(text),
+    }
+    if cache is not None:
+        usage["prompt_tokens_details"] = {"cached_tokens": cache.openai(str(body.get("model")), prompt)}
     return {
         "id": "chatcmpl-fake",
         "object": "chat.completion",
         "created": int(time.time()),
         "model": body.get("model", "fake"),
         "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": answer.finish}],
-        "usage": {
-            "prompt_tokens": _estimate(prompt_text),
-            "completion_tokens": _estimate(text),
-            "total_tokens": _estimate(prompt_text) + _estimate(text),
-        },
+        "usage": usage,
     }
 
 
-def _anthropic_message(request: FakeRequest, answer: Answer) -> dict[str, Any]:
+def _blocks(content: Any) -> list[dict[str, Any]]:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return [block for block in content or [] if isinstance(block, dict)]
+
+
+def _anthropic_prompt(body: dict[str, Any]) -> tuple[str, list[int]]:
+    """The prompt in Anthropic's cache order (tools → system → messages), and where each of its
+    ``cache_control`` breakpoints ends (character offsets)."""
+    text, breakpoints = "", []
+    parts = [(json.dumps(tool), tool) for tool in body.get("tools") or []]
+    parts += [(block.get("text", ""), block) for block in _blocks(body.get("system"))]
+    for message in body.get("messages", []):
+        parts.append((f"<|{message.get('role')}|>", {}))
+        parts += [(b["text"] if b.get("type") == "text" else json.dumps(b), b) for b in _blocks(message.get("content"))]
+    for part, block in parts:
+        text += part
+        if "cache_control" in block:
+            breakpoints.append(len(text))
+    return text, breakpoints
+
+
+def _anthropic_message(request: FakeRequest, answer: Answer, cache: _PromptCache | None) -> dict[str, Any]:
     body = request.json or {}
     tool = (body.get("tool_choice") or {}).get("name")
     if tool and not isinstance(answer.content, str):
@@ -189,7 +287,13 @@ def _anthropic_message(request: FakeRequest, answer: Answer) -> dict[str, Any]:
     else:
         content = [{"type": "text", "text": _answer_text(answer.content)}]
         stop = "end_turn"
-    prompt_text = json.dumps(body.get("messages", [])) + str(body.get("system", ""))
+    prompt, breakpoints = _anthropic_prompt(body)
+    output_tokens = _estimate(_answer_text(answer.content))
+    usage: dict[str, Any] = {"input_tokens": _estimate(prompt), "output_tokens": output_tokens}
+    if cache is not None:  # Anthropic's input_tokens leaves out what was read from or written to the cache
+        read, written = cache.anthropic(str(body.get("model")), prompt, breakpoints)
+        usage.update(input_tokens=usage["input_tokens"] - read - written,
+                     cache_read_input_tokens=read, cache_creation_input_tokens=written)
     return {
         "id": "msg_fake",
         "type": "message",
@@ -197,7 +301,7 @@ def _anthropic_message(request: FakeRequest, answer: Answer) -> dict[str, Any]:
         "model": body.get("model", "fake"),
         "content": content,
         "stop_reason": "max_tokens" if answer.finish == "length" else stop,
-        "usage": {"input_tokens": _estimate(prompt_text), "output_tokens": _estimate(_answer_text(answer.content))},
+        "usage": usage,
     }
 
 
@@ -253,7 +357,9 @@ async def _read_request(reader: asyncio.StreamReader) -> FakeRequest | None:
 
 class FakeProviderServer:
     """See the module docstring. ``latency_s`` delays every answer; ``rate_limit_fraction`` answers
-    that share of requests (drawn from a seeded RNG) with 429 before consulting the script."""
+    that share of requests (drawn from a seeded RNG) with 429 before consulting the script;
+    ``prompt_caching`` reports prompt-cache reads (``cache_min_tokens`` and ``cache_increment_tokens``
+    are the providers' rules, lowered by tests that send short prompts)."""
 
     def __init__(
         self,
@@ -266,6 +372,9 @@ class FakeProviderServer:
         seed: int = 0,
         response_formats: frozenset[str] = FORMATS,
         refusal_status: int = 500,
+        prompt_caching: bool = False,
+        cache_min_tokens: int = 1024,
+        cache_increment_tokens: int = 128,
     ) -> None:
         unknown = set(response_formats) - FORMATS
         if unknown:
@@ -278,6 +387,7 @@ class FakeProviderServer:
         self.rate_limit_fraction = rate_limit_fraction
         self.rate_limit_headers = dict(rate_limit_headers or {})
         self.embedding_dimension = embedding_dimension
+        self._prompt_cache = _PromptCache(cache_min_tokens, cache_increment_tokens) if prompt_caching else None
         self.requests: list[FakeRequest] = []
         self.rate_limited = 0
         self._rng = random.Random(seed)
@@ -337,9 +447,9 @@ class FakeProviderServer:
         if isinstance(behaviour, Embeddings):
             payload = _embeddings(request, behaviour, self.embedding_dimension)
         elif isinstance(behaviour, Answer) and request.route == "messages":
-            payload = _anthropic_message(request, behaviour)
+            payload = _anthropic_message(request, behaviour, self._prompt_cache)
         elif isinstance(behaviour, Answer):
-            payload = _openai_chat(request, behaviour)
+            payload = _openai_chat(request, behaviour, self._prompt_cache)
         else:
             raise TypeError(f"cannot render {behaviour!r}")
         return _http_response(200, json.dumps(payload).encode(), {}, "application/json")

@@ -10,6 +10,19 @@ Whatever the mode, the answer text goes through the tolerant parser (code fences
 ``<think>`` blocks) and validation, with one corrective retry (:mod:`chronomem.llm.answering`).
 ``finish_reason == "length"`` raises ``ModelTruncatedError``. The wire format is spoken with httpx
 directly, so no SDK (and no SDK retry loop) is involved.
+
+Prompt caching: OpenAI, vLLM (``--enable-prefix-caching``) and llama.cpp reuse the longest prefix a
+prompt shares with earlier ones, with nothing to ask for. So that every call of a prompt shares the
+whole system message, the schema that goes into the prompt's tokens is the answer model's own, the
+same on every call: the instruction appended to the system message (``json_object_schema``,
+``json_object``, ``prompt``) and, where the provider renders ``response_format`` into the prompt
+(OpenAI and Azure put its schema before the system message), the ``json_schema`` one too. The schema
+tightened for the call (:func:`~chronomem.llm.budget.answer_schema_for`) goes where a server compiles
+it into a grammar instead of reading it (``json_object_schema``; vLLM's and llama.cpp's
+``json_schema``), and the answer is held to it in any case (:mod:`chronomem.llm.parsing`). What the
+provider served from its cache is ``Usage.cached_input_tokens``: OpenAI, vLLM and llama.cpp's
+``llama-server`` report ``usage.prompt_tokens_details.cached_tokens``; older ``llama-server`` builds
+only ``timings.cache_n``.
 """
 
 from __future__ import annotations
@@ -41,11 +54,12 @@ from chronomem.providers.tokens import estimate_tokens
 __all__ = ["OpenAIChatModel", "StructuredOutputMode", "schema_instruction"]
 
 _SCHEMA_NAME = re.compile(r"[^a-zA-Z0-9_-]")
+# Providers that render a ``json_schema`` response format into the prompt, before the system message
+_SCHEMA_IN_PROMPT = frozenset({"openai", "azure"})
 
 
 def schema_instruction(answer: type[Any], schema: dict[str, Any] | None = None) -> str:
-    """The system-message text that asks for JSON matching the answer's schema (or ``schema``, the
-    answer's schema tightened for a context)."""
+    """The system-message text that asks for JSON matching the answer's schema (or ``schema``)."""
     text = json.dumps(answer_schema(answer) if schema is None else schema, separators=(",", ":"))
     return (
         "Respond with one JSON object that conforms to this JSON schema, and nothing else "
@@ -68,12 +82,24 @@ def _content_text(content: Any) -> str:
     return content if isinstance(content, str) else ""
 
 
+def _cached_tokens(data: dict[str, Any]) -> int:
+    """The prompt tokens the server read from its prompt cache, as it reports them (0 if it does not)."""
+    details = (data.get("usage") or {}).get("prompt_tokens_details")
+    if isinstance(details, dict) and details.get("cached_tokens") is not None:
+        return int(details["cached_tokens"])
+    timings = data.get("timings")  # llama.cpp's llama-server, before it reported the details
+    return int(timings.get("cache_n") or 0) if isinstance(timings, dict) else 0
+
+
 class OpenAIChatModel:
     """A ``LanguageModel`` over an OpenAI-compatible ``/chat/completions`` endpoint.
 
     ``api_key`` goes in ``Authorization: Bearer`` (or in ``api-key`` when ``auth_header="api-key"``,
     as Azure wants, with ``api_version`` as the ``api-version`` query parameter). ``extra_body``
     is merged into every request (e.g. ``{"seed": 7}`` or provider routing options).
+    ``schema_in_prompt`` says the provider renders a ``json_schema`` response format into the prompt
+    (default: for ``openai`` and ``azure``), so the answer model's own schema is sent in it, the same
+    on every call, rather than the one tightened for the call (see the module docstring).
     """
 
     def __init__(
@@ -91,6 +117,7 @@ class OpenAIChatModel:
         api_version: str | None = None,
         extra_headers: dict[str, str] | None = None,
         extra_body: dict[str, Any] | None = None,
+        schema_in_prompt: bool | None = None,
         corrective_retries: int = 1,
         client: httpx.AsyncClient | None = None,
     ) -> None:
@@ -108,6 +135,7 @@ class OpenAIChatModel:
         self.temperature = temperature
         self.max_tokens_field = max_tokens_field
         self.extra_body = dict(extra_body or {})
+        self.schema_in_prompt = provider in _SCHEMA_IN_PROMPT if schema_in_prompt is None else schema_in_prompt
         self.corrective_retries = corrective_retries
         self._params = api_version_params(api_version)
         self._headers = {**(extra_headers or {}), **auth_headers(api_key, auth_header)}
@@ -131,9 +159,11 @@ class OpenAIChatModel:
         if mode == "json_schema":
             payload["messages"] = [{"role": m.role, "content": m.content} for m in messages]
             name = _SCHEMA_NAME.sub("_", prompt.name)[:64] or "answer"
-            payload["response_format"] = {"type": "json_schema", "json_schema": {"name": name, "schema": schema}}
+            sent = answer_schema(prompt.answer) if self.schema_in_prompt else schema
+            payload["response_format"] = {"type": "json_schema", "json_schema": {"name": name, "schema": sent}}
         else:
-            payload["messages"] = _with_instruction(messages, schema_instruction(prompt.answer, schema))
+            # the answer model's own schema, not the call's: the system message stays a cacheable prefix
+            payload["messages"] = _with_instruction(messages, schema_instruction(prompt.answer))
             if mode == "json_object_schema":  # compiled into a grammar: see structured.grammar_safe
                 payload["response_format"] = {"type": "json_object", "schema": grammar_safe(schema)}
             elif mode == "json_object":
@@ -189,12 +219,14 @@ class OpenAIChatModel:
         if not text and message.get("refusal"):
             raise ModelOutputError(f"{self.model_name} refused to answer: {message['refusal']}")
         usage = data.get("usage") or {}
+        input_tokens = int(usage.get("prompt_tokens") or estimate_message_tokens(messages))
         return Reply(
             text=text,
-            input_tokens=int(usage.get("prompt_tokens") or estimate_message_tokens(messages)),
+            input_tokens=input_tokens,
             output_tokens=int(usage.get("completion_tokens") or estimate_tokens(text)),
             truncated=choice.get("finish_reason") == "length",
             model=data.get("model") or self.model,
+            cached_input_tokens=min(input_tokens, _cached_tokens(data)),
         )
 
     async def complete(self, prompt: Prompt[Any, Any], context: Any) -> Completion[Any]:
