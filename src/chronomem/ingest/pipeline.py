@@ -50,6 +50,7 @@ from chronomem.ingest.stages.extraction import (
 )
 from chronomem.ingest.stages.facts import FactChanges, apply_invalidation, build_facts, resolve_facts
 from chronomem.ingest.stages.writing import assemble_write, finished, update_summaries
+from chronomem.ingest.voice import in_third_person
 from chronomem.llm.base import LanguageModel
 from chronomem.store.base import GraphWrite, Store
 from chronomem.timeutil import ensure_utc, utc_now
@@ -235,7 +236,7 @@ class Ingestor:
         drafts = build_facts(session, found.facts, resolved, found.shown, text=None if trusted else text)
         outcomes = await resolve_facts(session, drafts)
         changes = apply_invalidation(session, drafts.facts, outcomes)
-        await update_summaries(session, resolved, changes, _summary_notes(extracted.entities),
+        await update_summaries(session, resolved, changes, _summary_notes(extracted.entities, text.speaker),
                                None if trusted else text)
         write = await assemble_write(session, resolved, changes, episode=episode)
         done = finished(episode, session)  # `done`, with the usage of every stage, in the same write
@@ -391,12 +392,13 @@ class Ingestor:
                              plan.updated_entities)
 
 
-def _summary_notes(entities: Sequence[ExtractedEntity]) -> dict[str, str]:
-    """The extraction answer's one-sentence summaries by name key (the first non-empty one of a name)."""
+def _summary_notes(entities: Sequence[ExtractedEntity], speaker: str | None) -> dict[str, str]:
+    """The extraction answer's one-sentence summaries by name key (the first non-empty one of a name),
+    in the third person like the facts."""
     notes: dict[str, str] = {}
     for entity in entities:
         if entity.summary.strip():
-            notes.setdefault(match_key(entity.name), entity.summary.strip())
+            notes.setdefault(match_key(entity.name), in_third_person(entity.summary.strip(), speaker))
     return notes
 
 

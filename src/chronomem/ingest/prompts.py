@@ -156,6 +156,7 @@ class EpisodeText:
     kind: EpisodeKind = EpisodeKind.MESSAGE
     previous: tuple[str, ...] = ()
     source_description: str = ""
+    speaker: str | None = None  # a message's speaker: the "I" of its text
 
 
 @dataclass(frozen=True, slots=True)
@@ -428,7 +429,8 @@ def _fact_guidelines(edge_types: tuple[TypeSpec, ...]) -> str:
     # last, so that groups with and without declared relation types share the rules before it
     if not edge_types:
         return _FACT_GUIDELINES
-    return _FACT_GUIDELINES + "\n6. relation_type: prefer a name listed in RELATION TYPES when it fits, with its attributes."
+    return (f"{_FACT_GUIDELINES}\n6. relation_type: prefer a name listed in RELATION TYPES when it fits, "
+            "with its attributes.")
 
 
 # Stated on every call (not only when the data shows existing facts or possible duplicates), so the

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from chronomem.domain import Episode, Fact
+from chronomem.domain import Episode, EpisodeKind, Fact, name_key
 from chronomem.ingest.grounding import junk_reason
 from chronomem.ingest.prompts import (
     COMBINED_EXTRACTION,
@@ -63,6 +63,7 @@ async def load_context(session: Session, episode: Episode) -> EpisodeText:
         kind=episode.kind,
         previous=tuple(e.text for e in reversed(previous)),
         source_description=episode.source_description,
+        speaker=episode.speaker if episode.kind is EpisodeKind.MESSAGE else None,
     )
 
 
@@ -77,7 +78,15 @@ async def extract_entities(session: Session, text: EpisodeText) -> list[Extracte
     if session.config.reflexion:
         review = ReflexionContext(text, tuple(e.name for e in entities), context.entity_types)
         entities = entities + (await session.ask(ENTITY_REFLEXION, review)).missed
-    return entities
+    return with_speaker(entities, text)
+
+
+def with_speaker(entities: list[ExtractedEntity], text: EpisodeText) -> list[ExtractedEntity]:
+    """The entities, the message's speaker first: the paper's first rule, kept in code because a
+    model that leaves the speaker out leaves every fact about "I" without its subject."""
+    if not text.speaker or any(name_key(e.name) == name_key(text.speaker) for e in entities):
+        return entities
+    return [ExtractedEntity(name=text.speaker), *entities]
 
 
 @stage("extract_graph")
@@ -87,7 +96,7 @@ async def extract_graph(session: Session, text: EpisodeText) -> ExtractedGraph:
     answer = await session.ask(COMBINED_EXTRACTION, context)
     if junk := _junk(answer.facts):
         answer = await session.ask(COMBINED_EXTRACTION, _corrected(context, junk))
-    return answer
+    return answer.model_copy(update={"entities": with_speaker(answer.entities, text)})
 
 
 def _junk(facts: Sequence[ExtractedFact]) -> list[ExtractedFact]:

@@ -29,6 +29,7 @@ from chronomem.ingest.prompts import (
 )
 from chronomem.ingest.session import Session, stage
 from chronomem.ingest.stages.entities import ResolvedEntities
+from chronomem.ingest.voice import in_third_person
 from chronomem.store.base import Scope
 
 __all__ = [
@@ -74,7 +75,7 @@ def build_facts(
         evidence = _evidence(session, item, text) if text is not None else ()
         if evidence is None:
             continue
-        fact = _to_fact(session, item, resolved, evidence)
+        fact = _to_fact(session, item, resolved, evidence, speaker=text.speaker if text is not None else None)
         if fact is None:
             continue
         if (same := identical_fact(fact, drafts.facts)) is not None:
@@ -128,7 +129,8 @@ def _evidence(session: Session, item: ExtractedFact, text: EpisodeText) -> tuple
 
 
 def _to_fact(
-    session: Session, item: ExtractedFact, resolved: ResolvedEntities, evidence: tuple[EvidenceSpan, ...] = ()
+    session: Session, item: ExtractedFact, resolved: ResolvedEntities, evidence: tuple[EvidenceSpan, ...] = (),
+    *, speaker: str | None = None,
 ) -> Fact | None:
     source, target = resolved.find(item.source), resolved.find(item.target)
     if source is None or target is None or source.id == target.id:
@@ -150,7 +152,8 @@ def _to_fact(
     return Fact(
         group_id=session.group_id, source_id=source.id, target_id=target.id, other_entity_ids=others,
         relation_type=relation,
-        fact=" ".join(item.fact.split()), episode_ids=session.provenance, evidence=evidence,
+        fact=in_third_person(" ".join(item.fact.split()), speaker), episode_ids=session.provenance,
+        evidence=evidence,
         attributes=session.ontology.edge_attributes(relation, item.attributes),
         valid_at=valid_at, invalid_at=invalid_at, created_at=session.now,
     )
