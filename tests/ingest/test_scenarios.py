@@ -125,6 +125,28 @@ async def test_restated_fact_gains_provenance_instead_of_a_duplicate(
     assert fact.expired_at is None and fact.invalid_at is None
 
 
+@pytest.mark.parametrize("shown", [16, 0], ids=["folded-into-extraction", "batched-call"])
+async def test_a_restatement_that_says_when_the_fact_ends_closes_it(store, embedder, model, script: Script,
+                                                                    shown: int):
+    script.episodes["work at Acme"] = (["Alice", "Acme"], [works("Alice", "Acme", "2024-01-01T00:00:00Z")])
+    script.episodes["last day"] = (["Alice", "Acme"], [
+        {**works("Alice", "Acme", "2023-02-01T00:00:00Z"), "fact": "Alice works at Acme until May 31",
+         "invalid_at": "2024-05-31T00:00:00Z"}])
+    script.fact_verdict = lambda q: {"index": q.index,
+                                     "duplicate_of": next((c.index for c in q.candidates if c.same_pair), None)}
+    ingestor = Ingestor(store, embedder, model, config=IngestConfig(facts_shown=shown))
+    first = await ingestor.add_episode(message("g", "Alice", "I work at Acme.", "2024-01-01"))
+    await ingestor.add_episode(message("g", "Alice", "My last day at Acme is May 31.", "2024-05-20"))
+
+    (fact,) = await store.list_facts("g")
+    assert fact.fact == "Alice works at Acme"  # the stored fact, not a second one
+    # a stated end closes it on T; on T' nothing was wrong, so it is not expired, only a new version
+    assert fact.invalid_at == at("2024-05-31") and fact.expired_at is None
+    assert fact.valid_at == at("2024-01-01")  # a start it had is kept, not moved by the restatement
+    assert [v.fact.version for v in await store.fact_history("g", fact.id)] == [1, 2]
+    assert first.facts_created[0].id == fact.id
+
+
 async def test_unrelated_facts_about_the_same_person_do_not_invalidate_each_other(
     store, embedder, model, script: Script
 ):

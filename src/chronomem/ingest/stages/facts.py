@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from chronomem.domain import EvidenceSpan, Fact, to_relation_type
 from chronomem.ingest.dates import date_in_text, parse_model_datetime
@@ -365,7 +366,10 @@ def apply_invalidation(session: Session, facts: Sequence[Fact], outcomes: Sequen
             old = _latest(changes, outcome.duplicate_of)
             provenance = tuple(dict.fromkeys((*old.episode_ids, *fact.episode_ids)))
             evidence = tuple(dict.fromkeys((*old.evidence, *fact.evidence)))
-            changes.restated[old.id] = old.model_copy(update={"episode_ids": provenance, "evidence": evidence})
+            update: dict[str, object] = {"episode_ids": provenance, "evidence": evidence, **_dates_learnt(old, fact)}
+            if "invalid_at" in update or "valid_at" in update:
+                update["recorded_at"] = session.now  # what we know of it changed: a new version
+            changes.restated[old.id] = old.model_copy(update=update)
             restating[fact.id] = old
             continue
         stored = [_latest(changes, restating.get(f.id, f))
@@ -383,6 +387,23 @@ def apply_invalidation(session: Session, facts: Sequence[Fact], outcomes: Sequen
             changes.invalidated[closed.id] = closed
             changes.restated.pop(closed.id, None)
     return changes
+
+
+def _dates_learnt(old: Fact, restatement: Fact) -> dict[str, object]:
+    """What a restatement tells of the stored fact's time that it did not say: when it started, and
+    above all when it ends ("my last day at Globex is May 31" restates "works at Globex" and closes
+    it). Dates the stored fact already has are kept: a restatement does not move them."""
+    learnt: dict[str, object] = {}
+    if old.valid_at is None and restatement.valid_at is not None and (
+        old.invalid_at is None or restatement.valid_at <= old.invalid_at
+    ):
+        learnt["valid_at"] = restatement.valid_at
+    start = learnt.get("valid_at", old.valid_at)
+    if old.invalid_at is None and restatement.invalid_at is not None and (
+        not isinstance(start, datetime) or restatement.invalid_at >= start
+    ):
+        learnt["invalid_at"] = restatement.invalid_at
+    return learnt
 
 
 def _latest(changes: FactChanges, fact: Fact) -> Fact:
