@@ -84,11 +84,13 @@ def test_two_calls_share_the_whole_system_message_and_differ_only_after_it(promp
         assert data not in first[0].content
 
 
-@pytest.mark.parametrize("kind", list(EpisodeKind))
-def test_the_prefix_is_shared_across_groups_with_the_same_ontology_and_kind(kind: EpisodeKind) -> None:
-    episodes = [EpisodeText(text, datetime(2024, 1, 1, tzinfo=UTC), kind=kind) for text in ("a: b", "c: d")]
-    systems = {ENTITY_EXTRACTION.messages(EntityExtractionContext(e, PERSON))[0].content for e in episodes}
-    assert len(systems) == 1
+def test_the_prefix_is_shared_across_groups_and_kinds_of_episode_with_the_same_ontology() -> None:
+    # messages, documents and JSON records alternate in one group: one prefix serves them all
+    episodes = [EpisodeText(text, datetime(2024, 1, 1, tzinfo=UTC), kind=kind)
+                for text, kind in zip(("a: b", "c: d", '{"e": 1}'), EpisodeKind, strict=True)]
+    for prompt, context in ((ENTITY_EXTRACTION, lambda e: EntityExtractionContext(e, PERSON)),
+                            (COMBINED_EXTRACTION, lambda e: CombinedExtractionContext(e, PERSON, EMPLOYMENT))):
+        assert len({prompt.messages(context(e))[0].content for e in episodes}) == 1
 
 
 def test_without_an_ontology_the_rules_are_a_prefix_of_the_prompt_with_one() -> None:

@@ -212,12 +212,12 @@ def _types_block(title: str, types: tuple[TypeSpec, ...]) -> str:
     return f"<{title}>\n" + "\n".join(lines) + f"\n</{title}>\n"
 
 
-def _first_subject(kind: EpisodeKind) -> str:
-    if kind is EpisodeKind.MESSAGE:
-        return "Always extract the speaker (the part before the colon) as the first entity."
-    if kind is EpisodeKind.JSON:
-        return "Extract the entity the record is about first, then the entities its fields name."
-    return "Extract the main actor of the text first."
+# One rule for every kind of episode (the CURRENT MESSAGE says its kind), so that the instructions
+# stay one static prefix when messages, documents and records alternate.
+_FIRST_SUBJECT = (
+    "Extract first: for a message, the speaker (the part before the colon); for a JSON record, the entity "
+    "the record is about, then the entities its fields name; for a text, its main actor."
+)
 
 
 # -- entity extraction -------------------------------------------------------------------------------
@@ -265,14 +265,14 @@ _SUMMARY_RULE = (
 )
 
 
-def _entity_guidelines(kind: EpisodeKind, entity_types: tuple[TypeSpec, ...]) -> str:
+def _entity_guidelines(entity_types: tuple[TypeSpec, ...]) -> str:
     typing = (
         "Give each entity the most specific type listed in ENTITY TYPES (or Entity), and the attributes "
         "of that type the text states; never guess attributes."
         if entity_types
         else 'Use type "Entity".'
     )
-    # the rules that differ by episode kind and ontology come last, so the rest is a shared prefix
+    # the rule that differs by ontology comes last, so the rest is a prefix every group shares
     return (
         "Extract the entities explicitly or implicitly mentioned in the CURRENT MESSAGE.\n"
         "1. Extract significant entities, concepts or actors.\n"
@@ -281,8 +281,8 @@ def _entity_guidelines(kind: EpisodeKind, entity_types: tuple[TypeSpec, ...]) ->
         "4. Do not extract entities mentioned only in PREVIOUS MESSAGES.\n"
         '5. aliases: other names the CURRENT MESSAGE gives it ("Robert (Bob) Smith", "IBM, formerly ..."), else [].\n'
         f"6. {_SUMMARY_RULE}\n"
-        f"7. {typing}\n"
-        f"8. {_first_subject(kind)}"
+        f"7. {_FIRST_SUBJECT}\n"
+        f"8. {typing}"
     )
 
 
@@ -295,7 +295,7 @@ def _entity_schema(entity_types: tuple[TypeSpec, ...]) -> str:
 def _build_entity_extraction(ctx: EntityExtractionContext) -> list[Message]:
     return [
         _static("You extract entity nodes from conversations and documents for a knowledge graph.",
-                _entity_guidelines(ctx.episode.kind, ctx.entity_types),
+                _entity_guidelines(ctx.entity_types),
                 f'{{"entities": [{_entity_schema(ctx.entity_types)}]}}',
                 _types_block("ENTITY TYPES", ctx.entity_types)),
         _data(_instructions(ctx.instructions), _episode_block(ctx.episode)),
@@ -521,7 +521,7 @@ class CombinedExtractionContext:
 
 def _build_combined(ctx: CombinedExtractionContext) -> list[Message]:
     rules = (
-        f"First, entities:\n{_entity_guidelines(ctx.episode.kind, ctx.entity_types)}\n"
+        f"First, entities:\n{_entity_guidelines(ctx.entity_types)}\n"
         f"Then, facts between those entities:\n{_fact_guidelines(ctx.edge_types)}"
     )
     return [
