@@ -12,8 +12,9 @@ import pytest
 from backends import open_backend
 from chronomem.store import Store
 
-# a FalkorDB server for the tests that need one; the fixture that forbids real model requests
-pytest_plugins = ["falkordb_server", "chronomem.llm.pytest_plugin"]
+# every process a test starts stopped, and a leaked one failing the run; a FalkorDB server for the
+# tests that need one; the fixture that forbids real model requests
+pytest_plugins = ["processes", "falkordb_server", "chronomem.llm.pytest_plugin"]
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")

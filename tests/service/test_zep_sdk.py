@@ -21,6 +21,7 @@ from zep_cloud.errors import BadRequestError, NotFoundError
 from zep_cloud.external_clients.ontology import EdgeModel, EntityModel, EntityText
 from zep_cloud.types import DateFilter, EdgeType, EntityProperty, EntityType, EpisodeData, Message, UserInstruction
 
+import processes
 from service_support import create_key, free_port, start_live_server
 
 pytestmark = pytest.mark.integration
@@ -38,12 +39,8 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     data_dir = tmp_path_factory.mktemp("zep")
     key, other = create_key(data_dir, "zep-project"), create_key(data_dir, "other-project")
     port = free_port()
-    server = start_live_server(data_dir, port, model="heuristic")
-    try:
+    with processes.stopping(start_live_server(data_dir, port, model="heuristic"), grace=20):
         yield Served(f"http://127.0.0.1:{port}/api/v2", key, other)
-    finally:
-        server.terminate()
-        server.wait(timeout=20)
 
 
 @dataclass

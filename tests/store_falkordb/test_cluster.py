@@ -12,20 +12,15 @@ import pytest
 
 from chronomem.domain import Entity, Episode, Fact
 from chronomem.store.base import GraphWrite, Scope
+from falkordb_server import own_falkordb_cluster
 
 pytestmark = pytest.mark.integration
 
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list]:
-    from chronomem.store.falkordb.server import start_cluster
-
-    nodes = start_cluster(Path(tmp_path_factory.mktemp("cluster")), shards=3)
-    try:
+    with own_falkordb_cluster(Path(tmp_path_factory.mktemp("cluster")), shards=3) as nodes:
         yield nodes
-    finally:
-        for node in nodes:
-            node.stop()
 
 
 def graph_calls(port: int) -> int:

@@ -12,6 +12,7 @@ import pytest
 from chronomem.domain import Entity, Fact
 from chronomem.store.base import GraphWrite, Scope
 from chronomem.store.falkordb.params import format_vector
+from falkordb_server import own_falkordb_server
 
 pytestmark = pytest.mark.integration
 
@@ -19,13 +20,8 @@ pytestmark = pytest.mark.integration
 @pytest.fixture
 def throwaway_server(tmp_path: Path) -> Iterator[object]:
     """A server of its own: some of these tests crash it on purpose."""
-    from chronomem.store.falkordb.server import start_server
-
-    server = start_server(tmp_path)
-    try:
+    with own_falkordb_server(tmp_path) as server:
         yield server
-    finally:
-        server.stop()
 
 
 def raw_client(server: object):

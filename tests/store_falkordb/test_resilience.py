@@ -11,59 +11,56 @@ from typing import Any
 
 import pytest
 
+import processes
 from chronomem.domain import Episode, EpisodeStatus
 from chronomem.errors import StoreUnavailableError
 from chronomem.store.factory import open_store
 from chronomem.workers import Shard
-from falkordb_server import drop_namespace, open_falkordb_store
+from falkordb_server import drop_namespace, open_falkordb_store, own_falkordb_server, tracked
 from service_support import start_live_worker
 
 pytestmark = pytest.mark.integration
 
 
 async def test_acknowledged_writes_survive_a_sigkill_and_the_store_reconnects(tmp_path: Path) -> None:
-    from chronomem.store.falkordb.server import ServerProcess, free_port
-
-    server = ServerProcess(free_port(), tmp_path).start()
-    store = await open_falkordb_store(server.url, retry_seconds=60)
     acknowledged: list[str] = []
+    with own_falkordb_server(tmp_path) as server:
+        store = await open_falkordb_store(server.url, retry_seconds=60)
 
-    async def keep_writing(count: int) -> None:
-        for i in range(count):
-            episode = Episode(group_id="chat-1", content=f"message {i}")
-            await store.insert_episode(episode)  # retried through the outage
-            acknowledged.append(episode.id)
+        async def keep_writing(count: int) -> None:
+            for i in range(count):
+                episode = Episode(group_id="chat-1", content=f"message {i}")
+                await store.insert_episode(episode)  # retried through the outage
+                acknowledged.append(episode.id)
 
-    try:
-        writer = asyncio.create_task(keep_writing(200))
-        while len(acknowledged) < 30:
-            await asyncio.sleep(0.005)
-        server.kill()  # SIGKILL mid-use: no shutdown, no final flush
-        killed_after = len(acknowledged)
-        await asyncio.sleep(0.5)
-        await asyncio.to_thread(server.start)  # same port, same data directory: the AOF is replayed
-        await asyncio.wait_for(writer, timeout=120)
-        stored = await store.list_episodes("chat-1")
-        assert killed_after < 200
-        assert sorted(e.id for e in stored) == sorted(acknowledged)  # nothing lost, nothing doubled
-    finally:
-        await store.close()
-        server.stop()
+        try:
+            writer = asyncio.create_task(keep_writing(200))
+            while len(acknowledged) < 30:
+                await asyncio.sleep(0.005)
+            server.kill()  # SIGKILL mid-use: no shutdown, no final flush
+            killed_after = len(acknowledged)
+            await asyncio.sleep(0.5)
+            await asyncio.to_thread(server.start)  # same port, same data directory: the AOF is replayed
+            tracked(server)  # the new process
+            await asyncio.wait_for(writer, timeout=120)
+            stored = await store.list_episodes("chat-1")
+            assert killed_after < 200
+            assert sorted(e.id for e in stored) == sorted(acknowledged)  # nothing lost, nothing doubled
+        finally:
+            await store.close()
 
 
 async def test_an_unreachable_server_is_reported_as_unavailable(tmp_path: Path) -> None:
-    from chronomem.store.falkordb.server import ServerProcess, free_port
-
-    server = ServerProcess(free_port(), tmp_path).start()
-    store = await open_falkordb_store(server.url, retry_seconds=0.5)
-    try:
-        server.kill()
-        started = time.monotonic()
-        with pytest.raises(StoreUnavailableError):
-            await store.list_episodes("g")
-        assert time.monotonic() - started < 5
-    finally:
-        await store.close()
+    with own_falkordb_server(tmp_path) as server:
+        store = await open_falkordb_store(server.url, retry_seconds=0.5)
+        try:
+            server.kill()
+            started = time.monotonic()
+            with pytest.raises(StoreUnavailableError):
+                await store.list_episodes("g")
+            assert time.monotonic() - started < 5
+        finally:
+            await store.close()
 
 
 async def test_a_worker_killed_mid_episode_loses_nothing_and_processes_nothing_twice(
@@ -82,7 +79,6 @@ async def test_a_worker_killed_mid_episode_loses_nothing_and_processes_nothing_t
             episode = Episode(group_id=group, content=f"{group}: message {n}")
             await store.insert_episode(episode)
             ids[episode.id] = group
-    workers = {shard: start_live_worker(tmp_path, latency=0.3, store=url, shard=shard) for shard in ("1/2", "0/2")}
     log = tmp_path / "processed.log"
 
     def shard_0_done() -> int:
@@ -94,22 +90,21 @@ async def test_a_worker_killed_mid_episode_loses_nothing_and_processes_nothing_t
     async def mid_episode() -> bool:  # one extracted already, another under way (model calls take 0.3 s)
         return shard_0_done() >= 1 and bool(await shard_0_holds())
 
+    async def all_done() -> bool:
+        stored = [e for g in groups for e in await store.list_episodes(g)]
+        return all(e.status is EpisodeStatus.DONE for e in stored)
+
     try:
-        await _until(mid_episode, "shard 0 to be mid-episode")
-        workers["0/2"].kill()
-        workers["0/2"].communicate(timeout=10)
-        assert await shard_0_holds() and shard_0_done() < 12, "the worker was not killed mid-episode"
-        workers["0/2"] = start_live_worker(tmp_path, latency=0.3, store=url, shard="0/2")
-
-        async def all_done() -> bool:
-            stored = [e for g in groups for e in await store.list_episodes(g)]
-            return all(e.status is EpisodeStatus.DONE for e in stored)
-
-        await _until(all_done, "every episode done")
+        with processes.Scope(grace=0) as running:  # SIGKILLed at the end, as before; however the test ends
+            workers = {shard: running.add(start_live_worker(tmp_path, latency=0.3, store=url, shard=shard))
+                       for shard in ("1/2", "0/2")}
+            await _until(mid_episode, "shard 0 to be mid-episode")
+            workers["0/2"].kill()
+            workers["0/2"].communicate(timeout=10)
+            assert await shard_0_holds() and shard_0_done() < 12, "the worker was not killed mid-episode"
+            running.add(start_live_worker(tmp_path, latency=0.3, store=url, shard="0/2"))
+            await _until(all_done, "every episode done")
     finally:
-        for worker in workers.values():
-            worker.kill()
-            worker.communicate(timeout=10)  # reaps it and closes its output pipe
         await drop_namespace(store)
     assert sorted(log.read_text().split()) == sorted(ids)  # each extracted once, none lost
 

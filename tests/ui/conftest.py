@@ -12,6 +12,7 @@ from collections.abc import Iterator
 import pytest
 from explorer_support import CHROMIUM, CHROMIUM_ARGS, Server, seed_in_process, start_server
 
+import processes
 from service_support import free_port
 
 
@@ -20,12 +21,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     data_dir = tmp_path_factory.mktemp("explorer")
     seeded = seed_in_process(data_dir)
     port = free_port()
-    process = start_server(data_dir, port)
-    try:
+    with processes.stopping(start_server(data_dir, port), grace=15):
         yield Server(f"http://127.0.0.1:{port}", seeded, data_dir)
-    finally:
-        process.terminate()
-        process.wait(timeout=15)
 
 
 @pytest.fixture(scope="module")

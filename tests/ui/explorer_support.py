@@ -13,6 +13,7 @@ from pathlib import Path
 import httpx
 from explorer_seed import EMBEDDER, Seeded
 
+import processes
 from service_support import ROOT
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -51,19 +52,20 @@ def chronomem(data_dir: Path, *args: str) -> list[str]:
 
 
 def start_server(data_dir: Path, port: int, command: str = "serve", *extra: str) -> subprocess.Popen[bytes]:
-    """``chronomem serve`` (or ``ui``) on loopback over ``data_dir``, with the embedder the seed used."""
+    """``chronomem serve`` (or ``ui``) on loopback over ``data_dir``, with the embedder the seed used;
+    the caller stops it (``processes.stopping``)."""
     with open(data_dir / "server.log", "ab") as log:  # the child keeps its own copy of the descriptor
-        process = subprocess.Popen(chronomem(data_dir, command, "--port", str(port), *extra),
-                                   env=env(), stdout=log, stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"chronomem {command} exited: {(data_dir / 'server.log').read_text()[-2000:]}")
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=1).status_code == 200:
-                return process
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.1)
-    process.kill()
-    raise RuntimeError(f"chronomem {command} did not become ready in 60 s")
+        process = processes.start(chronomem(data_dir, command, "--port", str(port), *extra),
+                                  env=env(), stdout=log, stderr=subprocess.STDOUT)
+    with processes.stopped_on_error(process):
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                raise RuntimeError(f"chronomem {command} exited: {(data_dir / 'server.log').read_text()[-2000:]}")
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=1).status_code == 200:
+                    return process
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.1)
+        raise RuntimeError(f"chronomem {command} did not become ready in 60 s")
