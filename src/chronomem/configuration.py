@@ -165,8 +165,8 @@ _COMMUNITIES = _generic("communities", {
 # The model settings: LLMSettings.from_env reads their variables, which chronomem.llm.environment
 # declares; each row here names the variables that fill its field.
 _LLM_FIELDS = {
-    "model": "`provider:model` (e.g. `openai:gpt-4o-mini`, `llamacpp:gemma-3-270m`), or `heuristic`: the "
-             "rule-based stand-in, not an LLM. Unset: no model, episodes stay `unextracted`",
+    "model": "`provider:model` (e.g. `openai:gpt-4o-mini`, `llamacpp:qwen2.5`), `local` (the packaged model) or "
+             "`heuristic`: the rule-based stand-in, not an LLM. Unset: no model, episodes stay `unextracted`",
     "role_models": "a model per role (`extraction`, `resolution`, `summary`, `rerank`, `default`); file: a table",
     "base_urls": "endpoint per provider; `CHRONOMEM_LLM_BASE_URL` is the default model's provider's; file: a "
                  "table `{ llamacpp = \"http://127.0.0.1:8080/v1\" }`",

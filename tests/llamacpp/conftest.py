@@ -1,94 +1,59 @@
-"""A real llama.cpp server (llama-cpp-python serving the packaged Gemma 3 270M GGUF) for the tests here.
+"""A real llama.cpp server serving the packaged Qwen2.5-Coder-1.5B-Instruct, for the tests here.
 
-``make test`` prepares it first (``scripts/llamacpp-env``: the wheel is built once per machine and
-cached, the venv and the model are laid out) and exports ``CHRONOMEM_LLAMACPP_VENV``; then a
-missing server is an error. Run by hand without that variable, the tests skip unless
-``.venv-llamacpp`` exists.
+The server is chronomem's own managed one (:class:`chronomem.llm.local_model.LocalServer`: the
+model joined from its registry parts into the cache, llama-cpp-python's server with its prompt
+cache), so these tests run the path ``CHRONOMEM_LLM_MODEL=local`` runs. ``make test`` installs the
+``local-model`` extra and sets ``CHRONOMEM_REAL_MODEL_TESTS=1``: then a missing model or server is
+an error; run by hand without it, the tests skip.
 
-One server per session, on a free loopback port, with one thread (two threads collapse to a tenth
-of the speed whenever anything else runs on a two-core machine), stopped when the session ends.
+One server per session, on a free loopback port, stopped when the session ends.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
-import socket
-import subprocess
-import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 import processes
+from chronomem.errors import MissingExtraError
 from chronomem.llm import openai as openai_adapter
+from chronomem.llm.local_model import LocalServer, ServerOptions, assemble, local_model
 from chronomem.llm.structured import forget_negotiated_modes
 from chronomem.providers.guard import allow_model_requests
 
-REPO = Path(__file__).resolve().parents[2]
-_STARTUP_S = 120.0
+MODEL = "qwen2.5-coder-1.5b"
 
 
-@dataclass(frozen=True, slots=True)
-class LlamaCppServer:
-    base_url: str  # ends in /v1
-    model_path: Path
-    log_path: Path
-
-
-def _venv() -> Path:
-    configured = os.environ.get("CHRONOMEM_LLAMACPP_VENV")
-    venv = Path(configured) if configured else REPO / ".venv-llamacpp"
-    if not (venv / "model-path").exists():
-        message = f"no llama.cpp server venv at {venv}: run `make llamacpp` (scripts/llamacpp-env)"
-        if configured:
-            pytest.fail(message)
-        pytest.skip(message)
-    return venv
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def _wait_until_up(process: subprocess.Popen[bytes], url: str, log_path: Path) -> None:
-    deadline = time.monotonic() + _STARTUP_S
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            pytest.fail(f"llama.cpp server exited with {process.returncode}:\n{log_path.read_text()[-3000:]}")
-        try:
-            if httpx.get(f"{url}/models", timeout=2).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.5)
-    pytest.fail(f"llama.cpp server not up after {_STARTUP_S:.0f}s:\n{log_path.read_text()[-3000:]}")
+def _model_path() -> Any:
+    required = os.environ.get("CHRONOMEM_REAL_MODEL_TESTS") == "1"
+    try:
+        if importlib.util.find_spec("llama_cpp") is None:
+            raise MissingExtraError("llama-cpp-python", "local-model")
+        return assemble(local_model(MODEL))
+    except MissingExtraError as missing:
+        if required:
+            pytest.fail(f"the real-model tests need the packaged model: {missing}")
+        pytest.skip(str(missing))
 
 
 @pytest.fixture(scope="session")
-def llamacpp_server() -> Iterator[LlamaCppServer]:
-    venv = _venv()
-    model = Path((venv / "model-path").read_text().strip())
-    port = _free_port()
-    log_dir = Path(tempfile.mkdtemp(prefix="chronomem-llamacpp-"))
-    log_path = log_dir / "server.log"
-    command = [
-        str(venv / "bin" / "python"), "-m", "llama_cpp.server", "--model", str(model),
-        "--n_ctx", "8192", "--chat_format", "gemma", "--n_threads", "1",
-        "--host", "127.0.0.1", "--port", str(port),
-    ]  # fmt: skip
-    with log_path.open("wb") as log:
-        process = processes.start(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}/v1"
-    with processes.stopping(process, grace=15):  # however the wait, the tests or the session end
-        _wait_until_up(process, url, log_path)
-        yield LlamaCppServer(url, model, log_path)
+def llamacpp_server() -> Iterator[LocalServer]:
+    # two threads: pytest only waits while the server works; a fixed seed and temperature 0 (the
+    # settings' default) make its answers repeatable
+    server = LocalServer(_model_path(), ServerOptions(threads=2, startup_s=300))
+    try:
+        server.start()
+        assert server.process is not None
+        processes.adopt(server.process, "llama.cpp server (local model)")
+        yield server
+    finally:
+        server.stop()
 
 
 @dataclass(slots=True)
@@ -103,7 +68,7 @@ class CallLog:
 
 
 @pytest.fixture
-def real_server(llamacpp_server: LlamaCppServer, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+def real_server(llamacpp_server: LocalServer, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     """The server, with real requests allowed, modes forgotten (each test negotiates) and every
     adapter request timed (``real_server.log``)."""
     forget_negotiated_modes()
@@ -128,7 +93,7 @@ def real_server(llamacpp_server: LlamaCppServer, monkeypatch: pytest.MonkeyPatch
 
 @dataclass(frozen=True, slots=True)
 class _Handle:
-    server: LlamaCppServer
+    server: LocalServer
     log: CallLog
 
     @property

@@ -1,10 +1,9 @@
 """Against a real llama.cpp server: the wire path, the negotiated structured-output mode, timeouts
-and failure handling.
-
-The model is Gemma 3 270M *base* (the only GGUF a package ships): it cannot follow the extraction
-prompts, so these tests assert the machinery, never the quality of what it extracts. Every answer
-is either a validated object or a visible, retryable failure with its reason; no HTTP call outlives
-the per-call timeout; a failed episode leaves nothing but itself in the store.
+and failure handling, as a user who runs their own server configures it (``llamacpp:…`` and a base
+URL). The model is the packaged Qwen2.5-Coder-1.5B-Instruct; what it extracts is asserted in
+``test_real_extraction.py``. Here every answer is either a validated object or a visible, retryable
+failure with its reason; no HTTP call outlives the per-call timeout; a failed episode leaves nothing
+but itself in the store.
 """
 
 from __future__ import annotations
@@ -32,8 +31,8 @@ from chronomem.llm.structured import negotiation_for
 
 pytestmark = pytest.mark.integration
 
-MODEL = "gemma-3-270m"
-TIMEOUT_S = 20.0
+MODEL = "qwen2.5-coder-1.5b"
+TIMEOUT_S = 180.0  # a first call reads ~1,500 prompt tokens on two CPU threads
 SLACK_S = 2.0  # cancelling a timed-out request and closing its connection
 
 

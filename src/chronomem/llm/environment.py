@@ -52,7 +52,8 @@ _PLAIN: tuple[EnvironmentVariable, ...] = (
         "CHRONOMEM_LLM_MODEL",
         "model",
         "The model for every role without one of its own, as 'provider:model' (e.g. 'openai:gpt-4o-mini', "
-        "'llamacpp:gemma-3-270m'). Without it the library and server use no model.",
+        "'llamacpp:qwen2.5'), or 'local' for the packaged Qwen2.5-Coder-1.5B-Instruct, run offline. Without it "
+        "the library and server use no model.",
     ),
     EnvironmentVariable(
         "CHRONOMEM_LLM_STRUCTURED_OUTPUT",

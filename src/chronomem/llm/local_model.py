@@ -275,6 +275,10 @@ class LocalServer:
         return sum(int(hit) for hit in _PREFIX_HIT.findall(text))
 
     @property
+    def process(self) -> subprocess.Popen[bytes] | None:
+        return self._process
+
+    @property
     def running(self) -> bool:
         return self._process is not None and self._process.poll() is None
 

@@ -1,0 +1,93 @@
+"""Real extraction by a real instruction model: the packaged Qwen2.5-Coder-1.5B-Instruct on llama.cpp.
+
+Each test ingests a few short episodes through the whole pipeline, as ``CHRONOMEM_LLM_MODEL=local``
+does, at temperature 0 with a fixed seed, and asserts what a model of that size reliably gets:
+who and what the graph holds and which pairs a fact joins, never the wording. What the mechanisms
+around the model guarantee whatever it answers (the speaker is an entity, facts are in the third
+person, the instructions come from the server's prompt cache) is asserted exactly.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+
+import pytest
+
+from chronomem import Chronomem, Settings
+from chronomem.domain import EpisodeStatus, name_key
+from chronomem.llm.accounting import usage_scope
+from chronomem.llm.local_model import LocalChatModel
+from chronomem.llm.settings import LLMSettings
+
+pytestmark = pytest.mark.integration
+
+FIRST_PERSON = re.compile(r"\b(I|me|my|mine)\b", re.IGNORECASE)
+
+
+def _model(real_server) -> LocalChatModel:
+    settings = LLMSettings(model="local:qwen2.5-coder-1.5b", timeout_s=300)
+    return LocalChatModel(real_server.server, "qwen2.5-coder-1.5b", timeout_s=settings.timeout_for("local"),
+                          temperature=0.0, extra_body={"seed": 0})
+
+
+async def _ingest(real_server, tmp_path, *messages: tuple[str, str]):
+    llm = _model(real_server)
+    memory = await Chronomem.open(Settings(data_dir=tmp_path, embedder="hashing"), llm=llm)
+    results = []
+    with usage_scope() as usage:
+        for day, text in messages:
+            results.append(await memory.add_episode(
+                "maya", text, speaker="Maya Patel", role="user",
+                reference_time=datetime.fromisoformat(day).replace(hour=10, tzinfo=UTC),
+            ))
+    return memory, llm, results, usage
+
+
+async def _graph(memory: Chronomem) -> tuple[dict[str, str], list[tuple[str, str, str]]]:
+    names = {e.id: e.name for e in await memory.list_entities("maya")}
+    facts = [(names[f.source_id], names[f.target_id], f.fact) for f in await memory.list_facts("maya")]
+    return names, facts
+
+
+def _joins(facts: list[tuple[str, str, str]], a: str, b: str) -> bool:
+    pair = {name_key(a), name_key(b)}
+    return any({name_key(s), name_key(t)} == pair for s, t, _ in facts)
+
+
+async def test_a_job_is_a_fact_between_the_speaker_and_the_company_in_the_third_person(real_server, tmp_path):
+    memory, llm, (result,), usage = await _ingest(
+        real_server, tmp_path, ("2024-03-06", "I started a new job at Globex as a data engineer."))
+    try:
+        assert result.episode.status is EpisodeStatus.DONE
+        names, facts = await _graph(memory)
+        assert {"Maya Patel", "Globex"} <= set(names.values())
+        assert _joins(facts, "Maya Patel", "Globex"), facts
+        for source, target, text in facts:
+            assert not FIRST_PERSON.search(text), text
+            if "Maya Patel" in (source, target):
+                assert "Maya Patel" in text, text
+        print(f"real_extraction_calls: {usage.calls}, facts: {facts}")
+    finally:
+        await memory.close()
+        await llm.aclose()
+
+
+async def test_the_second_episode_reads_its_instructions_from_the_prompt_cache(real_server, tmp_path):
+    memory, llm, results, usage = await _ingest(
+        real_server, tmp_path,
+        ("2024-03-06", "My sister Ana lives in Lisbon."),
+        ("2024-03-07", "I adopted a dog named Bolt."),
+    )
+    try:
+        assert [r.episode.status for r in results] == [EpisodeStatus.DONE] * 2
+        second = results[1].usage
+        # the same prompts again: all but the episode's own data was evaluated before
+        assert second.cached_input_tokens >= 0.6 * second.input_tokens, second.as_dict()
+        names, facts = await _graph(memory)
+        assert {"Maya Patel", "Ana", "Lisbon", "Bolt"} <= set(names.values()), names
+        assert _joins(facts, "Ana", "Lisbon") and _joins(facts, "Maya Patel", "Bolt"), facts
+        print(f"real_extraction_cached_share: {usage.cached_input_tokens / usage.input_tokens:.2f}")
+    finally:
+        await memory.close()
+        await llm.aclose()
