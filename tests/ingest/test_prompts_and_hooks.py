@@ -30,6 +30,7 @@ from chronomem.ingest.prompts import (
 from chronomem.llm.base import Message
 from chronomem.llm.testing import FunctionModel
 
+
 def whole(messages: list[Message]) -> str:
     return "\n".join(m.content for m in messages)
 
