@@ -9,7 +9,7 @@ from ingest_doubles import Script, at
 from chronomem.domain import Episode
 from chronomem.embed.testing import HashingEmbedder
 from chronomem.ingest import IngestConfig, Ingestor
-from chronomem.ingest.grounding import is_named, junk_reason, locate_quote
+from chronomem.ingest.grounding import is_named, junk_reason, locate_quote, stating_sentence
 from chronomem.llm.testing import FunctionModel
 
 
@@ -134,27 +134,29 @@ async def test_an_undated_fact_is_dated_by_its_quote(store, embedder):
     assert stored.valid_at == at("2024-05-20")  # 2024-05-15 is a Wednesday
 
 
-class JunkOnce:
-    """Answers fact extraction with a junk fact, then (after the correction) with ``second``."""
+ONLY_JUNK = [fact("Alice", "Globex", "'}, {'", "I joined Globex")]
+JUNK_AND_GOOD = [*ONLY_JUNK, fact("Alice", "Globex", "Alice works at Globex", "I joined Globex")]
 
-    def __init__(self, second: list[dict[str, Any]], mode: str = "staged") -> None:
-        self.second, self.mode, self.corrections = second, mode, []  # type: ignore[var-annotated]
+
+class JunkOnce:
+    """Answers fact extraction with ``first``, then (after the correction) with ``second``."""
+
+    def __init__(self, second: list[dict[str, Any]], first: list[dict[str, Any]] = ONLY_JUNK) -> None:
+        self.first, self.second, self.corrections = first, second, []  # type: ignore[var-annotated]
         self.asked = 0
 
     def __call__(self, prompt: Any, context: Any) -> Any:
         entities = [{"name": "Alice"}, {"name": "Globex"}]
         if prompt.name == "extract_entities":
             return {"entities": entities}
-        junk = [fact("Alice", "Globex", "'}, {'", "I joined Globex"),
-                fact("Alice", "Globex", "Alice works at Globex", "I joined Globex")]
         self.asked += 1
         if self.asked > 1:
             self.corrections.append(context.instructions)
-        facts = junk if self.asked == 1 else self.second
+        facts = self.first if self.asked == 1 else self.second
         return {"facts": facts} if prompt.name == "extract_facts" else {"entities": entities, "facts": facts}
 
 
-async def test_junk_gets_one_corrective_retry_and_a_corrected_answer_is_kept(store, embedder):
+async def test_an_answer_of_junk_gets_one_corrective_retry_and_a_corrected_answer_is_kept(store, embedder):
     answers = JunkOnce([fact("Alice", "Globex", "Alice joined Globex", "I joined Globex")])
     model = FunctionModel(answers)
     result = await Ingestor(store, embedder, model).add_episode(message("I joined Globex."))
@@ -163,10 +165,16 @@ async def test_junk_gets_one_corrective_retry_and_a_corrected_answer_is_kept(sto
     assert [f.fact for f in await store.list_facts("g")] == ["Alice joined Globex"] and result.facts_rejected == 0
 
 
+async def test_a_junk_fact_beside_good_ones_is_dropped_and_counted_without_a_retry(store, embedder):
+    # a retry would cost a call, and a small model's second answer may lose the good facts
+    model = FunctionModel(JunkOnce([], first=JUNK_AND_GOOD))
+    result = await Ingestor(store, embedder, model).add_episode(message("I joined Globex."))
+    assert model.prompt_names == ["extract_entities", "extract_facts"]
+    assert [f.fact for f in await store.list_facts("g")] == ["Alice works at Globex"] and result.facts_rejected == 1
+
+
 async def test_junk_still_there_after_the_retry_is_dropped_and_counted(store, embedder):
-    answers = JunkOnce([fact("Alice", "Globex", "}, {", "I joined Globex"),
-                        fact("Alice", "Globex", "Alice works at Globex", "I joined Globex")], mode="combined")
-    model = FunctionModel(answers)
+    model = FunctionModel(JunkOnce(JUNK_AND_GOOD))
     ingestor = Ingestor(store, embedder, model, config=IngestConfig(extraction="combined"))
     result = await ingestor.add_episode(message("I joined Globex."))
     assert model.prompt_names == ["extract_graph", "extract_graph"]  # one retry, never a second
@@ -205,3 +213,20 @@ async def test_the_facades_context_quotes_the_episode_that_states_each_fact(tmp_
         quoted = await memory.context("g", "Where does Alice work?", include_evidence=True)
     assert "Alice works at Globex" in plain and "source:" not in plain
     assert '- Alice works at Globex' in quoted and '[source: "I joined Globex"]' in quoted
+
+
+@pytest.mark.parametrize(("fact", "names", "stated"), [
+    ("Bolt is Maya Patel's adopted dog.", ["Maya Patel", "Bolt"], True),  # the model's own words
+    ("Maya Patel owns a dog named Bolt.", ["Maya Patel", "Bolt"], True),
+    ("Ana lives in Lisbon.", ["Ana", "Lisbon"], True),
+    ("Ana is Maya Patel's sister.", ["Ana", "Maya Patel"], True),
+    ("Ana hates Lisbon.", ["Ana", "Lisbon"], False),  # named entities, an invented statement
+    ("Bolt bit Ana.", ["Ana", "Bolt"], False),  # no sentence names both
+    ("Maya Patel, Bolt", ["Maya Patel", "Bolt"], False),  # says nothing but names
+])
+def test_a_paraphrase_is_grounded_by_the_sentence_that_names_its_entities_and_says_it(fact, names, stated):
+    text = "Maya Patel: I adopted a dog named Bolt. My sister Ana lives in Lisbon."
+    span = stating_sentence(fact, names, text, "Maya Patel")
+    assert (span is not None) == stated
+    if span is not None:
+        assert text[span[0]:span[1]] in ("Maya Patel: I adopted a dog named Bolt.", "My sister Ana lives in Lisbon.")

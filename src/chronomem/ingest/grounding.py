@@ -22,10 +22,15 @@ from collections.abc import Iterable, Sequence
 from rapidfuzz import fuzz
 
 from chronomem.domain import fold_accents, name_key, plain_punctuation, visible_text
+from chronomem.ingest.voice import in_third_person
 
-__all__ = ["QUOTE_TOLERANCE", "is_named", "junk_reason", "locate_quote"]
+__all__ = ["PARAPHRASE_SHARE", "QUOTE_TOLERANCE", "is_named", "junk_reason", "locate_quote", "stating_sentence"]
 
 QUOTE_TOLERANCE = 90.0  # rapidfuzz partial-ratio (0-100) a quote must reach when it is not found verbatim
+# share of a fact's own words (not its entities' names) that the sentence naming its entities must
+# hold, for a fact whose quote is missing or is not the message's words
+PARAPHRASE_SHARE = 0.5
+_SENTENCE = re.compile(r"[^.!?\n]+[.!?]*")
 _MIN_FUZZY_QUOTE = 12  # shorter quotes must occur exactly: a fuzzy match of a few letters proves nothing
 _WORD = re.compile(r"\w+")
 _NON_SPACE = re.compile(r"\S+")
@@ -157,4 +162,44 @@ def junk_reason(fact: str, entity_names: Sequence[str]) -> str | None:
     named = {w for name in entity_names for w in _WORD.findall(_folded(name))}
     if not set(_WORD.findall(_folded(fact))) - named - _SCHEMA_WORDS:
         return "says nothing but its entities' names"
+    return None
+
+
+# words that say nothing of what a fact states: a paraphrase is judged by the rest
+_FUNCTION_WORDS = frozenset((
+    "a", "an", "the", "is", "are", "was", "were", "be", "been", "being", "am", "has", "have", "had", "do",
+    "does", "did", "of", "in", "on", "at", "to", "for", "from", "by", "with", "and", "or", "but", "as",
+    "that", "this", "these", "those", "it", "its", "s", "his", "her", "their", "who", "which", "named",
+    "called",
+))
+
+
+def _content_stems(text: str, names: Sequence[str]) -> set[str]:
+    """The words of ``text`` that are neither its entities' names nor function words, cut to their
+    first five letters (so "adopted" meets "adopts", "sister" "sisters")."""
+    named = {w for name in names for w in _WORD.findall(_folded(name))}
+    return {w[:5] for w in _WORD.findall(_folded(text)) if w not in named and w not in _FUNCTION_WORDS}
+
+
+def stating_sentence(fact: str, names: Sequence[str], text: str, speaker: str | None = None) -> tuple[int, int] | None:
+    """The sentence of ``text`` that states ``fact`` in other words, as ``(start, end)``, or ``None``.
+
+    For a fact whose quote is missing or is not the message's words (a model that quotes its own
+    sentence, "Bolt is Maya's dog", for the message's "I adopted a dog named Bolt"): the sentence
+    must name every one of the fact's entities (a message's speaker counts as named in each of its
+    sentences), and at least :data:`PARAPHRASE_SHARE` of what the fact says besides their names must
+    be words of that sentence, so an invented statement about named entities ("Ana hates Lisbon"
+    for "Ana lives in Lisbon") is still rejected.
+    """
+    claimed = _content_stems(fact, [*names, speaker or ""])
+    if not claimed:
+        return None
+    for match in _SENTENCE.finditer(text):
+        sentence = match.group(0)
+        if not all(is_named(name, [sentence]) or (speaker and is_named(name, [speaker])) for name in names):
+            continue
+        said = _content_stems(in_third_person(sentence, speaker), [*names, speaker or ""])
+        if len(claimed & said) >= PARAPHRASE_SHARE * len(claimed):
+            start = match.start() + len(sentence) - len(sentence.lstrip())
+            return start, match.start() + len(sentence.rstrip())
     return None

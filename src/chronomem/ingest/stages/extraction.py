@@ -21,6 +21,7 @@ from chronomem.ingest.prompts import (
     EpisodeText,
     ExtractedEntity,
     ExtractedFact,
+    ExtractedFacts,
     ExtractedGraph,
     FactExtractionContext,
     ReflexionContext,
@@ -34,6 +35,7 @@ from chronomem.ingest.stages.entities import (
     settle,
     specific_label,
 )
+from chronomem.ingest.voice import in_third_person
 from chronomem.store.base import Scope
 
 __all__ = [
@@ -93,14 +95,29 @@ def with_speaker(entities: list[ExtractedEntity], text: EpisodeText) -> list[Ext
 async def extract_graph(session: Session, text: EpisodeText) -> ExtractedGraph:
     """Entities and facts in one call (``extraction="combined"``)."""
     context = CombinedExtractionContext(text, session.ontology.entity_specs(), session.ontology.edge_specs())
-    answer = await session.ask(COMBINED_EXTRACTION, context)
-    if junk := _junk(answer.facts):
-        answer = await session.ask(COMBINED_EXTRACTION, _corrected(context, junk))
+    answer = _third_person(await session.ask(COMBINED_EXTRACTION, context), text)
+    if _all_junk(answer.facts):
+        answer = _third_person(await session.ask(COMBINED_EXTRACTION, _corrected(context, answer.facts)), text)
     return answer.model_copy(update={"entities": with_speaker(answer.entities, text)})
 
 
-def _junk(facts: Sequence[ExtractedFact]) -> list[ExtractedFact]:
-    return [f for f in facts if junk_reason(f.fact, [f.source, f.target]) is not None]
+def _all_junk(facts: Sequence[ExtractedFact]) -> bool:
+    """Every fact of the answer is junk: worth the one corrective call. A junk fact beside good ones
+    is dropped (and counted) when the facts are built; a retry would cost a call and may lose the
+    good ones."""
+    return bool(facts) and all(junk_reason(f.fact, [f.source, f.target]) is not None for f in facts)
+
+
+_Answer = TypeVar("_Answer", ExtractedGraph, ExtractedFacts)
+
+
+def _third_person(answer: _Answer, text: EpisodeText) -> _Answer:
+    """The answer with its fact texts in the third person (:mod:`chronomem.ingest.voice`), before
+    anything judges them: "I adopted Bolt" names its speaker once it reads "Maya adopted Bolt"."""
+    if not text.speaker:
+        return answer
+    facts = [f.model_copy(update={"fact": in_third_person(f.fact, text.speaker)}) for f in answer.facts]
+    return answer.model_copy(update={"facts": facts})
 
 
 _Context = TypeVar("_Context", CombinedExtractionContext, FactExtractionContext)
@@ -163,9 +180,9 @@ async def extract_facts(
     recent = dataclasses.replace(text, previous=text.previous[len(text.previous) - keep :] if keep else ())
     context = FactExtractionContext(recent, tuple(refs), session.ontology.edge_specs(), existing=existing,
                                     ambiguous=questions)
-    answer = await session.ask(FACT_EXTRACTION, context)
-    if junk := _junk(answer.facts):
-        answer = await session.ask(FACT_EXTRACTION, _corrected(context, junk))
+    answer = _third_person(await session.ask(FACT_EXTRACTION, context), text)
+    if _all_junk(answer.facts):
+        answer = _third_person(await session.ask(FACT_EXTRACTION, _corrected(context, answer.facts)), text)
     matches = read_matches(session, resolved.ambiguous, questions, numbering, answer.same_as)
     settle(session, resolved, resolved.ambiguous, matches)
     return FactExtraction(answer.facts, shown)

@@ -18,7 +18,7 @@ from chronomem.ingest.fact_resolution import (
     select_candidates,
     single_valued_outcome,
 )
-from chronomem.ingest.grounding import junk_reason, locate_quote
+from chronomem.ingest.grounding import junk_reason, locate_quote, stating_sentence
 from chronomem.ingest.invalidation import invalidate, supersede_within_episode
 from chronomem.ingest.prompts import (
     FACT_RESOLUTION,
@@ -30,7 +30,6 @@ from chronomem.ingest.prompts import (
 )
 from chronomem.ingest.session import Session, stage
 from chronomem.ingest.stages.entities import ResolvedEntities
-from chronomem.ingest.voice import in_third_person
 from chronomem.store.base import Scope
 
 __all__ = [
@@ -76,7 +75,7 @@ def build_facts(
         evidence = _evidence(session, item, text) if text is not None else ()
         if evidence is None:
             continue
-        fact = _to_fact(session, item, resolved, evidence, speaker=text.speaker if text is not None else None)
+        fact = _to_fact(session, item, resolved, evidence)
         if fact is None:
             continue
         if (same := identical_fact(fact, drafts.facts)) is not None:
@@ -115,11 +114,14 @@ def _superseded(
 
 
 def _evidence(session: Session, item: ExtractedFact, text: EpisodeText) -> tuple[EvidenceSpan, ...] | None:
-    """The span of the episode the fact's quote is, or ``None`` (counted, with the reason) to reject it."""
+    """The span of the episode the fact's quote is (else the sentence that states it in other words),
+    or ``None`` (counted, with the reason) to reject it."""
     if (reason := junk_reason(item.fact, [item.source, item.target])) is not None:
         session.reject("fact", f"{item.fact!r} {reason}")
         return None
     span = locate_quote(item.quote, text.current) if item.quote else None
+    if span is None:
+        span = stating_sentence(item.fact, [item.source, item.target], text.current, text.speaker)
     if span is None:
         problem = f"quotes words the episode does not contain: {item.quote!r}" if item.quote else "has no quote"
         session.reject("fact", f"{item.fact!r} {problem}")
@@ -130,8 +132,7 @@ def _evidence(session: Session, item: ExtractedFact, text: EpisodeText) -> tuple
 
 
 def _to_fact(
-    session: Session, item: ExtractedFact, resolved: ResolvedEntities, evidence: tuple[EvidenceSpan, ...] = (),
-    *, speaker: str | None = None,
+    session: Session, item: ExtractedFact, resolved: ResolvedEntities, evidence: tuple[EvidenceSpan, ...] = ()
 ) -> Fact | None:
     source, target = resolved.find(item.source), resolved.find(item.target)
     if source is None or target is None or source.id == target.id:
@@ -153,8 +154,7 @@ def _to_fact(
     return Fact(
         group_id=session.group_id, source_id=source.id, target_id=target.id, other_entity_ids=others,
         relation_type=relation,
-        fact=in_third_person(" ".join(item.fact.split()), speaker), episode_ids=session.provenance,
-        evidence=evidence,
+        fact=" ".join(item.fact.split()), episode_ids=session.provenance, evidence=evidence,
         attributes=session.ontology.edge_attributes(relation, item.attributes),
         valid_at=valid_at, invalid_at=invalid_at, created_at=session.now,
     )
