@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-
 from ingest_doubles import Script, at
 
 from chronomem.domain import Episode
