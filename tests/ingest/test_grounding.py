@@ -231,3 +231,15 @@ def test_a_paraphrase_is_grounded_by_the_sentence_that_names_its_entities_and_sa
     assert (span is not None) == stated
     if span is not None:
         assert text[span[0]:span[1]] in ("Maya Patel: I adopted a dog named Bolt.", "My sister Ana lives in Lisbon.")
+
+
+async def test_a_fact_hung_on_the_wrong_pair_goes_to_the_entity_its_sentence_names(store, embedder):
+    script = Script()
+    script.episodes["adopted"] = (["Maya", "Ana", "Bolt"], [
+        fact("Maya", "Ana", "Maya adopted a dog named Bolt", "I adopted a dog named Bolt")])
+    await Ingestor(store, embedder, FunctionModel(script)).add_episode(
+        Episode(group_id="g", speaker="Maya", content="Ana says hi. I adopted a dog named Bolt.",
+                reference_time=at("2024-05-15")))
+    names = {e.id: e.name for e in await store.list_entities("g")}
+    (stored,) = await store.list_facts("g")
+    assert (names[stored.source_id], names[stored.target_id]) == ("Maya", "Bolt")

@@ -86,7 +86,9 @@ async def test_the_second_episode_reads_its_instructions_from_the_prompt_cache(r
         assert second.cached_input_tokens >= 0.6 * second.input_tokens, second.as_dict()
         names, facts = await _graph(memory)
         assert {"Maya Patel", "Ana", "Lisbon", "Bolt"} <= set(names.values()), names
-        assert _joins(facts, "Ana", "Lisbon") and _joins(facts, "Maya Patel", "Bolt"), facts
+        assert _joins(facts, "Ana", "Maya Patel") or _joins(facts, "Ana", "Lisbon"), facts
+        assert _joins(facts, "Maya Patel", "Bolt"), facts
+        assert not _joins(facts, "Ana", "Bolt"), facts  # nothing said joins them
         print(f"real_extraction_cached_share: {usage.cached_input_tokens / usage.input_tokens:.2f}")
     finally:
         await memory.close()

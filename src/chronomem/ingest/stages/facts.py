@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from chronomem.domain import EvidenceSpan, Fact, to_relation_type
+from chronomem.domain import Entity, EvidenceSpan, Fact, to_relation_type
 from chronomem.ingest.dates import date_in_text, parse_model_datetime
 from chronomem.ingest.fact_resolution import (
     FactCandidates,
@@ -18,7 +18,7 @@ from chronomem.ingest.fact_resolution import (
     select_candidates,
     single_valued_outcome,
 )
-from chronomem.ingest.grounding import junk_reason, locate_quote, stating_sentence
+from chronomem.ingest.grounding import is_named, junk_reason, locate_quote, stating_sentence
 from chronomem.ingest.invalidation import invalidate, supersede_within_episode
 from chronomem.ingest.prompts import (
     FACT_RESOLUTION,
@@ -135,6 +135,8 @@ def _to_fact(
     session: Session, item: ExtractedFact, resolved: ResolvedEntities, evidence: tuple[EvidenceSpan, ...] = ()
 ) -> Fact | None:
     source, target = resolved.find(item.source), resolved.find(item.target)
+    if source is not None and target is not None:
+        source, target = _ends_the_text_names(item.fact, source, target, resolved)
     if source is None or target is None or source.id == target.id:
         session.warn(f"fact dropped, its entities are not both known and distinct: {item.fact!r}")
         return None
@@ -158,6 +160,26 @@ def _to_fact(
         attributes=session.ontology.edge_attributes(relation, item.attributes),
         valid_at=valid_at, invalid_at=invalid_at, created_at=session.now,
     )
+
+
+def _ends_the_text_names(
+    fact: str, source: Entity, target: Entity, resolved: ResolvedEntities
+) -> tuple[Entity, Entity]:
+    """The fact's ends as its own sentence names them. A small model sometimes hangs a fact on the
+    wrong pair ("Maya adopted a dog named Bolt" between Maya and her sister Ana): when the text
+    names one end but not the other, and names exactly one other entity of the episode, that
+    entity is the other end. Otherwise the ends stay as the model gave them."""
+    def named(entity: Entity) -> bool:
+        return any(is_named(name, [fact]) for name in (entity.name, *entity.aliases))
+
+    if named(source) == named(target):
+        return source, target
+    kept = source if named(source) else target
+    others = {e.id: e for _, eid in resolved.mentioned if (e := resolved.entities[eid]).id != kept.id and named(e)}
+    if len(others) != 1:
+        return source, target
+    (other,) = others.values()
+    return (kept, other) if kept is source else (other, kept)
 
 
 def _participants(session: Session, item: ExtractedFact, resolved: ResolvedEntities, ends: set[str]) -> tuple[str, ...]:
