@@ -11,6 +11,8 @@ file (AOF, fsync every second) in their data directory.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import signal
 import socket
 import subprocess
@@ -81,7 +83,10 @@ class ServerProcess:
 
     def start(self, timeout: float = 30.0) -> ServerProcess:
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        self.process = subprocess.Popen(self.command(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        # a process group of its own: redis forks children to rewrite its AOF, and a kill of the
+        # server alone would leave them running
+        self.process = subprocess.Popen(self.command(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                        start_new_session=True)
         try:
             self.wait_ready(timeout)
         except BaseException:
@@ -114,16 +119,25 @@ class ServerProcess:
         finally:
             client.close()
 
+    def _signal_group(self, signum: int) -> bool:
+        """``signum`` to the server and what it forked; False when it had already exited (once
+        reaped, its pid no longer names the group)."""
+        if self.process is None or self.process.poll() is not None:
+            return False
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signum)
+        return True
+
     def kill(self) -> None:
         """SIGKILL: a crash, nothing flushed beyond what the AOF already has."""
-        if self.process is not None and self.process.poll() is None:
-            self.process.send_signal(signal.SIGKILL)
+        if self._signal_group(signal.SIGKILL):
+            assert self.process is not None
             self.process.wait()
 
     def stop(self) -> None:
         """A clean shutdown (SIGTERM), waited for."""
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
+        if self._signal_group(signal.SIGTERM):
+            assert self.process is not None
             try:
                 self.process.wait(timeout=20)
             except subprocess.TimeoutExpired:
@@ -191,7 +205,10 @@ def main(argv: list[str] | None = None) -> int:
              else [start_server(args.dir, args.port, args.wait)])
     print(f"store URL: {nodes[0].url}", flush=True)
     print("ports: " + " ".join(str(n.port) for n in nodes) + f"  data: {args.dir}  (Ctrl-C stops)", flush=True)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # stop the servers on SIGTERM too
+    # the servers run in process groups of their own (Ctrl-C and a closed terminal do not reach
+    # them): stop them on SIGTERM and SIGHUP too
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, lambda *_: sys.exit(0))
     try:
         while True:
             time.sleep(3600)
