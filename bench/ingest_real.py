@@ -51,7 +51,8 @@ def gold_episodes(limit: int) -> list[Episode]:
         for number, item in enumerate(case["episodes"]):
             episodes.append(Episode(
                 id=f"{case['id']}-{number}", group_id=f"gold-{case['id']}",
-                kind=EpisodeKind(item.get("kind", "message")), content=item["content"], speaker=item.get("speaker"), role=item.get("role"),
+                kind=EpisodeKind(item.get("kind", "message")), content=item["content"],
+                speaker=item.get("speaker"), role=item.get("role"),
                 reference_time=datetime.fromisoformat(item["reference_time"].replace("Z", "+00:00")),
                 source_description=item.get("source_description", ""),
             ))
