@@ -24,7 +24,8 @@ export TRANSFORMERS_OFFLINE := 1
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*## "}{printf "  %-12s %s\n", $$1, $$2}'
 
-$(UV): scripts/uv-requirements.txt
+# The version is in the path: a new UV_VERSION (with its hashes) installs beside the old one.
+$(UV):
 	rm -rf $(CACHE)/tools/uv-$(UV_VERSION)
 	$(PYTHON) -m venv $(CACHE)/tools/uv-$(UV_VERSION)
 	$(CACHE)/tools/uv-$(UV_VERSION)/bin/python -m pip install -q --require-hashes -r scripts/uv-requirements.txt
