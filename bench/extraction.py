@@ -30,6 +30,7 @@ case's graph and verdicts as JSON.
 
     .venv/bin/python bench/extraction.py
     .venv/bin/python bench/extraction.py --model local:qwen2.5-coder-0.5b --split holdout
+    .venv/bin/python bench/extraction.py --model llamacpp:qwen --base-url http://127.0.0.1:8080/v1
 """
 
 from __future__ import annotations
@@ -217,7 +218,10 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     episodes = sum(len(c.data["episodes"]) for c in cases)
     print(f"{len(cases)} cases, {episodes} episodes, model {args.model}", file=sys.stderr)
     with tempfile.TemporaryDirectory() as data_dir:
-        settings = Settings(data_dir=Path(data_dir), llm=LLMSettings(model=args.model))
+        llm = LLMSettings(model=args.model, timeout_s=900)
+        if args.base_url:
+            llm = llm.model_copy(update={"base_urls": {args.model.partition(":")[0]: args.base_url}})
+        settings = Settings(data_dir=Path(data_dir), llm=llm)
         async with await Chronomem.open(settings) as memory:
             with usage_scope() as usage:
                 for number, case in enumerate(cases, start=1):
@@ -263,6 +267,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", default="local", help="'provider:model' or local[:name] (default: local)")
+    parser.add_argument("--base-url", help="the model's server, for a provider:model of your own server")
     parser.add_argument("--split", choices=("dev", "holdout", "all"), default="dev")
     parser.add_argument("--cases", help="comma-separated case ids")
     parser.add_argument("--limit", type=int, help="only the first N cases")
