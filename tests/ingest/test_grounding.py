@@ -243,3 +243,22 @@ async def test_a_fact_hung_on_the_wrong_pair_goes_to_the_entity_its_sentence_nam
     names = {e.id: e.name for e in await store.list_entities("g")}
     (stored,) = await store.list_facts("g")
     assert (names[stored.source_id], names[stored.target_id]) == ("Maya", "Bolt")
+
+
+@pytest.mark.parametrize(("said", "model_date", "expected"), [
+    ("I started at Globex last Monday.", "2024-05-15T09:00:00Z", "2024-05-13"),  # defaulted to the day said
+    ("I started at Globex last Monday.", None, "2024-05-13"),
+    ("I started at Globex last Monday.", "2024-05-06T00:00:00Z", "2024-05-06"),  # the model's own day stands
+    ("I start at Globex on June 3.", "2024-05-15T09:00:00Z", "2024-06-03"),
+    ("I joined Globex in 2019 and moved to Oslo last year.", "2024-05-15T09:00:00Z", "2024-05-15"),  # two dates
+    ("I work at Globex.", "2024-05-15T09:00:00Z", "2024-05-15"),
+])
+async def test_a_start_left_at_the_day_it_was_said_takes_the_one_day_its_sentence_names(
+    store, embedder, said: str, model_date: str | None, expected: str
+):
+    script = Script()
+    script.episodes["Globex"] = (["Alice", "Globex"], [
+        {**fact("Alice", "Globex", "Alice works at Globex", said.rstrip(".")), "valid_at": model_date}])
+    await Ingestor(store, embedder, FunctionModel(script)).add_episode(message(said))
+    (stored,) = await store.list_facts("g")
+    assert stored.valid_at is not None and stored.valid_at.date().isoformat() == expected

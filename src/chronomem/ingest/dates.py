@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 
 from chronomem.search.timeparse import Lean, parse_time
 
-__all__ = ["date_in_text", "lean_of", "parse_model_datetime", "resolve_relative"]
+__all__ = ["date_in_text", "lean_of", "only_date_in", "parse_model_datetime", "resolve_relative"]
 
 _FUTURE = re.compile(
     r"\b(?:will|won't|shall|going\s+to|gonna|about\s+to|plan(?:s|ned|ning)?\s+to|intend(?:s)?\s+to|"
@@ -66,6 +66,15 @@ def resolve_relative(
 def date_in_text(text: str | None, reference: datetime) -> datetime | None:
     """The date a quote states, for a fact the model left undated (``None`` if it states none)."""
     return resolve_relative(text, reference) if text else None
+
+
+def only_date_in(sentence: str, reference: datetime) -> datetime | None:
+    """The day ``sentence`` names, when it names exactly one ("I started at Globex last Monday");
+    ``None`` when it names none, or several (which one a fact means is then the model's call)."""
+    parsed = parse_time(sentence, reference, lean=lean_of(sentence))
+    if len(parsed.windows) != 1:
+        return None
+    return parsed.windows[0].moment.replace(hour=0, minute=0, second=0, microsecond=0)
 
 
 def _parse_iso(value: str) -> datetime | None:

@@ -24,7 +24,10 @@ from rapidfuzz import fuzz
 from chronomem.domain import fold_accents, name_key, plain_punctuation, visible_text
 from chronomem.ingest.voice import in_third_person
 
-__all__ = ["PARAPHRASE_SHARE", "QUOTE_TOLERANCE", "is_named", "junk_reason", "locate_quote", "stating_sentence"]
+__all__ = [
+    "PARAPHRASE_SHARE", "QUOTE_TOLERANCE", "is_named", "junk_reason", "locate_quote", "sentence_around",
+    "stating_sentence",
+]
 
 QUOTE_TOLERANCE = 90.0  # rapidfuzz partial-ratio (0-100) a quote must reach when it is not found verbatim
 # share of a fact's own words (not its entities' names) that the sentence naming its entities must
@@ -203,3 +206,10 @@ def stating_sentence(fact: str, names: Sequence[str], text: str, speaker: str | 
             start = match.start() + len(sentence) - len(sentence.lstrip())
             return start, match.start() + len(sentence.rstrip())
     return None
+
+
+def sentence_around(text: str, start: int, end: int) -> str:
+    """The sentence(s) of ``text`` that hold the span ``start:end`` (a quote may cross a full stop)."""
+    first = max(text.rfind(mark, 0, start) for mark in ".!?\n") + 1
+    ends = [i for i in (text.find(mark, end) for mark in ".!?\n") if i >= 0]
+    return text[first:min(ends) + 1 if ends else len(text)].strip()

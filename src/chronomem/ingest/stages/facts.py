@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from chronomem.domain import Entity, EvidenceSpan, Fact, to_relation_type
-from chronomem.ingest.dates import date_in_text, parse_model_datetime
+from chronomem.ingest.dates import date_in_text, only_date_in, parse_model_datetime
 from chronomem.ingest.fact_resolution import (
     FactCandidates,
     FactOutcome,
@@ -18,7 +18,7 @@ from chronomem.ingest.fact_resolution import (
     select_candidates,
     single_valued_outcome,
 )
-from chronomem.ingest.grounding import is_named, junk_reason, locate_quote, stating_sentence
+from chronomem.ingest.grounding import is_named, junk_reason, locate_quote, sentence_around, stating_sentence
 from chronomem.ingest.invalidation import invalidate, supersede_within_episode
 from chronomem.ingest.prompts import (
     FACT_RESOLUTION,
@@ -75,7 +75,7 @@ def build_facts(
         evidence = _evidence(session, item, text) if text is not None else ()
         if evidence is None:
             continue
-        fact = _to_fact(session, item, resolved, evidence)
+        fact = _to_fact(session, item, resolved, evidence, text.current if text is not None else None)
         if fact is None:
             continue
         if (same := identical_fact(fact, drafts.facts)) is not None:
@@ -132,7 +132,8 @@ def _evidence(session: Session, item: ExtractedFact, text: EpisodeText) -> tuple
 
 
 def _to_fact(
-    session: Session, item: ExtractedFact, resolved: ResolvedEntities, evidence: tuple[EvidenceSpan, ...] = ()
+    session: Session, item: ExtractedFact, resolved: ResolvedEntities, evidence: tuple[EvidenceSpan, ...] = (),
+    episode_text: str | None = None,
 ) -> Fact | None:
     source, target = resolved.find(item.source), resolved.find(item.target)
     if source is not None and target is not None:
@@ -147,9 +148,11 @@ def _to_fact(
         relation = "RELATES_TO"
     reference = session.reference_time
     valid_at = parse_model_datetime(item.valid_at, reference, context=item.quote)
+    invalid_at = parse_model_datetime(item.invalid_at, reference, context=item.quote)
     if valid_at is None and item.valid_at is None and evidence:  # undated by the model: its words may date it
         valid_at = date_in_text(item.quote, reference)
-    invalid_at = parse_model_datetime(item.invalid_at, reference, context=item.quote)
+    if invalid_at is None and episode_text is not None and evidence:
+        valid_at = _stated_start(valid_at, reference, episode_text, evidence[0])
     if valid_at and invalid_at and invalid_at < valid_at:
         session.warn(f"invalid_at before valid_at dropped: {item.fact!r}")
         invalid_at = None
@@ -160,6 +163,20 @@ def _to_fact(
         attributes=session.ontology.edge_attributes(relation, item.attributes),
         valid_at=valid_at, invalid_at=invalid_at, created_at=session.now,
     )
+
+
+def _stated_start(
+    valid_at: datetime | None, reference: datetime, episode_text: str, span: EvidenceSpan
+) -> datetime | None:
+    """A start the model left at the episode's own day (or out) when the sentence that states the
+    fact names one other day: "I started at Globex last Monday" began last Monday, not when it was
+    said. A model that gave a day of its own keeps it; so does a sentence with several dates."""
+    if valid_at is not None and valid_at.date() != reference.date():
+        return valid_at
+    stated = only_date_in(sentence_around(episode_text, span.start, span.end), reference)
+    if stated is None or stated.date() == reference.date():
+        return valid_at
+    return stated
 
 
 def _ends_the_text_names(
