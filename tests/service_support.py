@@ -17,9 +17,9 @@ from pathlib import Path
 import httpx
 
 import processes
+from chronomem.controlplane.sqlite import SQLiteControlPlane
 from chronomem.llm.testing import FunctionModel
 from chronomem.memory import Chronomem
-from chronomem.service.controlplane import SQLiteControlPlane
 from chronomem.settings import ApiLimits, WorkerSettings
 
 LIVE_SERVER = Path(__file__).parent / "service" / "live_server.py"

@@ -29,13 +29,13 @@ from chronomem.settings import Settings
 if TYPE_CHECKING:
     from typer._click import Command, Parameter  # typer vendors click; its types live there
 
+    from chronomem.controlplane import ControlPlane
     from chronomem.domain import Community, Entity, Episode, Fact
     from chronomem.embed.base import Embedder
     from chronomem.ingest import IngestResult
     from chronomem.llm.base import LanguageModel
     from chronomem.memory import Chronomem
     from chronomem.search.searcher import SearchResults
-    from chronomem.service.controlplane import ControlPlane
     from chronomem.store.base import GroupStats
     from chronomem.store.factory import StoreTraits
 
@@ -159,7 +159,7 @@ def _stand_in_model(model: str | None) -> LanguageModel | None:
 
 @contextmanager
 def _control(ctx: typer.Context) -> Iterator[ControlPlane]:
-    from chronomem.service.controlplane import open_control_plane
+    from chronomem.controlplane import open_control_plane
 
     control = open_control_plane(_settings(ctx))
     try:
@@ -278,7 +278,7 @@ def worker(
         raise typer.BadParameter("this store's queue takes one worker process: leave --shard at 0/1")
 
     async def work(memory: Chronomem) -> None:
-        from chronomem.service.controlplane import open_control_plane
+        from chronomem.controlplane import open_control_plane
         from chronomem.service.project_config import ProjectProfiles
 
         control = open_control_plane(settings)

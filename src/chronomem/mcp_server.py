@@ -43,7 +43,7 @@ from chronomem.timeutil import UTCDateTime
 from chronomem.workers import WorkerPool
 
 if TYPE_CHECKING:
-    from chronomem.service.controlplane import DocumentRecord
+    from chronomem.controlplane import DocumentRecord
     from chronomem.service.tenancy import ProjectSpace
 
 __all__ = ["build_mcp_server", "run_mcp", "serving"]
@@ -354,7 +354,7 @@ async def serving(
 ) -> AsyncIterator[MCPServer[Any]]:
     """Open the memory, its worker pool and the control plane, and yield the MCP server over them,
     serving the summaries and context templates of ``project`` (created if new)."""
-    from chronomem.service.controlplane import open_control_plane
+    from chronomem.controlplane import open_control_plane
     from chronomem.service.project_config import ProjectProfiles
     from chronomem.service.tenancy import ProjectSpace
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from chronomem.cli import app, reference_markdown
-from chronomem.service.controlplane import SQLiteControlPlane
+from chronomem.controlplane.sqlite import SQLiteControlPlane
 
 ROOT = Path(__file__).resolve().parents[2]
 runner = CliRunner()
@@ -59,7 +59,7 @@ def test_revoking_an_unknown_key_is_a_clean_error(tmp_path):
 def test_with_a_falkordb_store_the_cli_keeps_keys_on_its_server(tmp_path, falkordb_server):
     import uuid
 
-    from chronomem.service.controlplane_redis import RedisControlPlane
+    from chronomem.controlplane.redis import RedisControlPlane
 
     url = f"{falkordb_server.url}?namespace=cli{uuid.uuid4().hex[:10]}"
     created = runner.invoke(app, ["--data-dir", str(tmp_path), "--store", url, "keys", "create", "--project", "acme"])

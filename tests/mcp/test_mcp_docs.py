@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import re
 
+from chronomem.controlplane.sqlite import SQLiteControlPlane
 from chronomem.embed.testing import HashingEmbedder
 from chronomem.mcp_server import build_mcp_server
 from chronomem.memory import Chronomem
-from chronomem.service.controlplane import SQLiteControlPlane
 from chronomem.service.tenancy import ProjectSpace
 from chronomem.store.factory import open_store
 from mcp import Client

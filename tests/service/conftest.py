@@ -7,10 +7,10 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 
+from chronomem.controlplane.sqlite import SQLiteControlPlane
 from chronomem.embed.testing import HashingEmbedder
 from chronomem.memory import Chronomem
 from chronomem.service.app import create_app
-from chronomem.service.controlplane import SQLiteControlPlane
 from chronomem.settings import Settings
 from chronomem.store.factory import open_store
 from service_support import FAST_WORKERS, SMALL_LIMITS, Service, SwitchableModel

@@ -22,7 +22,7 @@ import httpx
 import pytest
 
 import processes
-from chronomem.service.controlplane import SQLiteControlPlane
+from chronomem.controlplane.sqlite import SQLiteControlPlane
 from chronomem.store.factory import open_store
 from service_support import create_key, free_port, start_live_server
 

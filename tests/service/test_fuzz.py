@@ -18,7 +18,7 @@ from schemathesis.core.failures import FailureGroup
 from schemathesis.generation import GenerationMode
 
 import processes
-from chronomem.service.controlplane import SQLiteControlPlane
+from chronomem.controlplane.sqlite import SQLiteControlPlane
 from service_support import free_port, start_live_server
 
 

@@ -21,10 +21,11 @@ from urllib.parse import quote
 import httpx
 import pytest
 
+from chronomem.controlplane import ControlPlane
+from chronomem.controlplane.sqlite import SQLiteControlPlane
 from chronomem.embed.testing import HashingEmbedder
 from chronomem.memory import Chronomem
 from chronomem.service.app import create_app
-from chronomem.service.controlplane import ControlPlane, SQLiteControlPlane
 from chronomem.service.limits import MAX_JSON_DEPTH, MAX_METADATA_KEYS
 from chronomem.settings import Settings
 from chronomem.store.factory import open_store

@@ -57,7 +57,7 @@ def post_until_accepted(clients: list[httpx.Client], path: str, body: dict, ok: 
 
 
 def test_two_servers_and_two_workers_share_one_control_plane_on_the_store(store_url, tmp_path):
-    from chronomem.service.controlplane_redis import RedisControlPlane
+    from chronomem.controlplane.redis import RedisControlPlane
 
     admin = RedisControlPlane.connect(store_url)  # what `chronomem --store URL keys ...` opens
     _, key = admin.create_key("shared")

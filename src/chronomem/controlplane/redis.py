@@ -7,13 +7,13 @@ plane in one slot of a cluster, so each multi-key write is one Lua script, atomi
 message id). Records are JSON in hashes; orders are sorted sets scored by creation time in ms
 (ties sorted by id, as Redis orders equal scores) or, for a thread's messages, a list.
 
-Caches: :meth:`authenticate` and :meth:`get_user` cache their answers for ``cache_ttl_s`` seconds,
-like the SQLite control plane, and every write that can take access away (a key revoked, a user
-changed or deleted) increments a version counter in the same script. A lookup reads the counter
-first (one round trip, against the two or three of an uncached lookup) and drops its cache when it
-moved, so a key revoked or a user deleted through one server stops working on every other at its
-next request. A counter and not pub/sub: a subscriber that reconnects has missed messages it cannot
-know about, a counter cannot be missed.
+The lookup cache's change marker (:class:`~chronomem.controlplane.base.AccessCache`) is a version
+counter: every write that can take access away (a key created or revoked, a user changed or
+deleted) increments it in the same script or transaction. A lookup reads the counter first (one
+round trip, against the two or three of an uncached lookup) and drops its cache when it moved, so a
+key revoked or a user deleted through one server stops working on every other at its next request.
+A counter and not pub/sub: a subscriber that reconnects has missed messages it cannot know about, a
+counter cannot be missed.
 """
 
 from __future__ import annotations
@@ -21,9 +21,24 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable, Sequence
-from datetime import datetime
 from typing import Any, TypeVar
 
+from chronomem.controlplane.base import (
+    AccessCache,
+    ApiKeyInfo,
+    DocumentRecord,
+    GraphRecord,
+    Project,
+    TaskRecord,
+    ThreadRecord,
+    UserRecord,
+    from_ms,
+    key_matches,
+    mint_key,
+    new_group_id,
+    now_ms,
+    split_key,
+)
 from chronomem.domain import new_id
 from chronomem.errors import (
     ConflictError,
@@ -33,21 +48,6 @@ from chronomem.errors import (
     StoreError,
     StoreUnavailableError,
 )
-from chronomem.service.controlplane import (
-    ApiKeyInfo,
-    DocumentRecord,
-    ExpiringCache,
-    GraphRecord,
-    Project,
-    TaskRecord,
-    ThreadRecord,
-    UserRecord,
-    key_matches,
-    mint_key,
-    new_group_id,
-    split_key,
-)
-from chronomem.timeutil import from_epoch_ms, to_epoch_ms, utc_now
 
 __all__ = ["RedisControlPlane"]
 
@@ -106,14 +106,6 @@ redis.call('INCR', p .. 'version')
 """
 
 
-def _ms() -> int:
-    return to_epoch_ms(utc_now()) or 0
-
-
-def _dt(value: int | None) -> datetime:
-    return from_epoch_ms(value) or utc_now()
-
-
 def _redis_module() -> Any:
     try:
         import redis
@@ -129,9 +121,8 @@ class RedisControlPlane:
     def __init__(self, client: Any, *, namespace: str = "chronomem", cache_ttl_s: float = 2.0) -> None:
         self._r = client
         self._p = f"{namespace}:control:{{control}}:"
-        self._keys: ExpiringCache[str, Project | None] = ExpiringCache(cache_ttl_s, 10_000)
-        self._users: ExpiringCache[tuple[str, str], UserRecord] = ExpiringCache(cache_ttl_s, 100_000)
-        self._version: str | None = None  # the counter as the caches saw it
+        self._access = AccessCache(cache_ttl_s, changes=self._version, load_project=self._authenticate,
+                                   load_user=self._load_user)
         self._create = client.register_script(_CREATE)
         self._create_owned = client.register_script(_CREATE_OWNED)
         self._append = client.register_script(_APPEND)
@@ -217,7 +208,7 @@ class RedisControlPlane:
     def ensure_project(self, name: str) -> Project:
         if not name.strip():
             raise InvalidInputError("a project needs a non-empty name")
-        record = {"id": new_id(), "name": name, "created_at": _ms()}
+        record = {"id": new_id(), "name": name, "created_at": now_ms()}
         self._created(self._k("projects"), self._k("project-order"), name, record)
         return self.get_project(name)
 
@@ -225,12 +216,12 @@ class RedisControlPlane:
         record = self._get(self._k("projects"), name)
         if record is None:
             raise NotFoundError(f"no project named {name!r}")
-        return Project(record["id"], record["name"], _dt(record["created_at"]))
+        return Project(record["id"], record["name"], from_ms(record["created_at"]))
 
     def list_projects(self) -> list[Project]:
         raws = self._call(lambda: self._r.hvals(self._k("projects")))
         records = sorted((json.loads(raw) for raw in raws), key=lambda r: r["name"])
-        return [Project(r["id"], r["name"], _dt(r["created_at"])) for r in records]
+        return [Project(r["id"], r["name"], from_ms(r["created_at"])) for r in records]
 
     # -- API keys ----------------------------------------------------------------------------------
 
@@ -238,9 +229,10 @@ class RedisControlPlane:
         owner = self.ensure_project(project)
         key_id, shown, digest = mint_key()
         record = {"id": key_id, "project_id": owner.id, "project": owner.name, "name": name,
-                  "secret_sha256": digest, "created_at": _ms(), "revoked_at": None}
+                  "secret_sha256": digest, "created_at": now_ms(), "revoked_at": None}
         self._created(self._k("keys"), self._k("key-order"), key_id, record)
         self._bump()  # a cached miss of this key elsewhere (it cannot be guessed, but be exact)
+        self._access.invalidate()
         return self._key(record), shown
 
     def revoke_key(self, key_id: str) -> ApiKeyInfo:
@@ -249,9 +241,9 @@ class RedisControlPlane:
             raise NotFoundError(f"no API key with id {key_id!r}")
         if record["revoked_at"] is not None:
             raise ConflictError(f"API key {key_id!r} was already revoked")
-        record["revoked_at"] = _ms()
+        record["revoked_at"] = now_ms()
         self._write_and_bump(self._k("keys"), key_id, record)
-        self._keys.clear()
+        self._access.invalidate()
         return self._key(record)
 
     def list_keys(self, project: str | None = None) -> list[ApiKeyInfo]:
@@ -261,20 +253,16 @@ class RedisControlPlane:
 
     @staticmethod
     def _key(record: dict[str, Any]) -> ApiKeyInfo:
-        revoked = record["revoked_at"]
-        return ApiKeyInfo(record["id"], record["project_id"], record["name"], _dt(record["created_at"]),
-                          from_epoch_ms(revoked) if revoked is not None else None)
+        return ApiKeyInfo(record["id"], record["project_id"], record["name"], from_ms(record["created_at"]),
+                          from_ms(record["revoked_at"]))
 
-    def _drop_caches_if_changed_elsewhere(self) -> None:
-        version = self._call(lambda: self._r.get(self._k("version")))
-        if version != self._version:
-            self._keys.clear()
-            self._users.clear()
-            self._version = version
+    def _version(self) -> str | None:
+        """The cache's change marker: the version counter (``None`` before its first write)."""
+        version: str | None = self._call(lambda: self._r.get(self._k("version")))
+        return version
 
     def authenticate(self, presented: str) -> Project | None:
-        self._drop_caches_if_changed_elsewhere()
-        return self._keys.lookup(presented, lambda: self._authenticate(presented))
+        return self._access.authenticate(presented)
 
     def _authenticate(self, presented: str) -> Project | None:
         parts = split_key(presented)
@@ -298,7 +286,7 @@ class RedisControlPlane:
         last_name: str | None = None,
         metadata: dict[str, Any] | None = None,
     ) -> UserRecord:
-        now = _ms()
+        now = now_ms()
         record = {"user_id": user_id, "group_id": new_group_id("user"), "email": email, "first_name": first_name,
                   "last_name": last_name, "metadata": metadata or {}, "created_at": now, "updated_at": now}
         if not self._created_owned(self._k("users", project_id), self._k("user-order", project_id), user_id, record,
@@ -307,8 +295,7 @@ class RedisControlPlane:
         return self._user(project_id, record)
 
     def get_user(self, project_id: str, user_id: str) -> UserRecord:
-        self._drop_caches_if_changed_elsewhere()
-        return self._users.lookup((project_id, user_id), lambda: self._load_user(project_id, user_id))
+        return self._access.get_user(project_id, user_id)
 
     def _load_user(self, project_id: str, user_id: str) -> UserRecord:
         record = self._get(self._k("users", project_id), user_id)
@@ -320,7 +307,7 @@ class RedisControlPlane:
     def _user(project_id: str, r: dict[str, Any]) -> UserRecord:
         return UserRecord(project_id=project_id, user_id=r["user_id"], group_id=r["group_id"], email=r["email"],
                           first_name=r["first_name"], last_name=r["last_name"], metadata=r["metadata"],
-                          created_at=_dt(r["created_at"]), updated_at=_dt(r["updated_at"]))
+                          created_at=from_ms(r["created_at"]), updated_at=from_ms(r["updated_at"]))
 
     def update_user(self, project_id: str, user_id: str, **changes: Any) -> UserRecord:
         unknown = set(changes) - {"email", "first_name", "last_name", "metadata"}
@@ -329,16 +316,16 @@ class RedisControlPlane:
         record = self._get(self._k("users", project_id), user_id)
         if record is None:
             raise NotFoundError(f"user {user_id!r} not found")
-        record.update(changes, updated_at=_ms())
+        record.update(changes, updated_at=now_ms())
         self._write_and_bump(self._k("users", project_id), user_id, record)
-        self._users.pop((project_id, user_id))
+        self._access.invalidate()
         return self._user(project_id, record)
 
     def delete_user(self, project_id: str, user_id: str) -> UserRecord:
-        user = self.get_user(project_id, user_id)
-        self._users.pop((project_id, user_id))
+        user = self._load_user(project_id, user_id)
         self._call(lambda: self._delete_user(keys=[self._k("version")],
                                              args=[self._p, project_id, user_id, user.group_id]))
+        self._access.invalidate()
         return user
 
     def list_users(self, project_id: str, *, limit: int = 50, offset: int = 0) -> list[UserRecord]:
@@ -352,7 +339,7 @@ class RedisControlPlane:
 
     def create_graph(self, project_id: str, graph_id: str, *, name: str = "", description: str = "") -> GraphRecord:
         record = {"graph_id": graph_id, "group_id": new_group_id("graph"), "name": name, "description": description,
-                  "created_at": _ms()}
+                  "created_at": now_ms()}
         if not self._created_owned(self._k("graphs", project_id), self._k("graph-order", project_id), graph_id,
                                    record, project_id):
             raise ConflictError(f"graph {graph_id!r} already exists")
@@ -406,13 +393,13 @@ class RedisControlPlane:
     @staticmethod
     def _graph(project_id: str, r: dict[str, Any]) -> GraphRecord:
         return GraphRecord(project_id, r["graph_id"], r["group_id"], r["name"], r["description"],
-                           _dt(r["created_at"]))
+                           from_ms(r["created_at"]))
 
     # -- threads -----------------------------------------------------------------------------------
 
     def create_thread(self, project_id: str, thread_id: str, user_id: str) -> ThreadRecord:
         self.get_user(project_id, user_id)
-        record = {"thread_id": thread_id, "user_id": user_id, "created_at": _ms()}
+        record = {"thread_id": thread_id, "user_id": user_id, "created_at": now_ms()}
         if not self._created(self._k("threads", project_id), self._k("thread-order", project_id), thread_id, record,
                              self._k("user-threads", project_id, user_id)):
             raise ConflictError(f"thread {thread_id!r} already exists")
@@ -442,7 +429,7 @@ class RedisControlPlane:
 
     @staticmethod
     def _thread(project_id: str, r: dict[str, Any]) -> ThreadRecord:
-        return ThreadRecord(project_id, r["thread_id"], r["user_id"], _dt(r["created_at"]))
+        return ThreadRecord(project_id, r["thread_id"], r["user_id"], from_ms(r["created_at"]))
 
     def append_messages(self, project_id: str, thread_id: str, group_id: str, episode_ids: Sequence[str]) -> TaskRecord:
         task, record = self._new_task(project_id, group_id, episode_ids)
@@ -467,8 +454,8 @@ class RedisControlPlane:
 
     @staticmethod
     def _new_task(project_id: str, group_id: str, episode_ids: Sequence[str]) -> tuple[TaskRecord, str]:
-        now = _ms()
-        task = TaskRecord(project_id, new_id(), group_id, tuple(episode_ids), _dt(now))
+        now = now_ms()
+        task = TaskRecord(project_id, new_id(), group_id, tuple(episode_ids), from_ms(now))
         return task, json.dumps({"group_id": group_id, "episode_ids": list(episode_ids), "created_at": now})
 
     def get_task(self, project_id: str, task_id: str) -> TaskRecord:
@@ -476,7 +463,7 @@ class RedisControlPlane:
         if record is None:
             raise NotFoundError(f"task {task_id!r} not found")
         return TaskRecord(project_id, task_id, record["group_id"], tuple(record["episode_ids"]),
-                          _dt(record["created_at"]))
+                          from_ms(record["created_at"]))
 
     def count_threads(self, project_id: str, *, user_id: str | None = None) -> int:
         order = self._k("thread-order", project_id) if user_id is None else self._k("user-threads", project_id, user_id)
@@ -485,18 +472,18 @@ class RedisControlPlane:
     # -- project documents: one hash per scope, fields ``[kind, name]``; a set of the scopes in use ----
 
     def put_document(self, project_id: str, kind: str, scope: str, name: str, body: Any) -> DocumentRecord:
-        record = {"body": body, "updated_at": _ms()}
+        record = {"body": body, "updated_at": now_ms()}
         pipe = self._atomically()
         pipe.hset(self._k("documents", project_id, scope), json.dumps([kind, name]), json.dumps(record))
         pipe.sadd(self._k("document-scopes", project_id), scope)
         self._call(pipe.execute)
-        return DocumentRecord(project_id, kind, scope, name, body, _dt(record["updated_at"]))
+        return DocumentRecord(project_id, kind, scope, name, body, from_ms(record["updated_at"]))
 
     def get_document(self, project_id: str, kind: str, scope: str, name: str) -> DocumentRecord:
         record = self._get(self._k("documents", project_id, scope), json.dumps([kind, name]))
         if record is None:
             raise NotFoundError(f"{kind.replace('_', ' ')} {name!r} not found")
-        return DocumentRecord(project_id, kind, scope, name, record["body"], _dt(record["updated_at"]))
+        return DocumentRecord(project_id, kind, scope, name, record["body"], from_ms(record["updated_at"]))
 
     def list_documents(self, project_id: str, kind: str, *, scope: str | None = None) -> list[DocumentRecord]:
         scopes = [scope] if scope is not None else self._call(lambda: self._r.smembers(self._k("document-scopes",
@@ -509,7 +496,7 @@ class RedisControlPlane:
                 if field_kind == kind:
                     record = json.loads(raw)
                     found.append(DocumentRecord(project_id, kind, each, name, record["body"],
-                                                _dt(record["updated_at"])))
+                                                from_ms(record["updated_at"])))
         return sorted(found, key=lambda d: (d.scope, d.name))
 
     def delete_document(self, project_id: str, kind: str, scope: str, name: str) -> bool:

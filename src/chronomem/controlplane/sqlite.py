@@ -1,83 +1,44 @@
-"""The control plane: projects, API keys, users, named graphs, threads and ingestion tasks.
-
-The knowledge graph lives in the store; who may see which part of it lives in the control plane
-(:class:`ControlPlane`, the protocol the service, the auth check and the CLI use), which
-:func:`open_control_plane` picks by the store's traits:
-
-- with an embedded store, a small SQLite file of its own (:class:`SQLiteControlPlane`,
-  ``Settings.resolved_control_db``, by default ``<data_dir>/control.db``), so that the store stays
-  a pure graph;
-- with a server store (FalkorDB, a Redis server), plain Redis hashes beside the graphs on the same
-  server (:class:`~chronomem.service.controlplane_redis.RedisControlPlane`), so that every API
-  server and worker on every machine shares the same keys, users, threads and tasks.
-
-- A **project** owns API keys, users and named graphs. Nothing crosses projects: every lookup below
-  takes the project id and a miss in another project looks exactly like a miss.
-- An **API key** is shown once when created (``cmk_<key id>_<secret>``); only the SHA-256 of its
-  secret is kept (the secret is 256 random bits, so a slow hash buys nothing).
-- A **user**'s graph and a **named graph** are store groups with a random id minted when the user
-  or graph is created (``u_…``, ``g_…``) and kept here: no caller-chosen string ever becomes a group
-  id, two projects can both have a user "alice" without sharing anything, and a user deleted and
-  created again starts from an empty graph even if a late write reached the old one.
-- A **thread** belongs to a user; its messages are episodes of the user's graph, and the thread
-  keeps their ids in order.
-- A **task** is one accepted write (a batch of episodes); its status is derived from theirs.
-- A thread's new ids and their task are written here *before* the episodes are stored, and an id
-  counts only once its episode exists: the episode write in the graph store is the single commit
-  point of a message, its place in the thread and its task (docs/service.md, "Crash consistency").
+"""The control plane in one SQLite file, for an embedded store (``Settings.resolved_control_db``, by
+default ``<data_dir>/control.db``), so that the store stays a pure graph.
 
 Methods are synchronous: each is one short SQLite transaction (microseconds), cheaper than a thread
 hop. The file is opened in WAL mode so the CLI can create keys while a server runs.
 
-The two lookups every request makes, :meth:`ControlPlane.authenticate` and
-:meth:`ControlPlane.get_user`, are served from a small in-process cache for ``cache_ttl_s`` seconds
-(default 2). Changes made through the same object clear it at once. Changes committed by *another*
-process (``chronomem keys revoke`` while a server runs, or another server process) clear it at the
-next lookup: ``PRAGMA data_version`` tells when another connection has committed.
+The lookup cache's change marker is ``PRAGMA data_version``, which moves when *another* connection
+commits (``chronomem keys revoke`` while a server runs, or another server process); this
+connection's own writes invalidate the cache themselves.
 """
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
-import secrets
 import sqlite3
 import threading
-import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
+from typing import Any
 
+from chronomem.controlplane.base import (
+    AccessCache,
+    ApiKeyInfo,
+    DocumentRecord,
+    GraphRecord,
+    Project,
+    TaskRecord,
+    ThreadRecord,
+    UserRecord,
+    from_ms,
+    key_matches,
+    mint_key,
+    new_group_id,
+    now_ms,
+    split_key,
+)
 from chronomem.domain import new_id
 from chronomem.errors import ConflictError, InvalidInputError, NotFoundError
-from chronomem.store.factory import store_traits
-from chronomem.timeutil import from_epoch_ms, to_epoch_ms, utc_now
 
-if TYPE_CHECKING:
-    from chronomem.settings import Settings
-
-__all__ = [
-    "ApiKeyInfo",
-    "ControlPlane",
-    "DocumentRecord",
-    "GraphRecord",
-    "Project",
-    "SQLiteControlPlane",
-    "TaskRecord",
-    "ThreadRecord",
-    "UserRecord",
-    "key_matches",
-    "mint_key",
-    "new_group_id",
-    "open_control_plane",
-    "split_key",
-]
-
-_KEY_PREFIX = "cmk_"
+__all__ = ["SQLiteControlPlane"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS projects (
@@ -111,231 +72,12 @@ CREATE UNIQUE INDEX IF NOT EXISTS thread_message_once ON thread_messages (projec
 """
 
 
-def mint_key(key_id: str | None = None) -> tuple[str, str, str]:
-    """A new key: ``(key id, the secret form shown once, the SHA-256 of its secret to store)``."""
-    key_id = key_id or secrets.token_hex(8)
-    secret = secrets.token_urlsafe(32)
-    return key_id, f"{_KEY_PREFIX}{key_id}_{secret}", hashlib.sha256(secret.encode()).hexdigest()
-
-
-def key_matches(presented: str, stored_sha256: str) -> bool:
-    """Whether the secret of ``presented`` hashes to ``stored_sha256`` (in constant time)."""
-    _, secret = split_key(presented) or ("", "")
-    return hmac.compare_digest(hashlib.sha256(secret.encode()).hexdigest(), stored_sha256)
-
-
-def split_key(presented: str) -> tuple[str, str] | None:
-    """``(key id, secret)`` of a key in the ``cmk_<id>_<secret>`` form, ``None`` for anything else."""
-    if not presented.startswith(_KEY_PREFIX):
-        return None
-    key_id, sep, secret = presented[len(_KEY_PREFIX) :].partition("_")
-    return (key_id, secret) if sep and secret and key_id else None
-
-
-@dataclass(frozen=True, slots=True)
-class DocumentRecord:
-    """A named JSON document a project keeps: a context template, a summary instruction, an
-    ontology. ``scope`` says what it applies to ("" = the whole project, else a user's or graph's
-    group id); ``kind`` keeps the families apart."""
-
-    project_id: str
-    kind: str
-    scope: str
-    name: str
-    body: Any
-    updated_at: datetime
-
-
-def new_group_id(kind: str) -> str:
-    """A fresh store group for a user's graph (``kind="user"``) or a named graph (``"graph"``)."""
-    return f"{kind[0]}_{new_id()}"
-
-
-@dataclass(frozen=True, slots=True)
-class Project:
-    id: str
-    name: str
-    created_at: datetime
-
-
-@dataclass(frozen=True, slots=True)
-class ApiKeyInfo:
-    id: str
-    project_id: str
-    name: str
-    created_at: datetime
-    revoked_at: datetime | None
-
-
-@dataclass(frozen=True, slots=True)
-class UserRecord:
-    project_id: str
-    user_id: str
-    group_id: str
-    email: str | None = None
-    first_name: str | None = None
-    last_name: str | None = None
-    metadata: dict[str, Any] = field(default_factory=dict)
-    created_at: datetime = field(default_factory=utc_now)
-    updated_at: datetime = field(default_factory=utc_now)
-
-
-@dataclass(frozen=True, slots=True)
-class GraphRecord:
-    project_id: str
-    graph_id: str
-    group_id: str
-    name: str
-    description: str
-    created_at: datetime
-
-
-@dataclass(frozen=True, slots=True)
-class ThreadRecord:
-    project_id: str
-    thread_id: str
-    user_id: str
-    created_at: datetime
-
-
-@dataclass(frozen=True, slots=True)
-class TaskRecord:
-    project_id: str
-    task_id: str
-    group_id: str
-    episode_ids: tuple[str, ...]
-    created_at: datetime
-
-
-def _ms() -> int:
-    return to_epoch_ms(utc_now()) or 0
-
-
-def _dt(value: int | None) -> datetime | None:
-    return from_epoch_ms(value)
-
-
 def _user(row: sqlite3.Row) -> UserRecord:
     return UserRecord(
         project_id=row["project_id"], user_id=row["user_id"], group_id=row["group_id"], email=row["email"],
         first_name=row["first_name"], last_name=row["last_name"], metadata=json.loads(row["metadata"]),
-        created_at=_dt(row["created_at"]) or utc_now(), updated_at=_dt(row["updated_at"]) or utc_now(),
+        created_at=from_ms(row["created_at"]), updated_at=from_ms(row["updated_at"]),
     )
-
-
-class ControlPlane(Protocol):
-    """Who owns what, for the service (:class:`~chronomem.service.tenancy.ProjectSpace`), the auth
-    check and the CLI. Every lookup takes the project id, and a miss in another project looks
-    exactly like a miss. Methods are synchronous: each is one short transaction (SQLite) or one
-    round trip or two (Redis). Misses raise ``NotFoundError``, duplicates ``ConflictError``."""
-
-    def close(self) -> None: ...
-
-    # projects and keys (the CLI; ``authenticate`` on every request)
-    def ensure_project(self, name: str) -> Project:
-        """The project called ``name``, created if it does not exist."""
-    def get_project(self, name: str) -> Project: ...
-    def list_projects(self) -> list[Project]: ...
-    def create_key(self, project: str, *, name: str = "") -> tuple[ApiKeyInfo, str]:
-        """A new key of the project named ``project`` (created if needed) and its secret form,
-        which is never stored."""
-    def revoke_key(self, key_id: str) -> ApiKeyInfo:
-        """Revoke at once, in every process that shares this control plane."""
-    def list_keys(self, project: str | None = None) -> list[ApiKeyInfo]: ...
-    def authenticate(self, presented: str) -> Project | None:
-        """The project of a valid, unrevoked key; ``None`` for anything else."""
-
-    # users and named graphs
-    def create_user(self, project_id: str, user_id: str, *, email: str | None = None,
-                    first_name: str | None = None, last_name: str | None = None,
-                    metadata: dict[str, Any] | None = None) -> UserRecord: ...
-    def get_user(self, project_id: str, user_id: str) -> UserRecord:
-        """Cached briefly; a user deleted anywhere is gone here at the next lookup."""
-    def update_user(self, project_id: str, user_id: str, **changes: Any) -> UserRecord:
-        """Change ``email``, ``first_name``, ``last_name`` or ``metadata`` (replaced whole)."""
-    def delete_user(self, project_id: str, user_id: str) -> UserRecord:
-        """Forget the user, their threads, tasks and documents; the caller deletes their graph."""
-    def list_users(self, project_id: str, *, limit: int = 50, offset: int = 0) -> list[UserRecord]: ...
-    def count_users(self, project_id: str) -> int: ...
-    def create_graph(self, project_id: str, graph_id: str, *, name: str = "", description: str = "") -> GraphRecord: ...
-    def get_graph(self, project_id: str, graph_id: str) -> GraphRecord: ...
-    def list_graphs(self, project_id: str, *, limit: int = 50, offset: int = 0) -> list[GraphRecord]: ...
-    def delete_graph(self, project_id: str, graph_id: str) -> GraphRecord:
-        """Forget the graph, its tasks and its documents; the caller deletes the group."""
-    def update_graph(self, project_id: str, graph_id: str, *, name: str | None = None,
-                     description: str | None = None) -> GraphRecord: ...
-    def count_graphs(self, project_id: str) -> int: ...
-    def project_of_group(self, group_id: str) -> str | None:
-        """The project a store group belongs to; ``None`` for a group no project owns."""
-    def owned_groups(self, project_id: str) -> list[tuple[str, str, str]]:
-        """Every store group of the project as ``(kind, name, group_id)``: its users' graphs
-        (``"user"``), then its named graphs (``"graph"``)."""
-
-    # threads and tasks
-    def create_thread(self, project_id: str, thread_id: str, user_id: str) -> ThreadRecord: ...
-    def get_thread(self, project_id: str, thread_id: str) -> ThreadRecord: ...
-    def list_threads(self, project_id: str, *, user_id: str | None = None, limit: int = 50,
-                     offset: int = 0) -> list[ThreadRecord]: ...
-    def delete_thread(self, project_id: str, thread_id: str) -> ThreadRecord:
-        """Forget the thread and its message list; the messages stay in the user's graph."""
-    def append_messages(self, project_id: str, thread_id: str, group_id: str,
-                        episode_ids: Sequence[str]) -> TaskRecord:
-        """Append these ids to the thread (an id already there keeps its first place) and create
-        their task, atomically, *before* the episodes are stored (see module docstring)."""
-    def message_ids(self, project_id: str, thread_id: str, *, last: int | None = None) -> list[str]:
-        """The thread's message ids, oldest first; ``last`` keeps the newest n."""
-    def create_task(self, project_id: str, group_id: str, episode_ids: Sequence[str]) -> TaskRecord: ...
-    def get_task(self, project_id: str, task_id: str) -> TaskRecord: ...
-    def count_threads(self, project_id: str, *, user_id: str | None = None) -> int: ...
-
-    # project documents (context templates, instructions, ontologies; see DocumentRecord)
-    def put_document(self, project_id: str, kind: str, scope: str, name: str, body: Any) -> DocumentRecord:
-        """Create or replace a named document."""
-    def get_document(self, project_id: str, kind: str, scope: str, name: str) -> DocumentRecord: ...
-    def list_documents(self, project_id: str, kind: str, *, scope: str | None = None) -> list[DocumentRecord]:
-        """A kind's documents ordered by (scope, name); ``scope`` narrows to one scope."""
-    def delete_document(self, project_id: str, kind: str, scope: str, name: str) -> bool:
-        """Forget a document; ``False`` when there was none."""
-
-
-def open_control_plane(settings: Settings) -> ControlPlane:
-    """The control plane the settings' store calls for: beside the graphs on a server store (shared
-    by every process on every machine), else the SQLite file ``settings.resolved_control_db``."""
-    if store_traits(settings.resolved_store_url).shared_control_plane:
-        from chronomem.service.controlplane_redis import RedisControlPlane
-
-        return RedisControlPlane.connect(settings.resolved_store_url)
-    return SQLiteControlPlane.open(settings.resolved_control_db)
-
-
-K = TypeVar("K")
-V = TypeVar("V")
-
-
-class ExpiringCache(Generic[K, V]):
-    """Lookups kept ``ttl_s`` seconds, at most ``capacity`` of them (past that it starts over: a
-    lookup is cheap, an unbounded dict is not). A failed load (an exception) is not kept."""
-
-    def __init__(self, ttl_s: float, capacity: int) -> None:
-        self._ttl = ttl_s
-        self._capacity = capacity
-        self._entries: dict[K, tuple[float, V]] = {}
-
-    def lookup(self, key: K, load: Callable[[], V]) -> V:
-        cached = self._entries.get(key)
-        if cached is not None and cached[0] > time.monotonic():
-            return cached[1]
-        value = load()
-        if len(self._entries) > self._capacity:
-            self._entries.clear()
-        self._entries[key] = (time.monotonic() + self._ttl, value)
-        return value
-
-    def pop(self, key: K) -> None:
-        self._entries.pop(key, None)
-
-    def clear(self) -> None:
-        self._entries.clear()
 
 
 class SQLiteControlPlane:
@@ -344,9 +86,8 @@ class SQLiteControlPlane:
     def __init__(self, connection: sqlite3.Connection, *, cache_ttl_s: float = 2.0) -> None:
         self._db = connection
         self._lock = threading.Lock()
-        self._keys: ExpiringCache[str, Project | None] = ExpiringCache(cache_ttl_s, 10_000)
-        self._users: ExpiringCache[tuple[str, str], UserRecord] = ExpiringCache(cache_ttl_s, 100_000)
-        self._data_version: int | None = None  # the file as the caches saw it
+        self._access = AccessCache(cache_ttl_s, changes=self._data_version, load_project=self._authenticate,
+                                   load_user=self._load_user)
 
     @classmethod
     def open(cls, path: str | Path, *, cache_ttl_s: float = 2.0) -> SQLiteControlPlane:
@@ -393,19 +134,19 @@ class SQLiteControlPlane:
         with self._tx() as db:
             row = db.execute("SELECT * FROM projects WHERE name = ?", (name,)).fetchone()
             if row is None:
-                db.execute("INSERT INTO projects VALUES (?, ?, ?)", (new_id(), name, _ms()))
+                db.execute("INSERT INTO projects VALUES (?, ?, ?)", (new_id(), name, now_ms()))
                 row = db.execute("SELECT * FROM projects WHERE name = ?", (name,)).fetchone()
-        return Project(row["id"], row["name"], _dt(row["created_at"]) or utc_now())
+        return Project(row["id"], row["name"], from_ms(row["created_at"]))
 
     def get_project(self, name: str) -> Project:
         row = self._one("SELECT * FROM projects WHERE name = ?", (name,))
         if row is None:
             raise NotFoundError(f"no project named {name!r}")
-        return Project(row["id"], row["name"], _dt(row["created_at"]) or utc_now())
+        return Project(row["id"], row["name"], from_ms(row["created_at"]))
 
     def list_projects(self) -> list[Project]:
         rows = self._all("SELECT * FROM projects ORDER BY name", ())
-        return [Project(r["id"], r["name"], _dt(r["created_at"]) or utc_now()) for r in rows]
+        return [Project(r["id"], r["name"], from_ms(r["created_at"])) for r in rows]
 
     # -- API keys ----------------------------------------------------------------------------------
 
@@ -414,19 +155,20 @@ class SQLiteControlPlane:
         record and its secret form, which is never stored and cannot be shown again."""
         owner = self.ensure_project(project)
         key_id, shown, digest = mint_key()
-        now = _ms()
+        now = now_ms()
         with self._tx() as db:
             db.execute("INSERT INTO api_keys VALUES (?, ?, ?, ?, ?, NULL)", (key_id, owner.id, name, digest, now))
-        info = ApiKeyInfo(key_id, owner.id, name, _dt(now) or utc_now(), None)
+        self._access.invalidate()  # a cached miss of this key (it cannot be guessed, but be exact)
+        info = ApiKeyInfo(key_id, owner.id, name, from_ms(now), None)
         return info, shown
 
     def revoke_key(self, key_id: str) -> ApiKeyInfo:
-        self._keys.clear()
         with self._tx() as db:
             updated = db.execute(
-                "UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", (_ms(), key_id)
+                "UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", (now_ms(), key_id)
             ).rowcount
             row = db.execute("SELECT * FROM api_keys WHERE id = ?", (key_id,)).fetchone()
+        self._access.invalidate()
         if row is None:
             raise NotFoundError(f"no API key with id {key_id!r}")
         if not updated:
@@ -444,21 +186,17 @@ class SQLiteControlPlane:
     @staticmethod
     def _key(row: sqlite3.Row) -> ApiKeyInfo:
         return ApiKeyInfo(
-            row["id"], row["project_id"], row["name"], _dt(row["created_at"]) or utc_now(), _dt(row["revoked_at"])
+            row["id"], row["project_id"], row["name"], from_ms(row["created_at"]), from_ms(row["revoked_at"])
         )
 
-    def _drop_caches_if_changed_elsewhere(self) -> None:
+    def _data_version(self) -> int:
+        """The cache's change marker: it moves when another connection commits to the file."""
         with self._lock:
-            version = self._db.execute("PRAGMA data_version").fetchone()[0]
-        if version != self._data_version:
-            self._keys.clear()
-            self._users.clear()
-            self._data_version = version
+            return int(self._db.execute("PRAGMA data_version").fetchone()[0])
 
     def authenticate(self, presented: str) -> Project | None:
         """The project of a valid, unrevoked key; ``None`` for anything else."""
-        self._drop_caches_if_changed_elsewhere()
-        return self._keys.lookup(presented, lambda: self._authenticate(presented))
+        return self._access.authenticate(presented)
 
     def _authenticate(self, presented: str) -> Project | None:
         parts = split_key(presented)
@@ -474,7 +212,7 @@ class SQLiteControlPlane:
             return None
         if not key_matches(presented, row["secret_sha256"]):
             return None
-        return Project(row["id"], row["name"], _dt(row["created_at"]) or utc_now())
+        return Project(row["id"], row["name"], from_ms(row["created_at"]))
 
     # -- users -------------------------------------------------------------------------------------
 
@@ -488,7 +226,7 @@ class SQLiteControlPlane:
         last_name: str | None = None,
         metadata: dict[str, Any] | None = None,
     ) -> UserRecord:
-        now = _ms()
+        now = now_ms()
         group_id = new_group_id("user")
         try:
             with self._tx() as db:
@@ -502,8 +240,7 @@ class SQLiteControlPlane:
         return self.get_user(project_id, user_id)
 
     def get_user(self, project_id: str, user_id: str) -> UserRecord:
-        self._drop_caches_if_changed_elsewhere()
-        return self._users.lookup((project_id, user_id), lambda: self._load_user(project_id, user_id))
+        return self._access.get_user(project_id, user_id)
 
     def _load_user(self, project_id: str, user_id: str) -> UserRecord:
         row = self._one("SELECT * FROM users WHERE project_id = ? AND user_id = ?", (project_id, user_id))
@@ -517,8 +254,7 @@ class SQLiteControlPlane:
         unknown = set(changes) - allowed
         if unknown:
             raise InvalidInputError(f"cannot change {sorted(unknown)} of a user")
-        current = self.get_user(project_id, user_id)
-        self._users.pop((project_id, user_id))
+        current = self._load_user(project_id, user_id)
         values = {
             "email": changes.get("email", current.email),
             "first_name": changes.get("first_name", current.first_name),
@@ -529,15 +265,14 @@ class SQLiteControlPlane:
             db.execute(
                 "UPDATE users SET email = ?, first_name = ?, last_name = ?, metadata = ?, updated_at = ? "
                 "WHERE project_id = ? AND user_id = ?",
-                (*values.values(), _ms(), project_id, user_id),
+                (*values.values(), now_ms(), project_id, user_id),
             )
-        self._users.pop((project_id, user_id))
+        self._access.invalidate()
         return self.get_user(project_id, user_id)
 
     def delete_user(self, project_id: str, user_id: str) -> UserRecord:
         """Forget the user, their threads and their tasks; the caller deletes their graph."""
-        user = self.get_user(project_id, user_id)
-        self._users.pop((project_id, user_id))
+        user = self._load_user(project_id, user_id)
         with self._tx() as db:
             db.execute(
                 "DELETE FROM thread_messages WHERE project_id = ? AND thread_id IN "
@@ -548,6 +283,7 @@ class SQLiteControlPlane:
             db.execute("DELETE FROM tasks WHERE project_id = ? AND group_id = ?", (project_id, user.group_id))
             db.execute("DELETE FROM project_documents WHERE project_id = ? AND scope = ?", (project_id, user.group_id))
             db.execute("DELETE FROM users WHERE project_id = ? AND user_id = ?", (project_id, user_id))
+        self._access.invalidate()
         return user
 
     def list_users(self, project_id: str, *, limit: int = 50, offset: int = 0) -> list[UserRecord]:
@@ -569,7 +305,7 @@ class SQLiteControlPlane:
             with self._tx() as db:
                 db.execute(
                     "INSERT INTO graphs VALUES (?, ?, ?, ?, ?, ?)",
-                    (project_id, graph_id, group_id, name, description, _ms()),
+                    (project_id, graph_id, group_id, name, description, now_ms()),
                 )
         except sqlite3.IntegrityError:
             raise ConflictError(f"graph {graph_id!r} already exists") from None
@@ -635,7 +371,7 @@ class SQLiteControlPlane:
     def _graph(row: sqlite3.Row) -> GraphRecord:
         return GraphRecord(
             row["project_id"], row["graph_id"], row["group_id"], row["name"], row["description"],
-            _dt(row["created_at"]) or utc_now(),
+            from_ms(row["created_at"]),
         )
 
     # -- threads -----------------------------------------------------------------------------------
@@ -644,7 +380,7 @@ class SQLiteControlPlane:
         self.get_user(project_id, user_id)
         try:
             with self._tx() as db:
-                db.execute("INSERT INTO threads VALUES (?, ?, ?, ?)", (project_id, thread_id, user_id, _ms()))
+                db.execute("INSERT INTO threads VALUES (?, ?, ?, ?)", (project_id, thread_id, user_id, now_ms()))
         except sqlite3.IntegrityError:
             raise ConflictError(f"thread {thread_id!r} already exists") from None
         return self.get_thread(project_id, thread_id)
@@ -702,7 +438,7 @@ class SQLiteControlPlane:
 
     @staticmethod
     def _thread(row: sqlite3.Row) -> ThreadRecord:
-        return ThreadRecord(row["project_id"], row["thread_id"], row["user_id"], _dt(row["created_at"]) or utc_now())
+        return ThreadRecord(row["project_id"], row["thread_id"], row["user_id"], from_ms(row["created_at"]))
 
     # -- tasks -------------------------------------------------------------------------------------
 
@@ -714,10 +450,10 @@ class SQLiteControlPlane:
     @staticmethod
     def _insert_task(db: sqlite3.Connection, project_id: str, group_id: str, episode_ids: Sequence[str]) -> TaskRecord:
         task_id = new_id()
-        now = _ms()
+        now = now_ms()
         db.execute("INSERT INTO tasks VALUES (?, ?, ?, ?, ?)",
                    (project_id, task_id, group_id, json.dumps(list(episode_ids)), now))
-        return TaskRecord(project_id, task_id, group_id, tuple(episode_ids), _dt(now) or utc_now())
+        return TaskRecord(project_id, task_id, group_id, tuple(episode_ids), from_ms(now))
 
     def get_task(self, project_id: str, task_id: str) -> TaskRecord:
         row = self._one("SELECT * FROM tasks WHERE project_id = ? AND task_id = ?", (project_id, task_id))
@@ -725,7 +461,7 @@ class SQLiteControlPlane:
             raise NotFoundError(f"task {task_id!r} not found")
         return TaskRecord(
             row["project_id"], row["task_id"], row["group_id"], tuple(json.loads(row["episode_ids"])),
-            _dt(row["created_at"]) or utc_now(),
+            from_ms(row["created_at"]),
         )
 
     def count_threads(self, project_id: str, *, user_id: str | None = None) -> int:
@@ -744,7 +480,7 @@ class SQLiteControlPlane:
             db.execute(
                 "INSERT INTO project_documents VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (project_id, kind, scope, name) "
                 "DO UPDATE SET body = excluded.body, updated_at = excluded.updated_at",
-                (project_id, kind, scope, name, json.dumps(body), _ms()),
+                (project_id, kind, scope, name, json.dumps(body), now_ms()),
             )
         return self.get_document(project_id, kind, scope, name)
 
@@ -781,4 +517,4 @@ class SQLiteControlPlane:
     @staticmethod
     def _document(row: sqlite3.Row) -> DocumentRecord:
         return DocumentRecord(row["project_id"], row["kind"], row["scope"], row["name"], json.loads(row["body"]),
-                              _dt(row["updated_at"]) or utc_now())
+                              from_ms(row["updated_at"]))

@@ -21,10 +21,10 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
+from chronomem.controlplane import ControlPlane, open_control_plane
 from chronomem.embed.base import warm_up
 from chronomem.memory import Chronomem
 from chronomem.service.compat import mount_compat
-from chronomem.service.controlplane import ControlPlane, open_control_plane
 from chronomem.service.deps import ServiceState
 from chronomem.service.errors import install_error_handlers
 from chronomem.service.limits import BodySizeLimit

@@ -2,7 +2,7 @@
 
 A request names its key in ``Authorization: Bearer <key>`` or, as Zep clients send it,
 ``Authorization: Api-Key <key>``. Keys are created and revoked with ``chronomem keys`` and stored
-hashed in the control plane (:mod:`chronomem.service.controlplane`). With ``Settings.auth_required``
+hashed in the control plane (:mod:`chronomem.controlplane`). With ``Settings.auth_required``
 false (local development only) every request acts for the project named ``default``.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from fastapi import Request
 
-from chronomem.service.controlplane import ControlPlane, Project
+from chronomem.controlplane import ControlPlane, Project
 from chronomem.service.errors import AuthenticationError
 
 __all__ = ["DEFAULT_PROJECT", "authenticate_request", "presented_key"]

@@ -8,9 +8,9 @@ from typing import Annotated, Any
 from fastapi import Depends, Request
 from pydantic import BaseModel
 
+from chronomem.controlplane import ControlPlane
 from chronomem.memory import Chronomem
 from chronomem.service.auth import authenticate_request
-from chronomem.service.controlplane import ControlPlane
 from chronomem.service.tenancy import ProjectSpace
 from chronomem.settings import Settings
 from chronomem.workers import WorkerPool

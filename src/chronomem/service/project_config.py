@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from chronomem.configuration import load_json_mappings
+from chronomem.controlplane import ControlPlane
 from chronomem.errors import ConfigurationError, InvalidInputError, NotFoundError
 from chronomem.ingest.json_mapping import JsonMapping
 from chronomem.ingest.ontology import Ontology
 from chronomem.ingest.ontology_spec import OntologySpec
 from chronomem.ingest.profiles import GroupProfile
-from chronomem.service.controlplane import ControlPlane
 
 __all__ = [
     "MAPPINGS_KIND",

@@ -13,9 +13,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationInfo, field_validator, model_validator
 
+from chronomem.controlplane import GraphRecord, ThreadRecord, UserRecord
 from chronomem.domain import Community, Entity, Episode, Fact, FactSource, FactVersion
 from chronomem.filters import SearchFilters, TimeRange
-from chronomem.service.controlplane import GraphRecord, ThreadRecord, UserRecord
 from chronomem.service.limits import Identifier, JsonObject, StoredJson, check_json_document
 from chronomem.timeutil import UTCDateTime
 

@@ -1,7 +1,7 @@
 """What one project may do: the service's operations, each a short composition of the control plane
 (who owns what) and the library facade (the graph).
 
-Every operation starts from the caller's :class:`~chronomem.service.controlplane.Project`, resolves
+Every operation starts from the caller's :class:`~chronomem.controlplane.Project`, resolves
 the names it was given (user, thread, graph, task) *inside that project* and only then touches a
 store group. A name from another project is simply not found, so no route can reach across.
 HTTP routers, and anything else that serves projects, call one method here per request.
@@ -26,6 +26,15 @@ from chronomem.context_summaries import (
     graph_summary,
     write_summary,
 )
+from chronomem.controlplane import (
+    ControlPlane,
+    DocumentRecord,
+    GraphRecord,
+    Project,
+    TaskRecord,
+    ThreadRecord,
+    UserRecord,
+)
 from chronomem.domain import Entity, Episode, EpisodeStatus, Fact, FactSource, FactVersion, to_relation_type
 from chronomem.errors import ConflictError, InvalidInputError, NotFoundError
 from chronomem.ingest.json_mapping import JsonMapping
@@ -35,15 +44,6 @@ from chronomem.memory import Chronomem, NewMessage
 from chronomem.search.context import fact_line
 from chronomem.search.templates import Template, parse_template
 from chronomem.service import project_config
-from chronomem.service.controlplane import (
-    ControlPlane,
-    DocumentRecord,
-    GraphRecord,
-    Project,
-    TaskRecord,
-    ThreadRecord,
-    UserRecord,
-)
 from chronomem.service.project_config import InForce
 from chronomem.store.base import GraphWrite
 

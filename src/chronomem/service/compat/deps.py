@@ -7,9 +7,9 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
+from chronomem.controlplane import ControlPlane
 from chronomem.memory import Chronomem
 from chronomem.service.compat.space import Locator
-from chronomem.service.controlplane import ControlPlane
 from chronomem.service.deps import project_space, service_state
 from chronomem.service.tenancy import ProjectSpace
 

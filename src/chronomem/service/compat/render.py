@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from chronomem.controlplane import GraphRecord, ThreadRecord, UserRecord
 from chronomem.domain import Entity, Episode, EpisodeStatus, Fact
 from chronomem.service.compat.models import (
     EdgeOut,
@@ -20,7 +21,6 @@ from chronomem.service.compat.models import (
     ThreadOut,
     UserOut,
 )
-from chronomem.service.controlplane import GraphRecord, ThreadRecord, UserRecord
 
 __all__ = ["edge", "episode", "graph", "message", "node", "role_type", "thread", "user"]
 

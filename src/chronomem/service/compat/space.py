@@ -13,10 +13,10 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
+from chronomem.controlplane import ControlPlane
 from chronomem.domain import Entity, Episode, Fact
 from chronomem.errors import NotFoundError
 from chronomem.memory import Chronomem
-from chronomem.service.controlplane import ControlPlane
 from chronomem.service.tenancy import GraphRef, ProjectSpace
 
 __all__ = ["Located", "Locator"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Response
 
-from chronomem.service.controlplane import DocumentRecord
+from chronomem.controlplane import DocumentRecord
 from chronomem.service.deps import CONFLICT_RESPONSE, ERROR_RESPONSES, Space
 from chronomem.service.schemas import TemplateIn, TemplateList, TemplateOut
 

@@ -6,6 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
+from chronomem.controlplane import UserRecord
 from chronomem.service.compat import render
 from chronomem.service.compat.deps import Zep
 from chronomem.service.compat.errors import refuse_unsupported
@@ -22,7 +23,6 @@ from chronomem.service.compat.models import (
     UserOut,
     UserUpdateIn,
 )
-from chronomem.service.controlplane import UserRecord
 from chronomem.service.tenancy import SUMMARY_INSTRUCTION
 
 __all__ = ["router"]
