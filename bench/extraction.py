@@ -25,7 +25,8 @@ the graph is compared with the case's gold facts:
   ``cached_input_tokens_per_episode``, ``output_tokens_per_episode``.
 
 ``--split`` picks the dev cases (default), the holdout (written after the pipeline changes; measure
-it once) or all; ``--cases`` some by id; ``--limit`` the first N. ``--report PATH`` writes every
+it once) or all; ``--cases`` some by id; ``--per-domain K`` the first K of each domain; ``--limit``
+the first N. ``--report PATH`` writes every
 case's graph and verdicts as JSON.
 
     .venv/bin/python bench/extraction.py
@@ -214,6 +215,14 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     if args.cases:
         wanted = set(args.cases.split(","))
         cases = [c for c in cases if c.id in wanted]
+    if args.per_domain:  # the first K cases of each domain: every kind of episode, in a shorter run
+        taken: Counter[str] = Counter()
+        kept = []
+        for case in cases:
+            taken[case.data["domain"]] += 1
+            if taken[case.data["domain"]] <= args.per_domain:
+                kept.append(case)
+        cases = kept
     cases = cases[: args.limit] if args.limit else cases
     episodes = sum(len(c.data["episodes"]) for c in cases)
     print(f"{len(cases)} cases, {episodes} episodes, model {args.model}", file=sys.stderr)
@@ -271,6 +280,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--split", choices=("dev", "holdout", "all"), default="dev")
     parser.add_argument("--cases", help="comma-separated case ids")
     parser.add_argument("--limit", type=int, help="only the first N cases")
+    parser.add_argument("--per-domain", type=int, help="only the first K cases of each domain")
     parser.add_argument("--report", help="write the per-case graph and verdicts here (JSON)")
     args = parser.parse_args(argv)
     for name, value in asyncio.run(run(args)).items():
