@@ -13,10 +13,9 @@ the graph is compared with the case's gold facts:
 - ``dates_correct``: of the found gold facts whose text fixes the day they became true, those whose
   fact has that ``valid_at`` (±1 day; a gold year or month: the same year or month);
 - ``states_correct``: of the found gold facts, those whose graph state after the last episode is the
-  gold one (still true: a fact of the pair has no end; ended: every fact of the pair has an
-  ``invalid_at``, even one still to come, or was expired), with ``ended_closed`` the same for the
-  ended ones alone. Where one pair carries several gold facts, each is judged on the graph fact of
-  the pair that reads most like it;
+  gold one, judged on the graph fact of the pair that reads most like the gold one (still true: it
+  has no end; ended: it has an ``invalid_at``, even one still to come, or was expired), with
+  ``ended_closed`` the same for the ended ones alone;
 - ``distinct_merged``: pairs of look-alike names the case lists as different things that ended up
   as one entity;
 - ``invented_entities``: entities none of whose words the case's episodes contain;
@@ -155,13 +154,10 @@ async def _ingest(memory: Chronomem, case: Case) -> None:
     case.facts = await memory.store.list_facts(group)  # invalidated ones too: their state is judged
 
 
-def _pair(gold: dict[str, Any]) -> frozenset[str]:
-    return frozenset((name_key(gold["source"]), name_key(gold["target"])))
-
-
 def _closest(gold: dict[str, Any], found: list[Fact]) -> list[Fact]:
-    """Where one pair carries several gold facts (an old and a new schedule, a founder who is also
-    chair), the graph fact that reads most like this one, a right date counting most."""
+    """The graph fact of the pair that reads most like the gold one, a right date counting most: one
+    pair may carry several gold facts (an old and a new schedule, a founder who is also chair), or
+    a state and the event that ended it ("works at Globex", "quit Globex")."""
     def score(fact: Fact) -> float:
         dated = bool(gold.get("valid_at")) and _date_right(gold["valid_at"], fact.valid_at)
         return fuzz.token_set_ratio(gold["fact"], fact.fact) + 100 * dated
@@ -170,17 +166,14 @@ def _closest(gold: dict[str, Any], found: list[Fact]) -> list[Fact]:
 
 
 def _judge(case: Case) -> None:
-    per_pair = Counter(_pair(g) for g in case.data["facts"])
     for gold in case.data["facts"]:
         found = case.facts_between(gold["source"], gold["target"])
-        if found and per_pair[_pair(gold)] > 1:
-            found = _closest(gold, found)
         verdict: dict[str, Any] = {"id": gold["id"], "found": bool(found), "facts": [f.fact for f in found]}
         if found:
             if gold.get("valid_at"):
                 verdict["date_right"] = any(_date_right(gold["valid_at"], f.valid_at) for f in found)
-            still_true = any(_current(f) for f in found)
-            verdict["state_right"] = still_true == bool(gold["still_true"])
+            (closest,) = _closest(gold, found)
+            verdict["state_right"] = _current(closest) == bool(gold["still_true"])
         case.verdicts.append(verdict)
 
 
