@@ -36,8 +36,8 @@ from pathlib import Path
 import httpx
 import numpy as np
 
+from chronomem.controlplane.sqlite import SQLiteControlPlane
 from chronomem.domain import Community, Entity, Episode, EpisodeStatus, Fact, Mention
-from chronomem.service.controlplane import SQLiteControlPlane
 from chronomem.settings import Settings
 from chronomem.store import GraphWrite, open_store
 

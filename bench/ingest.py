@@ -89,7 +89,7 @@ class SummaryReader:
     PROMPTS = ("user_summary", "thread_summary")
 
     def __init__(self, memory: Any, first_speaker: str) -> None:
-        from chronomem.service.controlplane import SQLiteControlPlane
+        from chronomem.controlplane.sqlite import SQLiteControlPlane
         from chronomem.service.tenancy import ProjectSpace
 
         self.control = SQLiteControlPlane.open(":memory:")

@@ -41,11 +41,11 @@ from typing import Any
 import aiohttp
 import httpx
 
+from chronomem.controlplane.sqlite import SQLiteControlPlane
 from chronomem.domain import Episode, EpisodeKind
 from chronomem.embed.testing import HashingEmbedder
 from chronomem.llm.heuristic import heuristic_model
 from chronomem.memory import Chronomem
-from chronomem.service.controlplane import SQLiteControlPlane
 from chronomem.settings import Settings, WorkerSettings
 from chronomem.store.factory import open_store
 
