@@ -147,6 +147,36 @@ async def test_a_restatement_that_says_when_the_fact_ends_closes_it(store, embed
     assert first.facts_created[0].id == fact.id
 
 
+@pytest.mark.parametrize("verdict", ["duplicate", "nothing"])
+async def test_a_stated_end_closes_what_held_between_the_pair_whatever_the_model_judged(
+    store, embedder, model, script: Script, verdict: str
+):
+    script.episodes["work at Acme"] = (["Alice", "Acme"], [works("Alice", "Acme", "2024-01-01T00:00:00Z")])
+    script.episodes["quit Acme"] = (["Alice", "Acme"], [
+        {**works("Alice", "Acme"), "fact": "Alice quit Acme", "quote": "I quit Acme today"}])
+    # a small model calls the quitting a restatement of the job, or says nothing of it
+    script.fact_verdict = lambda q: {"index": q.index, "duplicate_of": (
+        next((c.index for c in q.candidates if c.same_pair), None) if verdict == "duplicate" else None)}
+    ingestor = Ingestor(store, embedder, model, config=IngestConfig(facts_shown=0))
+    await ingestor.add_episode(message("g", "Alice", "I work at Acme.", "2024-01-01"))
+    await ingestor.add_episode(message("g", "Alice", "I quit Acme today.", "2024-05-20"))
+
+    facts = await facts_by_text(store, "g")
+    assert facts["Alice works at Acme"].invalid_at == at("2024-05-20")
+    assert facts["Alice quit Acme"].invalid_at is None  # the event stands
+
+
+async def test_a_negated_end_closes_nothing(store, embedder, model, script: Script):
+    script.episodes["work at Acme"] = (["Alice", "Acme"], [works("Alice", "Acme", "2024-01-01T00:00:00Z")])
+    script.episodes["didn't quit"] = (["Alice", "Acme"], [
+        {**works("Alice", "Acme"), "fact": "Alice stayed at Acme", "quote": "I didn't quit Acme"}])
+    script.fact_verdict = lambda q: {"index": q.index}
+    ingestor = Ingestor(store, embedder, model, config=IngestConfig(facts_shown=0))
+    await ingestor.add_episode(message("g", "Alice", "I work at Acme.", "2024-01-01"))
+    await ingestor.add_episode(message("g", "Alice", "I didn't quit Acme after all.", "2024-05-20"))
+    assert all(f.invalid_at is None for f in await store.list_facts("g"))
+
+
 async def test_unrelated_facts_about_the_same_person_do_not_invalidate_each_other(
     store, embedder, model, script: Script
 ):

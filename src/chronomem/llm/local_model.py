@@ -22,6 +22,7 @@ import contextlib
 import hashlib
 import importlib.util
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -29,12 +30,10 @@ import sys
 import tempfile
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-
-import re
-import weakref
 from typing import Any
 
 import httpx

@@ -9,6 +9,7 @@ from datetime import datetime
 
 from chronomem.domain import Entity, EvidenceSpan, Fact, to_relation_type
 from chronomem.ingest.dates import date_in_text, only_date_in, parse_model_datetime
+from chronomem.ingest.endings import states_an_end
 from chronomem.ingest.fact_resolution import (
     FactCandidates,
     FactOutcome,
@@ -278,8 +279,37 @@ async def resolve_facts(session: Session, drafts: FactDrafts) -> list[FactOutcom
                 outcomes[index] = outcome
             elif outcomes[index].duplicate_of is None:  # asked only about the episode's earlier facts
                 outcomes[index] = FactOutcome(contradicts=_unique((*outcomes[index].contradicts, *outcome.contradicts)))
+    await _stated_ends(session, facts, outcomes)
     _superseded_within_episode(drafts, outcomes)  # last: a verdict of the batched call replaces an outcome
     return outcomes
+
+
+async def _stated_ends(session: Session, facts: Sequence[Fact], outcomes: list[FactOutcome]) -> None:
+    """A fact whose sentence says a state ended (:mod:`chronomem.ingest.endings`) closes what held
+    between the same two entities: the current stored facts of the pair and this episode's earlier
+    ones. A fact that states the end itself ("Maya worked at Globex until May 31") restates the
+    stored one with that end (see :func:`_dates_learnt`); an event ("Maya quit Globex") closes them
+    when it happened, whatever the model judged."""
+    if session.episode is None:
+        return
+    text = session.episode.text
+    for index, fact in enumerate(facts):
+        if not fact.evidence or not states_an_end(sentence_around(text, fact.evidence[0].start,
+                                                                  fact.evidence[0].end)):
+            continue
+        stored = await session.store.facts_between(session.group_id, fact.source_id, fact.target_id)
+        held = [f for f in stored if f.expired_at is None and f.invalid_at is None and f.id != fact.id]
+        held += [f for f in facts[:index] if same_pair(f, fact) and f.invalid_at is None]
+        earlier = outcomes[index]
+        if not held:
+            continue
+        if fact.invalid_at is not None:
+            stored_held = [f for f in held if f.id in {s.id for s in stored}]
+            if earlier.duplicate_of is None and stored_held:
+                outcomes[index] = FactOutcome(duplicate_of=stored_held[0])
+            continue
+        restated = (earlier.duplicate_of,) if earlier.duplicate_of is not None else ()
+        outcomes[index] = FactOutcome(contradicts=_unique((*earlier.contradicts, *restated, *held)))
 
 
 def _within_episode_single_valued(session: Session, facts: Sequence[Fact], outcomes: list[FactOutcome]) -> None:

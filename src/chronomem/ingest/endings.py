@@ -1,0 +1,47 @@
+"""Sentences that say a state ended: "I quit Globex", "we broke up", "she no longer takes metformin".
+
+A fact stated by such a sentence ends what held between the same two entities until then: the job
+at the company quit, the relationship broken up, the medicine stopped. The rule is applied to what
+any model extracts (:func:`chronomem.ingest.stages.facts.resolve_facts`), because judging which
+stored fact a new one ends is where a small model fails most: the packaged 1.5B model called
+"Maya quit Globex" a restatement of "Maya works at Globex".
+
+The verbs are the ones that end a state held between two parties, not an action or a visit ("left
+the office", "stopped by", "sold the car to Ana" end nothing between the two); a negated one
+("didn't quit") ends nothing.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["states_an_end"]
+
+_ENDS = re.compile(
+    r"\b(?:"
+    r"quit(?:s|ting)?|resign(?:s|ed|ing)?|retir(?:e|es|ed|ing)|step(?:s|ped|ping)?\s+down|"
+    r"laid\s+off|(?:was|were|got|been|be)\s+(?:fired|let\s+go)|"
+    r"br(?:eak|eaks|oke|eaking)\s+up|split(?:s|ting)?\s+up|divorc(?:e|es|ed|ing)|separated|"
+    r"mov(?:e|es|ed|ing)\s+(?:out|away)|no\s+longer|anymore|any\s+more|"
+    r"stopp?(?:ed|ing|s)?(?!\s+by)|discontinu(?:e|es|ed|ing)|cancel+(?:s|ed|ing)?|call(?:s|ed|ing)?\s+off|"
+    r"left\s+(?:my|his|her|their|the|our)\s+(?:job|position|role|post|company|firm|team|school|program(?:me)?)|"
+    r"graduat(?:e|es|ed|ing)|dropp(?:ed|ing)?\s+out|g(?:ave|ive|ives|iving)\s+up|last\s+day"
+    r")\b",
+    re.IGNORECASE,
+)
+# an end ruled out by the words before it ("didn't quit", "will never leave", "not going to resign")
+_NEGATION = re.compile(
+    r"\b(?:not|never|didn['’]?t|don['’]?t|doesn['’]?t|won['’]?t|wouldn['’]?t|can['’]?t|cannot|isn['’]?t|"
+    r"wasn['’]?t|haven['’]?t|hasn['’]?t)\W+(?:\w+\W+){0,3}$",
+    re.IGNORECASE,
+)
+# ends that are negative by their nature: the negation before them is what they say
+_NEGATIVE_ENDS = re.compile(r"^(?:no\s+longer|any\s*more)$", re.IGNORECASE)
+
+
+def states_an_end(sentence: str) -> bool:
+    """Does ``sentence`` say that a state between its parties ended (or will end on a stated day)?"""
+    for match in _ENDS.finditer(sentence):
+        if _NEGATIVE_ENDS.match(match.group(0)) or not _NEGATION.search(sentence[: match.start()]):
+            return True
+    return False

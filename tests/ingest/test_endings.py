@@ -1,0 +1,42 @@
+"""Which sentences say a state between two parties ended."""
+
+from __future__ import annotations
+
+import pytest
+
+from chronomem.ingest.endings import states_an_end
+
+
+@pytest.mark.parametrize("sentence", [
+    "I quit Globex today.",
+    "I handed in my notice; my last day at Globex is May 31.",
+    "Tom and I broke up last month.",
+    "Dr. Okafor took me off metformin, so I stopped taking it.",
+    "I no longer work at Initech.",
+    "I don't work at Initech anymore.",
+    "Margaret Osei will step down as CEO of Heliox Energy on March 31.",
+    "She retired from the bank in 2019.",
+    "I left my job at Acme.",
+    "The trip to Rome was cancelled.",
+    "I graduated from MIT in June.",
+    "He was laid off from Initech.",
+    "We moved out of the Lisbon flat.",
+    "I gave up being vegan.",
+])
+def test_a_stated_end(sentence: str) -> None:
+    assert states_an_end(sentence)
+
+
+@pytest.mark.parametrize("sentence", [
+    "I started a new job at Globex.",
+    "I left the office early and stopped by Ana's.",
+    "I sold my car to Ana.",
+    "I didn't quit Globex after all.",
+    "I'm not going to resign.",
+    "I will never leave my job at Acme.",
+    "My sister Ana lives in Lisbon.",
+    "I moved to Berlin.",
+    "The stopwatch is broken.",
+])
+def test_no_end(sentence: str) -> None:
+    assert not states_an_end(sentence)
