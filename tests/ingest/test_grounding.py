@@ -262,3 +262,19 @@ async def test_a_start_left_at_the_day_it_was_said_takes_the_one_day_its_sentenc
     await Ingestor(store, embedder, FunctionModel(script)).add_episode(message(said))
     (stored,) = await store.list_facts("g")
     assert stored.valid_at is not None and stored.valid_at.date().isoformat() == expected
+
+
+async def test_a_fact_the_entity_notes_state_and_the_fact_call_left_out_is_kept(store, embedder):
+    script = Script()
+    script.episodes["sister"] = (
+        ["Maya", {"name": "Ana", "summary": "Ana, Maya's sister, lives in Lisbon."},
+         {"name": "Lisbon", "summary": "Ana lives in Lisbon."}, {"name": "Porto", "summary": "Ana hates Porto."}],
+        [fact("Ana", "Maya", "Ana is Maya's sister", "My sister Ana")],
+    )
+    await Ingestor(store, embedder, FunctionModel(script)).add_episode(
+        message("My sister Ana lives in Lisbon, not in Porto.", speaker="Maya"))
+    names = {e.id: e.name for e in await store.list_entities("g")}
+    pairs = {frozenset((names[f.source_id], names[f.target_id])): f.fact for f in await store.list_facts("g")}
+    assert pairs[frozenset(("Ana", "Lisbon"))] == "Ana lives in Lisbon."  # the note on Lisbon
+    assert frozenset(("Ana", "Porto")) not in pairs  # a note the message does not state is not a fact
+    assert len(pairs) == 2

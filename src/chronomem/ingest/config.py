@@ -27,6 +27,9 @@ class IngestConfig(BaseModel):
     extraction: ExtractionMode = "staged"
     # a second pass asking the model which entities it missed (off: it costs one call per episode)
     reflexion: bool = False
+    # facts the entity call's notes state between two entities that no extracted fact joins (grounded
+    # like any fact; no call): a small model answers one fact where a sentence states three
+    facts_from_notes: bool = True
 
     # entity resolution (see chronomem.ingest.resolution)
     entity_candidates: int = Field(default=8, ge=1)  # per name, from each of cosine and BM25

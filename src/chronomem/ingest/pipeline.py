@@ -45,6 +45,7 @@ from chronomem.ingest.stages.extraction import (
     extract_entities,
     extract_facts,
     extract_graph,
+    facts_from_notes,
     facts_near_episode,
     load_context,
 )
@@ -233,6 +234,8 @@ class Ingestor:
         found = FactExtraction(extracted.facts)
         if staged:
             found = await extract_facts(session, text, resolved, nearby)
+        if not trusted and session.config.facts_from_notes:
+            found.facts = [*found.facts, *facts_from_notes(extracted.entities, found.facts, resolved, text)]
         drafts = build_facts(session, found.facts, resolved, found.shown, text=None if trusted else text)
         outcomes = await resolve_facts(session, drafts)
         changes = apply_invalidation(session, drafts.facts, outcomes)

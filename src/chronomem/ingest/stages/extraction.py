@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from chronomem.domain import Episode, EpisodeKind, Fact, name_key
-from chronomem.ingest.grounding import junk_reason
+from chronomem.ingest.grounding import is_named, junk_reason
 from chronomem.ingest.prompts import (
     COMBINED_EXTRACTION,
     ENTITY_EXTRACTION,
@@ -43,6 +43,7 @@ __all__ = [
     "extract_entities",
     "extract_facts",
     "extract_graph",
+    "facts_from_notes",
     "facts_near_episode",
     "load_context",
 ]
@@ -195,3 +196,31 @@ def _facts_to_show(session: Session, resolved: ResolvedEntities, nearby: Sequenc
     return {number: fact for number, fact in enumerate(near, start=1)}
 
 
+def facts_from_notes(
+    entities: Sequence[ExtractedEntity], facts: Sequence[ExtractedFact], resolved: ResolvedEntities,
+    text: EpisodeText,
+) -> list[ExtractedFact]:
+    """Facts the entity call's notes state between two of the episode's entities that the fact call
+    left out ("Ana lives in Lisbon.", the note on Lisbon, when the facts only joined Ana and Maya).
+
+    A small model often answers one fact for a sentence that states three, while its notes on the
+    entities say the rest. A note becomes a fact only for a pair no extracted fact joins, when it
+    names exactly two of the episode's entities; it is grounded like any fact (the sentence of the
+    message that names both must say it) when the facts are built. It costs no call.
+    """
+    def key(name: str) -> str | None:
+        entity = resolved.find(name)
+        return entity.id if entity is not None else None
+
+    joined = {frozenset((key(f.source), key(f.target))) for f in facts}
+    names = [name for name, _ in resolved.mentioned]
+    found: list[ExtractedFact] = []
+    for entity in entities:
+        note = in_third_person(entity.summary.strip(), text.speaker)
+        named = list(dict.fromkeys(n for n in names if is_named(n, [note])))
+        pair = {key(n) for n in named}
+        if len(named) != 2 or len(pair) != 2 or None in pair or frozenset(pair) in joined:
+            continue
+        found.append(ExtractedFact(source=named[0], target=named[1], fact=note))
+        joined.add(frozenset(pair))
+    return found
