@@ -166,6 +166,37 @@ async def test_a_stated_end_closes_what_held_between_the_pair_whatever_the_model
     assert facts["Alice quit Acme"].invalid_at is None  # the event stands
 
 
+@pytest.mark.parametrize(("first", "then", "old", "new", "when"), [
+    ("I work at Acme.", "I start at Beta on June 10.", "Alice works at Acme", "Alice works at Beta", "2024-06-10"),
+    ("I live in Lisbon.", "We moved to Porto.", "Alice lives in Lisbon", "Alice moved to Porto", "2024-05-20"),
+])
+async def test_a_new_job_or_home_said_as_new_closes_the_one_before(
+    store, embedder, model, script: Script, first: str, then: str, old: str, new: str, when: str
+):
+    place = lambda text: text.split()[-1]  # noqa: E731
+    script.episodes[first] = (["Alice", place(old)], [
+        {**works("Alice", place(old), "2024-01-01T00:00:00Z"), "fact": old, "quote": first.rstrip(".")}])
+    script.episodes[then] = (["Alice", place(new)], [
+        {**works("Alice", place(new), f"{when}T00:00:00Z"), "fact": new, "quote": then.rstrip(".")}])
+    script.fact_verdict = lambda q: {"index": q.index}  # the model sees no contradiction
+    ingestor = Ingestor(store, embedder, model, config=IngestConfig(facts_shown=0))
+    await ingestor.add_episode(message("g", "Alice", first, "2024-01-01"))
+    await ingestor.add_episode(message("g", "Alice", then, "2024-05-20"))
+    facts = await facts_by_text(store, "g")
+    assert facts[old].invalid_at == at(when) and facts[new].invalid_at is None
+
+
+async def test_a_second_interest_is_not_a_new_job(store, embedder, model, script: Script):
+    script.episodes["work at Acme"] = (["Alice", "Acme"], [works("Alice", "Acme", "2024-01-01T00:00:00Z")])
+    script.episodes["book club"] = (["Alice", "Book Club"], [
+        {**works("Alice", "Book Club"), "fact": "Alice joined the Book Club", "quote": "I joined the Book Club"}])
+    script.fact_verdict = lambda q: {"index": q.index}
+    ingestor = Ingestor(store, embedder, model, config=IngestConfig(facts_shown=0))
+    await ingestor.add_episode(message("g", "Alice", "I work at Acme.", "2024-01-01"))
+    await ingestor.add_episode(message("g", "Alice", "I joined the Book Club.", "2024-05-20"))
+    assert all(f.invalid_at is None for f in await store.list_facts("g"))
+
+
 async def test_a_negated_end_closes_nothing(store, embedder, model, script: Script):
     script.episodes["work at Acme"] = (["Alice", "Acme"], [works("Alice", "Acme", "2024-01-01T00:00:00Z")])
     script.episodes["didn't quit"] = (["Alice", "Acme"], [

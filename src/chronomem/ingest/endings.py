@@ -1,10 +1,14 @@
-"""Sentences that say a state ended: "I quit Globex", "we broke up", "she no longer takes metformin".
+"""Sentences that say a state ended or changed: "I quit Globex", "we broke up", "she no longer takes
+metformin"; "I start at Initech on June 10", "we moved to Porto".
 
 A fact stated by such a sentence ends what held between the same two entities until then: the job
 at the company quit, the relationship broken up, the medicine stopped. The rule is applied to what
 any model extracts (:func:`chronomem.ingest.stages.facts.resolve_facts`), because judging which
 stored fact a new one ends is where a small model fails most: the packaged 1.5B model called
 "Maya quit Globex" a restatement of "Maya works at Globex".
+
+A change is narrower: a new value of a state one holds one of at a time (a job, a home), said as new
+("new job", "start at", "moved to") by a sentence, ends the fact that gave its holder another value.
 
 The verbs are the ones that end a state held between two parties, not an action or a visit ("left
 the office", "stopped by", "sold the car to Ana" end nothing between the two); a negated one
@@ -15,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["states_an_end"]
+__all__ = ["changed_state", "holds_state", "states_an_end"]
 
 _ENDS = re.compile(
     r"\b(?:"
@@ -45,3 +49,38 @@ def states_an_end(sentence: str) -> bool:
         if _NEGATIVE_ENDS.match(match.group(0)) or not _NEGATION.search(sentence[: match.start()]):
             return True
     return False
+
+
+# States a person holds one of at a time, each with the words a sentence says a new one with, and
+# the words a fact of that state reads with: a new job ends the job before it, a move the home.
+_STATES: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
+    "job": (
+        re.compile(r"\b(?:new\s+(?:job|role|position)|start(?:s|ed|ing)?\s+(?:a\s+)?(?:new\s+)?(?:job|work|"
+                   r"as\b|at\b)|(?:was|got|been|get|gets)\s+hired|join(?:s|ed|ing)\s+\S+(?:\s+\S+)?\s+as\b)",
+                   re.IGNORECASE),
+        re.compile(r"\b(?:works?|worked|working)\s+(?:at|for)\b|\b(?:job|position|role)\s+(?:at|with)\b|"
+                   r"\bemployed\s+(?:at|by)\b|\bjoin(?:s|ed)\s+\S+(?:\s+\S+)?\s+as\b|\bstart(?:s|ed)\s+(?:a\s+)?"
+                   r"(?:new\s+)?(?:job|work|as|at)\b", re.IGNORECASE),
+    ),
+    "home": (
+        re.compile(r"\b(?:mov(?:e|es|ed|ing)|relocat(?:e|es|ed|ing))\s+(?:back\s+)?to\b", re.IGNORECASE),
+        re.compile(r"\b(?:lives?|lived|living|resides?|based)\s+in\b|\b(?:moved|relocated)\s+(?:back\s+)?to\b",
+                   re.IGNORECASE),
+    ),
+}
+
+
+def changed_state(sentence: str, fact: str) -> str | None:
+    """The state ("job", "home") whose new value ``fact`` is, when ``sentence`` says it is a new one
+    ("I start at Initech on June 10", "we moved to Porto"); ``None`` otherwise."""
+    if _NEGATION.search(sentence):
+        return None
+    for state, (change, held) in _STATES.items():
+        if change.search(sentence) and held.search(fact):
+            return state
+    return None
+
+
+def holds_state(fact: str, state: str) -> bool:
+    """Does ``fact`` read as a value of ``state`` ("Maya works at Globex" of "job")?"""
+    return bool(_STATES[state][1].search(fact))

@@ -9,7 +9,7 @@ from datetime import datetime
 
 from chronomem.domain import Entity, EvidenceSpan, Fact, to_relation_type
 from chronomem.ingest.dates import date_in_text, only_date_in, parse_model_datetime
-from chronomem.ingest.endings import states_an_end
+from chronomem.ingest.endings import changed_state, holds_state, states_an_end
 from chronomem.ingest.fact_resolution import (
     FactCandidates,
     FactOutcome,
@@ -279,13 +279,14 @@ async def resolve_facts(session: Session, drafts: FactDrafts) -> list[FactOutcom
                 outcomes[index] = outcome
             elif outcomes[index].duplicate_of is None:  # asked only about the episode's earlier facts
                 outcomes[index] = FactOutcome(contradicts=_unique((*outcomes[index].contradicts, *outcome.contradicts)))
-    await _stated_ends(session, facts, outcomes)
+    await _stated_changes(session, facts, outcomes)
     _superseded_within_episode(drafts, outcomes)  # last: a verdict of the batched call replaces an outcome
     return outcomes
 
 
-async def _stated_ends(session: Session, facts: Sequence[Fact], outcomes: list[FactOutcome]) -> None:
-    """A fact whose sentence says a state ended (:mod:`chronomem.ingest.endings`) closes what held
+async def _stated_changes(session: Session, facts: Sequence[Fact], outcomes: list[FactOutcome]) -> None:
+    """A fact whose sentence says a new value of a state (see :func:`_new_state`), or that a state
+    ended (:mod:`chronomem.ingest.endings`), closes what held. An end closes what held
     between the same two entities: the current stored facts of the pair and this episode's earlier
     ones. A fact that states the end itself ("Maya worked at Globex until May 31") restates the
     stored one with that end (see :func:`_dates_learnt`); an event ("Maya quit Globex") closes them
@@ -294,8 +295,12 @@ async def _stated_ends(session: Session, facts: Sequence[Fact], outcomes: list[F
         return
     text = session.episode.text
     for index, fact in enumerate(facts):
-        if not fact.evidence or not states_an_end(sentence_around(text, fact.evidence[0].start,
-                                                                  fact.evidence[0].end)):
+        if not fact.evidence:
+            continue
+        sentence = sentence_around(text, fact.evidence[0].start, fact.evidence[0].end)
+        if (state := changed_state(sentence, fact.fact)) is not None:
+            await _new_state(session, facts, index, state, outcomes)
+        if not states_an_end(sentence):
             continue
         stored = await session.store.facts_between(session.group_id, fact.source_id, fact.target_id)
         held = [f for f in stored if f.expired_at is None and f.invalid_at is None and f.id != fact.id]
@@ -320,6 +325,23 @@ def _within_episode_single_valued(session: Session, facts: Sequence[Fact], outco
         earlier = single_valued_outcome(fact, facts[:index]).contradicts
         if earlier:
             outcomes[index] = FactOutcome(contradicts=_unique((*outcomes[index].contradicts, *earlier)))
+
+
+async def _new_state(
+    session: Session, facts: Sequence[Fact], index: int, state: str, outcomes: list[FactOutcome]
+) -> None:
+    """A new value of a state one holds one of at a time ("I start at Initech on June 10": a job;
+    "we moved to Porto": a home) closes the current facts that give its source another value of it."""
+    fact = facts[index]
+
+    def other_value(other: Fact) -> bool:
+        return (other.id != fact.id and other.source_id == fact.source_id and other.target_id != fact.target_id
+                and other.invalid_at is None and other.expired_at is None and holds_state(other.fact, state))
+
+    stored = await session.store.facts_of_entities(session.group_id, [fact.source_id])
+    held = [f for f in (*stored, *facts[:index]) if other_value(f)]
+    if held and outcomes[index].duplicate_of is None:
+        outcomes[index] = FactOutcome(contradicts=_unique((*outcomes[index].contradicts, *held)))
 
 
 def _superseded_within_episode(drafts: FactDrafts, outcomes: list[FactOutcome]) -> None:
