@@ -10,7 +10,12 @@ person, the instructions come from the server's prompt cache) is asserted exactl
 from __future__ import annotations
 
 import re
+import signal
+import subprocess
+import sys
+import time
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 
@@ -93,3 +98,32 @@ async def test_the_second_episode_reads_its_instructions_from_the_prompt_cache(r
     finally:
         await memory.close()
         await llm.aclose()
+
+
+def _gone(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z"  # exited, not yet reaped
+    except FileNotFoundError:
+        return True
+
+
+def test_the_managed_server_ends_with_the_process_that_started_it(llamacpp_server) -> None:
+    # a parent killed by a signal runs no atexit: the server must still not outlive it
+    code = (
+        "import time\n"
+        "from chronomem.llm.local_model import LocalServer, ServerOptions\n"
+        f"server = LocalServer({str(llamacpp_server.model_path)!r}, ServerOptions(threads=1)).start()\n"
+        "print(server.process.pid, flush=True)\n"
+        "time.sleep(600)\n"
+    )
+    parent = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert parent.stdout is not None
+        server = int(parent.stdout.readline())
+    finally:
+        parent.send_signal(signal.SIGKILL)
+        parent.wait()
+    deadline = time.monotonic() + 30
+    while not _gone(server):
+        assert time.monotonic() < deadline, "the server outlived the process that started it"
+        time.sleep(0.2)

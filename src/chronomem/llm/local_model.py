@@ -228,6 +228,7 @@ class LocalServer:
                 self.command(), stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                 env={**os.environ, "PYTHONUNBUFFERED": "1"},  # its log is read as it is written
                 start_new_session=True,  # its own process group: stop() ends whatever it started
+                preexec_fn=_end_with_parent,
             )  # fmt: skip
         try:
             self._wait_until_up()
@@ -333,6 +334,18 @@ class LocalChatModel(OpenAIChatModel):
         if isinstance(usage, dict) and cached:
             usage.setdefault("prompt_tokens_details", {})["cached_tokens"] = cached
         return data
+
+
+def _end_with_parent() -> None:
+    """In the child, before it runs the server: a SIGTERM when the process that started it dies.
+    ``atexit`` stops the server on a normal exit; a parent killed by a signal runs no ``atexit``,
+    and a gigabyte-sized server must not outlive it (Linux; elsewhere the server is stopped only by
+    ``stop`` and ``atexit``)."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        pr_set_pdeathsig = 1
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
 
 
 def _free_port() -> int:

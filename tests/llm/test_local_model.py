@@ -1,0 +1,69 @@
+"""The packaged local model's assembly: parts joined in order, checked, never left half-made."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from chronomem.errors import ConfigurationError, MissingExtraError
+from chronomem.llm.local_model import LocalModel, assemble, local_model
+from chronomem.llm.settings import LLMSettings
+
+
+def _parts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, contents: list[bytes], prefix: str) -> tuple[str, ...]:
+    """Installed part packages as the registry lays them out: ``NAME/data/partNN.bin``."""
+    root = tmp_path / "site"
+    for number, content in enumerate(contents, start=1):
+        package = root / f"{prefix}{number}"
+        (package / "data").mkdir(parents=True)
+        (package / "__init__.py").write_text("")
+        (package / "data" / f"part{number:02d}.bin").write_bytes(content)
+    monkeypatch.syspath_prepend(str(root))
+    return tuple(f"{prefix}{n}" for n in range(1, len(contents) + 1))
+
+
+def _model(modules: tuple[str, ...], whole: bytes, *, sha256: str | None = None, size: int | None = None) -> LocalModel:
+    return LocalModel(name="tiny", file_name="tiny.gguf", extra="local-model", part_modules=modules,
+                      size=len(whole) if size is None else size,
+                      sha256=sha256 or hashlib.sha256(whole).hexdigest())
+
+
+def test_the_parts_are_joined_in_order_checked_and_reported(tmp_path, monkeypatch) -> None:
+    contents = [b"GGUF" + bytes(range(200)), b"second part", b"third"]
+    modules = _parts(tmp_path, monkeypatch, contents, "tiny_ok_part")
+    seen: list[tuple[int, int]] = []
+    path = assemble(_model(modules, b"".join(contents)), tmp_path / "cache", progress=lambda d, t: seen.append((d, t)))
+    assert path.read_bytes() == b"".join(contents)
+    assert seen[-1] == (len(b"".join(contents)),) * 2
+    # the next start trusts the checked file: nothing is read again
+    assert assemble(_model(modules, b"".join(contents)), tmp_path / "cache", progress=seen.append) == path
+    assert len(seen) == len(contents)
+
+
+def test_a_wrong_hash_is_refused_and_leaves_no_model_behind(tmp_path, monkeypatch) -> None:
+    modules = _parts(tmp_path, monkeypatch, [b"abc", b"def"], "tiny_bad_part")
+    with pytest.raises(ConfigurationError, match="SHA-256"):
+        assemble(_model(modules, b"abcdef", sha256="0" * 64), tmp_path / "cache")
+    assert list((tmp_path / "cache").iterdir()) == []
+
+
+def test_parts_of_the_wrong_size_are_refused_before_anything_is_written(tmp_path, monkeypatch) -> None:
+    modules = _parts(tmp_path, monkeypatch, [b"abc"], "tiny_short_part")
+    with pytest.raises(ConfigurationError, match="reinstall"):
+        assemble(_model(modules, b"abc", size=4), tmp_path / "cache")
+    assert not (tmp_path / "cache").exists()
+
+
+def test_a_missing_part_names_the_extra_to_install(tmp_path) -> None:
+    model = LocalModel("tiny", "tiny.gguf", "local-model", ("no_such_part_package_1",), 1, "0" * 64)
+    with pytest.raises(MissingExtraError, match=r"chronomem\[local-model\]"):
+        assemble(model, tmp_path)
+
+
+def test_local_alone_names_the_packaged_default_and_unknown_names_are_refused() -> None:
+    assert LLMSettings(model="local").model == "local:qwen2.5-coder-1.5b"
+    assert local_model("qwen2.5-coder-0.5b").size == 491_400_064
+    with pytest.raises(ConfigurationError, match=r"qwen2\.5-coder-1\.5b"):
+        local_model("llama-70b")
