@@ -101,9 +101,11 @@ async def test_timeout_is_retried(fake_server, stack):
 
 
 async def test_timeouts_on_every_attempt_surface_as_unavailable(fake_server, stack):
-    fake_server.enqueue(Stall(2.0), Stall(2.0), Stall(2.0))
+    # a timeout long enough for each request to reach the server on a loaded machine (at 0.1 s one
+    # timed out before it was sent, and the server counted two), far shorter than the stall
+    fake_server.enqueue(Stall(5.0), Stall(5.0), Stall(5.0))
     with pytest.raises(ModelUnavailableError, match="timed out"):
-        await stack(timeout_s=0.1).complete(PERSON, Question(text="x"))
+        await stack(timeout_s=1.0).complete(PERSON, Question(text="x"))
     assert fake_server.count() == 3
 
 
