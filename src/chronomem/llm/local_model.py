@@ -185,7 +185,12 @@ class ServerOptions:
 
     threads: int = 0  # 0: the machine's cores, up to 8
     context_tokens: int = 8192
-    prompt_cache_bytes: int = 2 << 30  # 0: no prompt cache
+    # 0: no prompt cache. llama-cpp-python bounds its RAM cache by the evaluated states' size (~25 MB
+    # for a 1,000-token prompt of the 1.5B) but each cached state also holds a copy of the logits of
+    # up to 512 tokens (~300 MB with Qwen's 152k vocabulary) that the bound does not count: at its
+    # 2 GiB default the server grew past 22 GB and was killed. 256 MiB keeps the last ~8 prompts
+    # (every ingestion prompt's prefix) in ~3 GB.
+    prompt_cache_bytes: int = 256 << 20
     startup_s: float = 180.0
 
     def thread_count(self) -> int:
