@@ -123,6 +123,8 @@ def test_the_managed_server_ends_with_the_process_that_started_it(llamacpp_serve
     finally:
         parent.send_signal(signal.SIGKILL)
         parent.wait()
+        if parent.stdout is not None:
+            parent.stdout.close()
     deadline = time.monotonic() + 30
     while not _gone(server):
         assert time.monotonic() < deadline, "the server outlived the process that started it"

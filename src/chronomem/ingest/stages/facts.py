@@ -299,7 +299,7 @@ async def _stated_changes(session: Session, facts: Sequence[Fact], outcomes: lis
             continue
         sentence = sentence_around(text, fact.evidence[0].start, fact.evidence[0].end)
         if (state := changed_state(sentence, fact.fact)) is not None:
-            await _new_state(session, facts, index, state, outcomes)
+            await _new_state(session, fact, index, state, outcomes)
         if not states_an_end(sentence):
             continue
         stored = await session.store.facts_between(session.group_id, fact.source_id, fact.target_id)
@@ -327,19 +327,17 @@ def _within_episode_single_valued(session: Session, facts: Sequence[Fact], outco
             outcomes[index] = FactOutcome(contradicts=_unique((*outcomes[index].contradicts, *earlier)))
 
 
-async def _new_state(
-    session: Session, facts: Sequence[Fact], index: int, state: str, outcomes: list[FactOutcome]
-) -> None:
+async def _new_state(session: Session, fact: Fact, index: int, state: str, outcomes: list[FactOutcome]) -> None:
     """A new value of a state one holds one of at a time ("I start at Initech on June 10": a job;
     "we moved to Porto": a home) closes the current facts that give its source another value of it."""
-    fact = facts[index]
 
     def other_value(other: Fact) -> bool:
         return (other.id != fact.id and other.source_id == fact.source_id and other.target_id != fact.target_id
                 and other.invalid_at is None and other.expired_at is None and holds_state(other.fact, state))
 
+    # stored facts only: two values one episode states ("moved to Lisbon with Bob") are not a change
     stored = await session.store.facts_of_entities(session.group_id, [fact.source_id])
-    held = [f for f in (*stored, *facts[:index]) if other_value(f)]
+    held = [f for f in stored if other_value(f)]
     if held and outcomes[index].duplicate_of is None:
         outcomes[index] = FactOutcome(contradicts=_unique((*outcomes[index].contradicts, *held)))
 
