@@ -50,11 +50,12 @@ from typing import Any
 
 from rapidfuzz import fuzz
 
-from chronomem.domain import Entity, EpisodeStatus, Fact, name_key
+from chronomem.domain import Entity, EpisodeStatus, Fact
 from chronomem.llm.accounting import usage_scope
 from chronomem.llm.settings import LLMSettings
 from chronomem.memory import Chronomem
 from chronomem.settings import Settings
+from chronomem.text.names import name_key
 
 GOLD = Path(__file__).parent / "data" / "extraction_gold.json"
 _FIRST_PERSON = re.compile(r"\b(I|me|my|mine|we|our|us|you|your)\b", re.IGNORECASE)

@@ -1,7 +1,7 @@
 """Ingestion benchmark: the first LoCoMo conversation (conv-26, 419 turns) through the full pipeline.
 
 One episode per turn, with its session's time (plus 30 s per turn, so turns keep their order). The
-model is the *heuristic stand-in* (``chronomem.llm.heuristic``: not an LLM; it answers every
+model is the *heuristic stand-in* (``chronomem.heuristic``: not an LLM; it answers every
 prompt from the text itself: speakers, capitalized phrases and noun phrases as entities, facts
 between them, relative dates, candidate duplicates, occasional contradictions). Embeddings come from
 the deterministic hashing embedder; the store is SQLite in a temporary directory.
@@ -48,9 +48,9 @@ from typing import Any
 
 from chronomem.domain import Episode
 from chronomem.embed.testing import HashingEmbedder
+from chronomem.heuristic import heuristic_answer
 from chronomem.ingest import IngestConfig, Ingestor, IngestResult
 from chronomem.llm.accounting import estimate_message_tokens
-from chronomem.llm.heuristic import heuristic_answer
 from chronomem.llm.testing import FunctionModel
 from chronomem.memory import Chronomem
 from chronomem.store.factory import open_store

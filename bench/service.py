@@ -44,7 +44,7 @@ import httpx
 from chronomem.controlplane.sqlite import SQLiteControlPlane
 from chronomem.domain import Episode, EpisodeKind
 from chronomem.embed.testing import HashingEmbedder
-from chronomem.llm.heuristic import heuristic_model
+from chronomem.heuristic import heuristic_model
 from chronomem.memory import Chronomem
 from chronomem.settings import Settings, WorkerSettings
 from chronomem.store.factory import open_store

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from chronomem import Chronomem, Settings
 from chronomem.embed.testing import HashingEmbedder
-from chronomem.llm.heuristic import heuristic_model
+from chronomem.heuristic import heuristic_model
 
 LINES = [
     ("Caroline", "I went to the LGBTQ support group in Boston with Melanie yesterday."),

@@ -144,7 +144,7 @@ def _stand_in_model(model: str | None) -> LanguageModel | None:
     if model is None:
         return None
     if model == "heuristic":
-        from chronomem.llm.heuristic import heuristic_model
+        from chronomem.heuristic import heuristic_model
 
         return heuristic_model()
     if model == "local" or model.startswith("local:"):
@@ -298,7 +298,7 @@ def worker(
 
 def _say_model(settings: Settings) -> None:
     """Every long-running command says which model extracts (the stand-in: that it is not an LLM)."""
-    from chronomem.llm.heuristic import describe_model
+    from chronomem.heuristic import describe_model
 
     err_console.print(f"model: {describe_model(settings.llm.model if settings.llm else None)}", highlight=False)
 
@@ -618,15 +618,16 @@ def demo(ctx: typer.Context, model: ModelOption = None) -> None:
     """Ingest a small sample (a conversation and a CRM record stream) into a fresh store and query it."""
     from chronomem.demo import run_demo
     from chronomem.embed import build_embedder
-    from chronomem.llm.heuristic import describe_model
+    from chronomem.heuristic import describe_model
 
     settings = _settings(ctx)
     llm = _stand_in_model(model)
     described = describe_model(model or (settings.llm.model if settings.llm is not None else None))
     if llm is None and settings.llm is not None:
+        from chronomem.heuristic import STAND_INS
         from chronomem.llm.settings import build_language_model
 
-        llm = build_language_model(settings.llm)
+        llm = build_language_model(settings.llm, named=STAND_INS)
     with _clean_errors():
         embedder = _chosen_embedder(ctx) or build_embedder(
             settings.embedder, local_runtime=settings.embedder_runtime, onnx_cache_dir=settings.onnx_cache_dir

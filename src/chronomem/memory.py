@@ -129,7 +129,7 @@ class Chronomem:
     @property
     def model_description(self) -> str:
         """The language model as outputs show it; the heuristic stand-in says it is not an LLM."""
-        from chronomem.llm.heuristic import describe_model
+        from chronomem.heuristic import describe_model
 
         if self.llm is None:
             return describe_model(None)
@@ -188,9 +188,10 @@ class Chronomem:
             )
             owned.append(embedder)
         if llm is None and settings.llm is not None:
+            from chronomem.heuristic import STAND_INS
             from chronomem.llm.settings import build_language_model
 
-            llm = build_language_model(settings.llm)
+            llm = build_language_model(settings.llm, named=STAND_INS)
             owned.append(llm)
         if cross_encoder is None:
             from chronomem.crossencoder.factory import build_cross_encoder

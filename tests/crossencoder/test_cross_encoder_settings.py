@@ -11,7 +11,7 @@ from chronomem.crossencoder.llm import LLMCrossEncoder
 from chronomem.crossencoder.local import SentenceTransformersCrossEncoder
 from chronomem.embed.local import packaged_minilm_path
 from chronomem.errors import ConfigurationError
-from chronomem.llm.heuristic import heuristic_model
+from chronomem.heuristic import heuristic_model
 from chronomem.llm.settings import LLMSettings
 from chronomem.service.app import create_app
 from chronomem.settings import Settings

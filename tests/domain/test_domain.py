@@ -14,12 +14,12 @@ from chronomem.domain import (
     Fact,
     is_current,
     known_at,
-    normalize_name,
     to_relation_type,
     true_at,
 )
 from chronomem.errors import InvalidInputError
 from chronomem.filters import SearchFilters, TimeRange, fact_matches
+from chronomem.text.names import normalize_name
 from chronomem.timeutil import assume_utc, ensure_utc, from_epoch_ms, to_epoch_ms
 
 T0 = datetime(2024, 1, 1, tzinfo=UTC)

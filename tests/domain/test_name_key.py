@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from chronomem.domain import Entity, name_key, normalize_name, split_legal_form
+from chronomem.domain import Entity
+from chronomem.text.names import name_key, normalize_name, split_legal_form
 
 
 @pytest.mark.parametrize(("a", "b"), [

@@ -7,7 +7,7 @@ import io
 from rich.console import Console
 
 from chronomem.demo import run_demo
-from chronomem.llm.heuristic import heuristic_model
+from chronomem.heuristic import heuristic_model
 
 
 def recording() -> tuple[Console, io.StringIO]:

@@ -9,10 +9,10 @@ from ingest_doubles import at
 
 from chronomem.domain import Entity, Episode
 from chronomem.embed.testing import HashingEmbedder
+from chronomem.heuristic import heuristic_model
 from chronomem.ingest import IngestConfig, Ingestor
 from chronomem.ingest.prompts import ExtractedEntities, ExtractedFacts, RewrittenSummaries
 from chronomem.ingest.summaries import bounded, is_news, mention_note, unsupported_names
-from chronomem.llm.heuristic import heuristic_model
 from chronomem.llm.testing import FunctionModel
 from chronomem.store.base import Store
 

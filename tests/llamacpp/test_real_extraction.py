@@ -20,10 +20,11 @@ from pathlib import Path
 import pytest
 
 from chronomem import Chronomem, Settings
-from chronomem.domain import EpisodeStatus, name_key
+from chronomem.domain import EpisodeStatus
 from chronomem.llm.accounting import usage_scope
 from chronomem.llm.local_model import LocalChatModel
 from chronomem.llm.settings import LLMSettings
+from chronomem.text.names import name_key
 
 pytestmark = pytest.mark.integration
 

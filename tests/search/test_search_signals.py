@@ -15,7 +15,7 @@ from chronomem.search.signals import (
     speaker_named,
     unnamed_speakers_down,
 )
-from chronomem.search.timeparse import TimeWindow
+from chronomem.text.timeparse import TimeWindow
 
 MAY = TimeWindow(datetime(2023, 5, 1, tzinfo=UTC), datetime(2023, 6, 1, tzinfo=UTC), "May 2023")
 

@@ -20,8 +20,8 @@ from pathlib import Path
 
 from chronomem.crossencoder.testing import TokenOverlapCrossEncoder
 from chronomem.embed.testing import HashingEmbedder
+from chronomem.heuristic import heuristic_answer
 from chronomem.ingest.prompts import ExtractedEntities, ExtractedEntity
-from chronomem.llm.heuristic import heuristic_answer
 from chronomem.llm.testing import FunctionModel
 from chronomem.memory import Chronomem
 from chronomem.settings import Settings, WorkerSettings

@@ -16,8 +16,8 @@ from pathlib import Path
 from chronomem.controlplane import open_control_plane
 from chronomem.domain import Entity, Episode, EpisodeStatus, Fact, Mention
 from chronomem.embed import build_embedder
+from chronomem.heuristic import heuristic_model
 from chronomem.ingest.ontology import Ontology
-from chronomem.llm.heuristic import heuristic_model
 from chronomem.memory import Chronomem
 from chronomem.settings import Settings
 from chronomem.store.base import GraphWrite

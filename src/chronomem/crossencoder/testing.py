@@ -6,16 +6,16 @@ an empty query scores 0. Cheap, stable across runs, and ordered the way a test a
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
+
+from chronomem.text.words import WORD
 
 __all__ = ["TokenOverlapCrossEncoder"]
 
-_WORD = re.compile(r"\w+")
 
 
 def _words(text: str) -> set[str]:
-    return set(_WORD.findall(text.casefold()))
+    return set(WORD.findall(text.casefold()))
 
 
 class TokenOverlapCrossEncoder:

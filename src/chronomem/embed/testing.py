@@ -8,14 +8,14 @@ something — while identical texts always get identical vectors.
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Sequence
 
 import numpy as np
 
+from chronomem.text.words import WORD
+
 __all__ = ["HashingEmbedder"]
 
-_WORD = re.compile(r"\w+")
 
 
 class HashingEmbedder:
@@ -39,7 +39,7 @@ class HashingEmbedder:
 
     def embed_one(self, text: str) -> np.ndarray:
         vector = np.zeros(self._dimension, dtype=np.float32)
-        words = _WORD.findall(text.casefold())
+        words = WORD.findall(text.casefold())
         for word in words:
             index, sign = self._bucket("w:" + word)
             vector[index] += 2.0 * sign

@@ -7,17 +7,17 @@ Lucene's idf (always positive), k1 = 1.2, b = 0.75, lower-cased word tokens, no 
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 from collections.abc import Sequence
 
+from chronomem.text.words import WORD
+
 __all__ = ["BM25", "tokenize"]
 
-_WORD = re.compile(r"\w+")
 
 
 def tokenize(text: str) -> list[str]:
-    return _WORD.findall(text.casefold())
+    return WORD.findall(text.casefold())
 
 
 class BM25:

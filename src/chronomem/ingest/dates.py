@@ -1,7 +1,7 @@
 """Dates from model answers and episode text, resolved against the episode's reference time (DESIGN §1).
 
 The model is asked for ISO 8601; models do not always comply, so this also accepts a date without a
-time or zone (read as UTC midnight), a bare year, and any expression :mod:`chronomem.search.timeparse`
+time or zone (read as UTC midnight), a bare year, and any expression :mod:`chronomem.text.timeparse`
 reads ("tomorrow", "next Thursday", "in three days", "the week after next", "two weeks ago", "last
 summer", "in March", "8 May 2023"), resolved against the reference time. When the model gives no
 date at all, :func:`date_in_text` dates the fact from the words of its quote. Anything else is
@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 
-from chronomem.search.timeparse import Lean, parse_time
+from chronomem.text.timeparse import Lean, parse_time
 
 __all__ = ["date_in_text", "lean_of", "only_date_in", "parse_model_datetime", "resolve_relative"]
 

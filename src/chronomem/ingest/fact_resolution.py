@@ -17,7 +17,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from chronomem.domain import Fact, normalize_name
+from chronomem.domain import Fact
+from chronomem.text.names import normalize_name
 
 __all__ = [
     "FactCandidates",

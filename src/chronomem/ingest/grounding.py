@@ -21,8 +21,9 @@ from collections.abc import Iterable, Sequence
 
 from rapidfuzz import fuzz
 
-from chronomem.domain import fold_accents, name_key, plain_punctuation, visible_text
 from chronomem.ingest.voice import in_third_person
+from chronomem.text.names import fold_accents, name_key, plain_punctuation, visible_text
+from chronomem.text.words import WORD
 
 __all__ = [
     "PARAPHRASE_SHARE", "QUOTE_TOLERANCE", "is_named", "junk_reason", "locate_quote", "sentence_around",
@@ -35,13 +36,12 @@ QUOTE_TOLERANCE = 90.0  # rapidfuzz partial-ratio (0-100) a quote must reach whe
 PARAPHRASE_SHARE = 0.5
 _SENTENCE = re.compile(r"[^.!?\n]+[.!?]*")
 _MIN_FUZZY_QUOTE = 12  # shorter quotes must occur exactly: a fuzzy match of a few letters proves nothing
-_WORD = re.compile(r"\w+")
 _NON_SPACE = re.compile(r"\S+")
 
 
 @functools.lru_cache(maxsize=8192)
 def _fold(char: str) -> str:
-    """One character as names compare it (:func:`~chronomem.domain.name_key`'s folds): nothing for
+    """One character as names compare it (:func:`~chronomem.text.names.name_key`'s folds): nothing for
     what a reader does not see (a soft hyphen, a zero-width space, ®), accents and drawn-in marks off,
     typographic quotes and dashes plain (a model often writes "I'm" for the message's "I’m")."""
     return fold_accents(plain_punctuation(visible_text(char))).casefold()
@@ -130,15 +130,15 @@ def _words(text: str) -> frozenset[str]:
     """The words of ``text`` as written (folded) and as names compare them (:func:`name_key`'s words:
     "UA1234" gives "ua" and "1234", "St." at the start "saint", "Baker St" "street")."""
     # name_key's own cache is for names: a message goes through the uncached function (cached here)
-    return frozenset(_WORD.findall(_folded(text))) | frozenset(_WORD.findall(name_key.__wrapped__(text)))
+    return frozenset(WORD.findall(_folded(text))) | frozenset(WORD.findall(name_key.__wrapped__(text)))
 
 
 def is_named(name: str, texts: Iterable[str]) -> bool:
     """Is every word of ``name`` a word of one of ``texts`` (or of a word's start: "Alice" in "Alice's"),
-    as written or under the folds that make two names one (:func:`~chronomem.domain.name_key`): a
+    as written or under the folds that make two names one (:func:`~chronomem.text.names.name_key`): a
     model that writes "The Beatles" for "beatles", "UA 1234" for "UA1234" or "Baker Street" for
     "Baker St." names what the message names."""
-    spellings = [_WORD.findall(_folded(name)), _WORD.findall(name_key(name))]
+    spellings = [WORD.findall(_folded(name)), WORD.findall(name_key(name))]
     if not any(spellings):
         return False
     for text in texts:
@@ -159,11 +159,11 @@ def junk_reason(fact: str, entity_names: Sequence[str]) -> str | None:
     """Why a fact text is not a statement about its entities, or ``None`` when it is one."""
     if not any(char.isalpha() for char in fact):
         return "has no letters"
-    words = [w for name in entity_names for w in _WORD.findall(name) if len(w) > 1 or w.isdigit()]
+    words = [w for name in entity_names for w in WORD.findall(name) if len(w) > 1 or w.isdigit()]
     if words and not any(is_named(word, [fact]) for word in words):
         return "names none of its entities"
-    named = {w for name in entity_names for w in _WORD.findall(_folded(name))}
-    if not set(_WORD.findall(_folded(fact))) - named - _SCHEMA_WORDS:
+    named = {w for name in entity_names for w in WORD.findall(_folded(name))}
+    if not set(WORD.findall(_folded(fact))) - named - _SCHEMA_WORDS:
         return "says nothing but its entities' names"
     return None
 
@@ -180,8 +180,8 @@ _FUNCTION_WORDS = frozenset((
 def _content_stems(text: str, names: Sequence[str]) -> set[str]:
     """The words of ``text`` that are neither its entities' names nor function words, cut to their
     first five letters (so "adopted" meets "adopts", "sister" "sisters")."""
-    named = {w for name in names for w in _WORD.findall(_folded(name))}
-    return {w[:5] for w in _WORD.findall(_folded(text)) if w not in named and w not in _FUNCTION_WORDS}
+    named = {w for name in names for w in WORD.findall(_folded(name))}
+    return {w[:5] for w in WORD.findall(_folded(text)) if w not in named and w not in _FUNCTION_WORDS}
 
 
 def stating_sentence(fact: str, names: Sequence[str], text: str, speaker: str | None = None) -> tuple[int, int] | None:

@@ -2,7 +2,7 @@
 
 A merge without a model needs evidence (DESIGN §2, step 4), one of:
 
-- the two names are equal under the conservative :func:`~chronomem.domain.name_key` (case, spacing,
+- the two names are equal under the conservative :func:`~chronomem.text.names.name_key` (case, spacing,
   accents, typographic variants, a leading article, a leading "St." for Saint, ...);
 - one is the other with a legal form ("Google LLC" / "Google"), the bare one written as a proper
   name (capitalized: "apple" the fruit is not "Apple Inc."), and no name of the entity carries a
@@ -36,10 +36,11 @@ from enum import StrEnum
 
 from rapidfuzz import fuzz
 
-from chronomem.domain import Entity, name_key, split_legal_form
+from chronomem.domain import Entity
 from chronomem.ingest.ontology import GENERIC_LABEL
 from chronomem.ingest.places import place_of
 from chronomem.ingest.prompts import ExtractedEntity
+from chronomem.text.names import name_key, split_legal_form
 
 __all__ = [
     "Candidate",
@@ -75,7 +76,7 @@ _CANONICAL = {alias: group.split()[0] for group in _NICKNAMES for alias in group
 
 
 def match_key(name: str) -> str:
-    """The form two names must share to merge without a model: :func:`~chronomem.domain.name_key`."""
+    """The form two names must share to merge without a model: :func:`~chronomem.text.names.name_key`."""
     return name_key(name)
 
 

@@ -23,6 +23,7 @@ __all__ = [
     "ModelRole",
     "Prompt",
     "Usage",
+    "writes_prose",
 ]
 
 ModelRole = Literal["extraction", "resolution", "summary", "rerank", "default"]
@@ -118,3 +119,10 @@ class LanguageModel(Protocol):
         Raises ``ModelUnavailableError`` (transport, rate limits after retries), ``ModelOutputError``
         (unparseable or invalid after one corrective retry) or ``ModelTruncatedError``.
         """
+
+
+def writes_prose(model: LanguageModel) -> bool:
+    """Whether ``model``'s text is a language model's own prose. A rule-based stand-in says
+    ``writes_prose = False``: the entity summaries it produces are the messages' sentences, and the
+    graph labels them as its own text rather than a model's. Models that do not say are models."""
+    return bool(getattr(model, "writes_prose", True))

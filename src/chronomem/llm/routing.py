@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from chronomem.llm.base import Completion, LanguageModel, Prompt
+from chronomem.llm.base import Completion, LanguageModel, Prompt, writes_prose
 from chronomem.llm.closing import aclose_model
 
 __all__ = ["RoutedModel"]
@@ -24,6 +24,11 @@ class RoutedModel:
         self.default = default
         self.routes = dict(routes or {})
         self._on_close = on_close  # releases what the stacks share (the disk cache)
+
+    @property
+    def writes_prose(self) -> bool:
+        """Whether every model it routes to writes prose (see :func:`~chronomem.llm.base.writes_prose`)."""
+        return all(writes_prose(model) for model in (self.default, *self.routes.values()))
 
     def model_for(self, role: str) -> LanguageModel:
         return self.routes.get(role, self.default)

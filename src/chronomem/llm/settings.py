@@ -10,7 +10,7 @@ each prompt by role. The environment is read only by :meth:`LLMSettings.from_env
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -34,7 +34,7 @@ from chronomem.providers.endpoints import (
 from chronomem.providers.limits import shared_limiter
 from chronomem.providers.retry import RetryPolicy
 
-__all__ = ["LLMSettings", "build_adapter", "build_language_model"]
+__all__ = ["LLMSettings", "NamedModels", "build_adapter", "build_language_model"]
 
 
 
@@ -115,13 +115,13 @@ def _expand_local_spec(spec: str) -> str:
     return spec
 
 
-def build_adapter(spec: str, settings: LLMSettings) -> LanguageModel:
-    """The bare adapter (no wrappers) for one ``provider:model`` string, or the rule-based stand-in
-    for ``heuristic`` (not an LLM: it answers from the text itself)."""
-    if spec == "heuristic":
-        from chronomem.llm.heuristic import heuristic_model
+# Models the caller builds itself, by a name without a provider (the facade passes the rule-based
+# stand-in, ``heuristic``, which lives above the engines whose prompts it answers).
+NamedModels = Mapping[str, Callable[[], LanguageModel]]
 
-        return heuristic_model()
+
+def build_adapter(spec: str, settings: LLMSettings) -> LanguageModel:
+    """The bare adapter (no wrappers) for one ``provider:model`` string."""
     provider, model = parse_model_spec(spec)
     common: dict[str, Any] = {
         "api_key": settings.api_key_for(provider),
@@ -152,10 +152,10 @@ def build_adapter(spec: str, settings: LLMSettings) -> LanguageModel:
     )
 
 
-def _stack(spec: str, settings: LLMSettings, cache: ResponseCache | None) -> LanguageModel:
+def _stack(spec: str, settings: LLMSettings, cache: ResponseCache | None, named: NamedModels) -> LanguageModel:
+    if spec in named:
+        return named[spec]()  # built by the caller: it makes no provider calls to limit, retry or cache
     adapter = build_adapter(spec, settings)
-    if spec == "heuristic":
-        return adapter  # it makes no calls: nothing to limit, retry or cache
     provider, _ = parse_model_spec(spec)
     limiter = shared_limiter(
         f"{spec}@{settings.base_urls.get(provider, DEFAULT_BASE_URLS.get(provider, ''))}",
@@ -169,14 +169,18 @@ def _stack(spec: str, settings: LLMSettings, cache: ResponseCache | None) -> Lan
     return model
 
 
-def build_language_model(settings: LLMSettings) -> RoutedModel:
-    """A model that answers each prompt with its role's configured model, behind every wrapper."""
+def build_language_model(settings: LLMSettings, *, named: NamedModels | None = None) -> RoutedModel:
+    """A model that answers each prompt with its role's configured model, behind every wrapper.
+
+    ``named`` maps model names without a provider to factories (``{"heuristic": heuristic_model}``:
+    ``chronomem.heuristic.STAND_INS``); a spec found there is built by its factory, unwrapped."""
+    named = named or {}
     cache = ResponseCache(settings.cache_path) if settings.cache_path else None
     stacks: dict[str, LanguageModel] = {}
 
     def stacked(spec: str) -> LanguageModel:
         if spec not in stacks:
-            stacks[spec] = _stack(spec, settings, cache)
+            stacks[spec] = _stack(spec, settings, cache, named)
         return stacks[spec]
 
     default = stacked(settings.model)

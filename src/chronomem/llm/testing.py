@@ -103,8 +103,10 @@ class FunctionModel:
         latency_s: float = 0.0,
         corrective_retries: int = 1,
         enforce_output_limit: bool = True,
+        writes_prose: bool = True,
     ) -> None:
         self._callback = callback
+        self.writes_prose = writes_prose  # see chronomem.llm.base.writes_prose
         self.model_name = model_name or f"function:{getattr(callback, '__name__', 'callback')}"
         self.latency_s = latency_s
         self.corrective_retries = corrective_retries

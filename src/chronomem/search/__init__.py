@@ -7,7 +7,7 @@ or one of the named :data:`RECIPES`.
 from chronomem.search.config import RECIPES, Method, Reranker, ScopeConfig, SearchConfig, TimeMode, recipe
 from chronomem.search.context import DEFAULT_TOKEN_BUDGET, build_context
 from chronomem.search.searcher import Searcher, SearchResults
-from chronomem.search.timeparse import ParsedTime, TimeWindow, parse_time
+from chronomem.text.timeparse import ParsedTime, TimeWindow, parse_time
 
 __all__ = [
     "DEFAULT_TOKEN_BUDGET",

@@ -92,7 +92,7 @@ class SearchConfig(BaseModel):
     hop_boost: float = Field(default=0.0, ge=0.0)
     hop_seeds: int = Field(default=3, ge=1, le=20)  # how many of the best messages a hop starts from
     # full text also matches the other forms of the query's words ("research" → "researching");
-    # see chronomem.search.wordforms
+    # see chronomem.text.wordforms
     word_forms: bool = False
     # episodes: RRF weight of "a user's sentence reports the event asked about" ("I just got back
     # from a camping trip", not "I'm planning a trip"), for questions asking what the user did

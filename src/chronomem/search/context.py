@@ -10,8 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 
-from chronomem.domain import Community, Entity, Episode, Fact, normalize_name
+from chronomem.domain import Community, Entity, Episode, Fact
 from chronomem.providers.tokens import estimate_tokens
+from chronomem.text.names import normalize_name
 
 __all__ = ["DEFAULT_TOKEN_BUDGET", "build_context", "estimate_tokens", "evidence_quotes", "fact_line"]
 

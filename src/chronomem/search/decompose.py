@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import re
 
-from chronomem.search.timeparse import strip_time
+from chronomem.text.timeparse import strip_time
 
 __all__ = ["event_queries", "focus_query", "is_aggregate"]
 

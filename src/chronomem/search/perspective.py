@@ -42,7 +42,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from chronomem.search.timeparse import strip_time
+from chronomem.text.timeparse import strip_time
 
 __all__ = ["Perspective", "named_speakers", "perspective_query"]
 

@@ -30,8 +30,8 @@ import re
 from collections.abc import Collection
 
 from chronomem.search.decompose import focus_query
-from chronomem.search.timeparse import strip_time
-from chronomem.search.wordforms import word_forms
+from chronomem.text.timeparse import strip_time
+from chronomem.text.wordforms import word_forms
 
 __all__ = ["asks_what_was_done", "done_words", "mentions", "reports_event", "sentences"]
 

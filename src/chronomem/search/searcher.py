@@ -28,7 +28,7 @@ from chronomem.domain import Community, Entity, Episode, Fact
 from chronomem.embed.base import Embedder
 from chronomem.errors import InvalidInputError
 from chronomem.filters import SearchFilters
-from chronomem.search import asking, hops, lists, methods, signals, wordforms
+from chronomem.search import asking, hops, lists, methods, signals
 from chronomem.search.config import RECIPES, Method, Reranker, ScopeConfig, SearchConfig, TimeMode
 from chronomem.search.context import DEFAULT_TOKEN_BUDGET, build_context, evidence_quotes
 from chronomem.search.decompose import event_queries, focus_query
@@ -44,8 +44,9 @@ from chronomem.search.rerank import (
     order_by_scores,
     rrf,
 )
-from chronomem.search.timeparse import ParsedTime, TimeWindow, parse_time
 from chronomem.store.base import Scope, ScoredId
+from chronomem.text import wordforms
+from chronomem.text.timeparse import ParsedTime, TimeWindow, parse_time
 from chronomem.timeutil import ensure_utc
 
 __all__ = ["SearchResults", "Searcher"]

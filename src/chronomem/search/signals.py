@@ -29,7 +29,7 @@ from typing import Any
 
 from chronomem.domain import Episode, Fact
 from chronomem.search import reports
-from chronomem.search.timeparse import TimeWindow
+from chronomem.text.timeparse import TimeWindow
 
 __all__ = [
     "across_conversations",

@@ -7,7 +7,7 @@ import asyncio
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from chronomem.domain import Entity, split_legal_form
+from chronomem.domain import Entity
 from chronomem.ingest.grounding import is_named
 from chronomem.ingest.ontology import GENERIC_LABEL
 from chronomem.ingest.places import available as places_available
@@ -37,6 +37,7 @@ from chronomem.ingest.resolution import (
 )
 from chronomem.ingest.session import Session, stage
 from chronomem.store.base import Scope
+from chronomem.text.names import split_legal_form
 
 __all__ = [
     "NamedEntity",

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from chronomem.domain import Episode, EpisodeKind, Fact, name_key
+from chronomem.domain import Episode, EpisodeKind, Fact
 from chronomem.ingest.grounding import is_named, junk_reason
 from chronomem.ingest.prompts import (
     COMBINED_EXTRACTION,
@@ -37,6 +37,7 @@ from chronomem.ingest.stages.entities import (
 )
 from chronomem.ingest.voice import in_third_person
 from chronomem.store.base import Scope
+from chronomem.text.names import name_key
 
 __all__ = [
     "FactExtraction",

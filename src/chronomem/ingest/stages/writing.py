@@ -30,6 +30,7 @@ from chronomem.ingest.summaries import (
     to_rewrite,
     unsupported_names,
 )
+from chronomem.llm.base import writes_prose
 from chronomem.store.base import GraphWrite
 
 __all__ = [
@@ -61,7 +62,7 @@ async def update_summaries(
     the model wrote no usable note for gets the graph's: the message's sentences naming it, else the
     texts of its new facts (the only notes without an episode: ``add_fact``, declared mappings).
     """
-    by_model = not session.deterministic and not _stand_in(session)
+    by_model = not session.deterministic and writes_prose(session.llm)
     additions = _notes_of_episode(session, resolved, changes, notes or {}, text, by_model=by_model)
     removals: dict[str, list[Fact]] = {}
     for fact in changes.invalidated.values():
@@ -79,12 +80,6 @@ async def update_summaries(
         if updated is not entity:
             resolved.update(updated)
     await _rewrite_long_summaries(session, resolved, by_model=by_model)
-
-
-def _stand_in(session: Session) -> bool:
-    from chronomem.llm.heuristic import is_stand_in  # the stand-in imports the ingest prompts: no cycle at import
-
-    return is_stand_in(session.llm)
 
 
 def _notes_of_episode(

@@ -10,13 +10,13 @@ first). Nothing else of the input reaches the engine, and no group id is ever pa
 
 from __future__ import annotations
 
-import re
 import unicodedata
+
+from chronomem.text.words import WORD
 
 __all__ = ["MAX_TERMS", "fold", "fulltext_query", "fulltext_words"]
 
 MAX_TERMS = 32  # bounds the cost of one query; longer inputs keep their first distinct words
-_WORD = re.compile(r"\w+")
 
 
 def fold(text: str) -> str:
@@ -34,7 +34,7 @@ def _escape(word: str) -> str:
 def fulltext_words(text: str) -> list[str]:
     """The distinct words of ``text`` (folded, escaped for RediSearch), at most :data:`MAX_TERMS`."""
     seen: dict[str, None] = {}
-    for word in _WORD.findall(fold(text)):
+    for word in WORD.findall(fold(text)):
         seen.setdefault(word, None)
         if len(seen) == MAX_TERMS:
             break

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from chronomem.domain import Community, Entity, Episode, EpisodeStatus, Fact, FactVersion, normalize_name
+from chronomem.domain import Community, Entity, Episode, EpisodeStatus, Fact, FactVersion
 from chronomem.errors import InvalidInputError, NotFoundError
 from chronomem.filters import SearchFilters
 from chronomem.store.base import BfsResult, GraphWrite, GroupStats, Scope, ScoredId, WeightedEdge
@@ -51,6 +51,7 @@ from chronomem.store.falkordb.records import (
 from chronomem.store.falkordb.schema import SchemaManager
 from chronomem.store.falkordb.writes import batch_vectors, compose_write, vector_dimensions
 from chronomem.store.history import revise, versions_of
+from chronomem.text.names import normalize_name
 from chronomem.timeutil import ensure_utc
 
 __all__ = ["FalkorDBStore"]

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from chronomem.domain import Community, Entity, Episode, EpisodeStatus, Fact, FactVersion, normalize_name
+from chronomem.domain import Community, Entity, Episode, EpisodeStatus, Fact, FactVersion
 from chronomem.filters import SearchFilters
 from chronomem.store.base import GroupStats, Scope, WeightedEdge
 from chronomem.store.history import versions_of
@@ -30,6 +30,7 @@ from chronomem.store.sqlite.codec import (
 )
 from chronomem.store.sqlite.timemask import NULL_TIME, TimeOverrides
 from chronomem.store.sqlite.where import entity_conditions, fact_conditions
+from chronomem.text.names import normalize_name
 from chronomem.timeutil import ensure_utc, utc_now
 
 __all__ = [

@@ -12,7 +12,6 @@ Tokens are maximal runs of letters and digits after NFKD, diacritic removal and 
 
 from __future__ import annotations
 
-import re
 import unicodedata
 from array import array
 from collections import Counter
@@ -21,10 +20,10 @@ from collections.abc import Iterable
 import numpy as np
 
 from chronomem.store.sqlite.ranking import RankedRows
+from chronomem.text.words import ALPHANUMERIC
 
 __all__ = ["TextIndex", "query_terms", "tokens"]
 
-_WORD = re.compile(r"[^\W_]+")
 _MAX_TERMS = 64  # bounds the cost of a pasted essay used as a query
 _K1, _B = 1.2, 0.75
 _MIN_IDF = 1e-6
@@ -32,10 +31,10 @@ _MIN_IDF = 1e-6
 
 def tokens(text: str) -> list[str]:
     if text.isascii():  # the common case, without the per-character diacritic pass
-        return _WORD.findall(text.lower())
+        return ALPHANUMERIC.findall(text.lower())
     decomposed = unicodedata.normalize("NFKD", text)
     folded = "".join(ch for ch in decomposed if not unicodedata.combining(ch)).casefold()
-    return _WORD.findall(folded)
+    return ALPHANUMERIC.findall(folded)
 
 
 def query_terms(query: str) -> list[str]:

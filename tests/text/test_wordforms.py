@@ -11,8 +11,8 @@ from chronomem.domain import Episode, EpisodeStatus
 from chronomem.embed.testing import HashingEmbedder
 from chronomem.search import Searcher
 from chronomem.search.config import Method, ScopeConfig, SearchConfig
-from chronomem.search.wordforms import expand_query, word_forms
 from chronomem.store.base import GraphWrite
+from chronomem.text.wordforms import expand_query, word_forms
 
 
 @pytest.mark.parametrize(

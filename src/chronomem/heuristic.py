@@ -53,12 +53,12 @@ from chronomem.ingest.prompts import (
 from chronomem.ingest.resolution import name_tokens
 from chronomem.ingest.summaries import mention_note
 from chronomem.llm.testing import FunctionModel
+from chronomem.text.words import WORD
 
-__all__ = ["HEURISTIC", "HEURISTIC_LABEL", "describe_model", "heuristic_answer", "heuristic_model", "is_stand_in"]
+__all__ = ["HEURISTIC", "HEURISTIC_LABEL", "STAND_INS", "describe_model", "heuristic_answer", "heuristic_model"]
 
 HEURISTIC = "heuristic"  # the model name (CHRONOMEM_LLM_MODEL=heuristic, --model heuristic)
 HEURISTIC_LABEL = "heuristic (a rule-based stand-in, not an LLM)"
-_WORD = re.compile(r"\w+")
 
 
 
@@ -269,13 +269,11 @@ def _rewrite(ctx: Any) -> RewrittenSummaries:
     return RewrittenSummaries.model_validate({"summaries": items})
 
 
-def _running_summary(ctx: Any) -> BaseModel:
+def _running_summary(prompt: Any, ctx: Any) -> BaseModel:
     """A user or thread summary: the previous one and the new lines, the most recent kept."""
-    from chronomem.context_summaries import WrittenSummary
-
     lines = [ctx.previous, *(" ".join(line.removeprefix("- ").split()) for line in ctx.new_lines)]
     text = " ".join(line for line in lines if line)
-    return WrittenSummary(summary=text[-ctx.max_chars :])
+    return prompt.answer.model_validate({"summary": text[-ctx.max_chars :]})  # type: ignore[no-any-return]
 
 
 def heuristic_answer(prompt: Any, context: Any) -> Any:
@@ -299,9 +297,9 @@ def heuristic_answer(prompt: Any, context: Any) -> Any:
     if name == "rewrite_summaries":
         return _rewrite(context)
     if name in ("user_summary", "thread_summary"):
-        return _running_summary(context)
+        return _running_summary(prompt, context)
     if name.startswith("community_"):
-        return _community_answer(name, context)
+        return _community_answer(prompt, context)
     if name == "rerank_passages":
         return _grades(prompt, context)
     raise ValueError(f"the heuristic model does not know the prompt {name!r}")
@@ -309,30 +307,30 @@ def heuristic_answer(prompt: Any, context: Any) -> Any:
 
 def _grades(prompt: Any, context: Any) -> BaseModel:
     """Cross-encoder grades: the share of the query's words in each passage, on the 0-10 scale."""
-    query = set(_WORD.findall(context.query.casefold()))
-    grades = [round(10 * len(query & set(_WORD.findall(p.casefold()))) / len(query)) if query else 0
+    query = set(WORD.findall(context.query.casefold()))
+    grades = [round(10 * len(query & set(WORD.findall(p.casefold()))) / len(query)) if query else 0
               for p in context.passages]
     return prompt.answer.model_validate({"scores": grades})  # type: ignore[no-any-return]
 
 
-def _community_answer(name: str, context: Any) -> BaseModel:
+def _community_answer(prompt: Any, context: Any) -> BaseModel:
     """Community summaries from member names: the most central members are the topics."""
-    from chronomem.communities import prompts as cp
+    name, answer = prompt.name, prompt.answer
 
     def about(names: Sequence[str], lead: str = "") -> dict[str, Any]:
         topics = list(dict.fromkeys(n for n in names if n))[:3] or ["community"]
         return {"summary": (lead + "Members include " + ", ".join(names[:6]) + ".").strip(), "topics": topics}
 
     if name == "community_summarize":
-        return cp.CommunityDescriptions.model_validate(
+        return answer.model_validate(
             {"communities": [{"key": c.key, **about([m.name for m in c.members])} for c in context.communities]}
         )
     if name == "community_map":
-        return cp.PartialSummary(summary=about([m.name for m in context.members])["summary"])
+        return answer.model_validate({"summary": about([m.name for m in context.members])["summary"]})
     if name == "community_reduce":
-        return cp.CommunityAbout.model_validate(about(list(context.central_names)))
+        return answer.model_validate(about(list(context.central_names)))
     if name == "community_update":
-        return cp.CommunityDescriptions.model_validate({"communities": [
+        return answer.model_validate({"communities": [
             {"key": c.key, **about([*c.name.split(", "), *(m.name for m in c.added)], c.summary + " ")}
             for c in context.changes
         ]})
@@ -341,13 +339,12 @@ def _community_answer(name: str, context: Any) -> BaseModel:
 
 def heuristic_model(latency_s: float = 0.0) -> FunctionModel:
     """The heuristic stand-in as a language model (labelled ``heuristic``; ``latency_s`` simulates a provider)."""
-    return FunctionModel(heuristic_answer, model_name=HEURISTIC_LABEL, latency_s=latency_s)
+    # what it writes is the messages' own sentences, not a model's prose (see ``writes_prose``)
+    return FunctionModel(heuristic_answer, model_name=HEURISTIC_LABEL, latency_s=latency_s, writes_prose=False)
 
 
-def is_stand_in(llm: object) -> bool:
-    """Whether ``llm`` is this stand-in (under either of its names): what it writes is not a model's
-    prose, so entity summaries it produces are labelled as the graph's own text."""
-    return getattr(llm, "model_name", None) in (HEURISTIC, HEURISTIC_LABEL)
+# The models a settings object may name that no provider serves (``build_language_model(named=...)``).
+STAND_INS = {HEURISTIC: heuristic_model}
 
 
 def describe_model(spec: str | None) -> str:

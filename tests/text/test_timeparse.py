@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from chronomem.errors import InvalidInputError
-from chronomem.search.timeparse import parse_time, strip_time
+from chronomem.text.timeparse import parse_time, strip_time
 
 NOW = datetime(2023, 5, 30, 23, 40, tzinfo=UTC)  # a Tuesday
 

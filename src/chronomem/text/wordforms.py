@@ -14,11 +14,10 @@ out of reach of rules and left alone.
 
 from __future__ import annotations
 
-import re
+from chronomem.text.words import LETTERS
 
 __all__ = ["expand_query", "word_forms"]
 
-_WORD = re.compile(r"[^\W\d_]+")
 _MAX_FORMS = 48  # the index reads at most 64 words of a query: the query's own come first
 # function words of questions: their other forms would match most turns
 _SKIP_WORDS = (
@@ -60,7 +59,7 @@ def word_forms(word: str) -> list[str]:
 
 def expand_query(query: str) -> str:
     """The query's words, then the other forms of its content words (at most ``_MAX_FORMS``)."""
-    found = _WORD.findall(query)
+    found = LETTERS.findall(query)
     words = [w.casefold() for w in found]
     extra: dict[str, None] = {}
     for word in dict.fromkeys(found):
