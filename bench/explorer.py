@@ -38,7 +38,7 @@ import numpy as np
 
 from chronomem.controlplane.sqlite import SQLiteControlPlane
 from chronomem.domain import Community, Entity, Episode, EpisodeStatus, Fact, Mention
-from chronomem.settings import Settings
+from chronomem.config.settings import Settings
 from chronomem.store import GraphWrite, open_store
 
 __all__ = ["main"]

@@ -54,7 +54,7 @@ from chronomem.domain import Entity, EpisodeStatus, Fact
 from chronomem.llm.accounting import usage_scope
 from chronomem.llm.settings import LLMSettings
 from chronomem.memory import Chronomem
-from chronomem.settings import Settings
+from chronomem.config.settings import Settings
 from chronomem.text.names import name_key
 
 GOLD = Path(__file__).parent / "data" / "extraction_gold.json"

@@ -33,7 +33,7 @@ from chronomem.domain import Episode, EpisodeKind
 from chronomem.llm.accounting import usage_scope
 from chronomem.llm.local_model import LocalChatModel, LocalServer, ServerOptions, assemble, local_model
 from chronomem.memory import Chronomem
-from chronomem.settings import Settings
+from chronomem.config.settings import Settings
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))

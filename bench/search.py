@@ -354,7 +354,7 @@ async def measure(
 
 
 def _store_settings(ann_from: int | None) -> Any:
-    from chronomem.settings import StoreSettings
+    from chronomem.store.settings import StoreSettings
 
     return StoreSettings() if ann_from is None else StoreSettings(sqlite_ann_from=ann_from)
 

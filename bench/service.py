@@ -46,7 +46,7 @@ from chronomem.domain import Episode, EpisodeKind
 from chronomem.embed.testing import HashingEmbedder
 from chronomem.heuristic import heuristic_model
 from chronomem.memory import Chronomem
-from chronomem.settings import Settings, WorkerSettings
+from chronomem.config.settings import Settings, WorkerSettings
 from chronomem.store.factory import open_store
 
 PEOPLE = ["Maya", "Tom", "Priya", "Lukas", "Sofia", "Kenji", "Amara", "Diego", "Nora", "Elif"]

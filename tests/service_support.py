@@ -20,7 +20,7 @@ import processes
 from chronomem.controlplane.sqlite import SQLiteControlPlane
 from chronomem.llm.testing import FunctionModel
 from chronomem.memory import Chronomem
-from chronomem.settings import ApiLimits, WorkerSettings
+from chronomem.config.settings import ApiLimits, WorkerSettings
 
 LIVE_SERVER = Path(__file__).parent / "service" / "live_server.py"
 ROOT = Path(__file__).resolve().parents[1]

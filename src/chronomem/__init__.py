@@ -20,7 +20,7 @@ __version__ = "0.1.0"
 _EXPORTS: dict[str, str] = {
     "Chronomem": "chronomem.memory",
     "NewMessage": "chronomem.memory",
-    "Settings": "chronomem.settings",
+    "Settings": "chronomem.config.settings",
     "Community": "chronomem.domain",
     "Entity": "chronomem.domain",
     "Episode": "chronomem.domain",
@@ -84,6 +84,7 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # static analysers see the real names
     from chronomem.communities import CommunityBuilder, CommunityConfig
+    from chronomem.config.settings import Settings
     from chronomem.crossencoder import CrossEncoder
     from chronomem.domain import (
         Community,
@@ -114,5 +115,4 @@ if TYPE_CHECKING:  # static analysers see the real names
     from chronomem.llm import LanguageModel, LLMSettings, Prompt, build_language_model
     from chronomem.memory import Chronomem, NewMessage
     from chronomem.search import RECIPES, SearchConfig, Searcher, SearchResults
-    from chronomem.settings import Settings
     from chronomem.store import GraphWrite, Scope, Store, open_store

@@ -23,11 +23,11 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.table import Table
 
+from chronomem.config.settings import Settings
 from chronomem.domain import Episode, EpisodeKind, EpisodeStatus, Fact
 from chronomem.filters import SearchFilters
 from chronomem.ingest import EntitySpec, FactSpec, IngestResult, JsonMapping, Ontology
 from chronomem.memory import Chronomem
-from chronomem.settings import Settings
 from chronomem.store.base import Scope
 from chronomem.timeutil import assume_utc
 

@@ -33,12 +33,12 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from chronomem import context_templates
+from chronomem.config.settings import Settings
 from chronomem.domain import Entity, Episode, Fact, FactVersion
 from chronomem.errors import ChronomemError, ConfigurationError
 from chronomem.filters import SearchFilters
 from chronomem.memory import Chronomem
 from chronomem.search.config import RECIPES
-from chronomem.settings import Settings
 from chronomem.timeutil import UTCDateTime
 from chronomem.workers import WorkerPool
 

@@ -1,5 +1,5 @@
 """The library facade: one object that wires a store, an embedder, a language model, ingestion,
-retrieval and communities from :class:`~chronomem.settings.Settings`, and offers what users do.
+retrieval and communities from :class:`~chronomem.config.settings.Settings`, and offers what users do.
 
     async with await Chronomem.open() as memory:
         await memory.add_episode("alice", "Alice: I moved to Lisbon last May.")
@@ -25,6 +25,7 @@ from types import EllipsisType
 from typing import TYPE_CHECKING, Any, TypedDict, TypeVar, Unpack
 
 from chronomem.communities import CommunityBuilder, CommunityConfig
+from chronomem.config.settings import Settings
 from chronomem.domain import (
     Community,
     Entity,
@@ -42,7 +43,6 @@ from chronomem.filters import SearchFilters
 from chronomem.ingest import IngestConfig, Ingestor, IngestResult, JsonMapping, Ontology, RemovalResult
 from chronomem.search import Searcher, SearchResults
 from chronomem.search.config import recipe
-from chronomem.settings import Settings
 from chronomem.store.base import GraphWrite, GroupStats, Store
 
 if TYPE_CHECKING:

@@ -31,9 +31,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
+from chronomem.config.settings import WorkerSettings
 from chronomem.domain import Episode, EpisodeStatus
 from chronomem.errors import ChronomemError, IngestionError, ModelError, StoreUnavailableError
-from chronomem.settings import WorkerSettings
 from chronomem.store.base import EpisodeQueue, GroupAdmin
 
 if TYPE_CHECKING:  # the facade imports the whole pipeline; a pool needs only its store and `process`

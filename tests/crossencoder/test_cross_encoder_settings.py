@@ -14,7 +14,7 @@ from chronomem.errors import ConfigurationError
 from chronomem.heuristic import heuristic_model
 from chronomem.llm.settings import LLMSettings
 from chronomem.service.app import create_app
-from chronomem.settings import Settings
+from chronomem.config.settings import Settings
 
 
 def test_each_spec_builds_its_cross_encoder():

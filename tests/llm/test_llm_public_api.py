@@ -22,7 +22,8 @@ EXPECTED = {
     },
     "chronomem.providers": {
         "DEFAULT_BASE_URLS", "LazyHttpClient", "OpenAICompatibleEndpoint", "ProviderRequestError",
-        "ProviderUnavailableError", "RateLimiter", "RetryPolicy", "allow_model_requests", "auth_headers",
+        "ProviderSettings", "ProviderUnavailableError", "RateLimiter", "RetryPolicy", "allow_model_requests",
+        "auth_headers",
         "call_with_retries", "estimate_tokens", "forbid_model_requests", "openai_compatible_endpoint",
         "parse_model_spec", "post_json", "shared_limiter",
     },

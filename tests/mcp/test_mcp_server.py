@@ -14,7 +14,7 @@ import uvicorn
 from chronomem.embed.testing import HashingEmbedder
 from chronomem.mcp_server import build_mcp_server
 from chronomem.memory import Chronomem
-from chronomem.settings import WorkerSettings
+from chronomem.config.settings import WorkerSettings
 from chronomem.store.factory import open_store
 from chronomem.workers import WorkerPool
 from mcp import Client, StdioServerParameters
@@ -144,7 +144,7 @@ async def test_the_configuration_tool_lists_the_model_ontology_and_mappings(tmp_
     from chronomem.ingest.json_mapping import EntitySpec, JsonMapping
     from chronomem.ingest.ontology_spec import OntologySpec
     from chronomem.llm.settings import LLMSettings
-    from chronomem.settings import Settings
+    from chronomem.config.settings import Settings
 
     ontology = OntologySpec.parse({"entity_types": [{"name": "Pet", "description": "An animal."}],
                                    "single_valued": ["OWNS"]}).to_ontology()

@@ -24,7 +24,7 @@ from chronomem.heuristic import heuristic_answer
 from chronomem.ingest.prompts import ExtractedEntities, ExtractedEntity
 from chronomem.llm.testing import FunctionModel
 from chronomem.memory import Chronomem
-from chronomem.settings import Settings, WorkerSettings
+from chronomem.config.settings import Settings, WorkerSettings
 from chronomem.store.factory import open_store
 from chronomem.workers import Shard, run_until_stopped
 

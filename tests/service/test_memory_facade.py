@@ -9,7 +9,7 @@ import pytest
 from chronomem.embed.testing import HashingEmbedder
 from chronomem.errors import InvalidInputError, NotFoundError
 from chronomem.memory import Chronomem
-from chronomem.settings import Settings
+from chronomem.config.settings import Settings
 
 
 @pytest.fixture

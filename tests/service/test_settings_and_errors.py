@@ -16,7 +16,7 @@ from chronomem.errors import (
     StoreUnavailableError,
 )
 from chronomem.service.errors import AuthenticationError, status_for
-from chronomem.settings import Settings
+from chronomem.config.settings import Settings
 
 
 def test_defaults_need_no_environment_and_use_an_embedded_store_under_the_data_dir():
@@ -40,7 +40,7 @@ def test_from_env_reads_the_chronomem_variables():
 
 
 def test_settings_travel_to_child_processes_through_their_environment():
-    from chronomem.settings import ApiLimits, WorkerSettings
+    from chronomem.config.settings import ApiLimits, WorkerSettings
 
     settings = Settings(data_dir=Path("/srv/mem"), store_url="falkordb://db:6379", embedder="hashing",
                         workers=WorkerSettings(concurrency=9, in_process=False, max_attempts=2, retry_base_s=0.25),

@@ -13,7 +13,7 @@ from chronomem.embed.cache import CachedEmbedder
 from chronomem.embed.testing import HashingEmbedder
 from chronomem.memory import Chronomem
 from chronomem.service.app import create_app
-from chronomem.settings import Settings
+from chronomem.config.settings import Settings
 from chronomem.store.factory import open_store
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from chronomem.domain import Episode, EpisodeStatus
 from chronomem.errors import IngestionError, ModelUnavailableError
-from chronomem.settings import WorkerSettings
+from chronomem.config.settings import WorkerSettings
 from chronomem.store.factory import open_store
 from chronomem.workers import Shard, WorkerPool, is_retryable
 

@@ -17,7 +17,7 @@ import pytest
 
 from chronomem.domain import Entity, Fact
 from chronomem.filters import SearchFilters
-from chronomem.settings import Settings
+from chronomem.config.settings import Settings
 from chronomem.store import open_store
 from chronomem.store.base import GraphWrite, Scope
 from chronomem.store.sqlite import SQLiteStore

@@ -19,7 +19,7 @@ from chronomem.embed import build_embedder
 from chronomem.heuristic import heuristic_model
 from chronomem.ingest.ontology import Ontology
 from chronomem.memory import Chronomem
-from chronomem.settings import Settings
+from chronomem.config.settings import Settings
 from chronomem.store.base import GraphWrite
 from chronomem.store.factory import open_store
 

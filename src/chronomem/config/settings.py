@@ -4,7 +4,7 @@ Nothing here reads the environment on import: :meth:`Settings.from_env` does, wh
 to, together with the optional TOML config file that ``CHRONOMEM_CONFIG`` (or ``chronomem
 --config``) names. Every field has a default that works offline on one machine (an embedded SQLite
 store under ``data_dir``, the local embedder, no language model). Where each setting is read from,
-and what it means, is :mod:`chronomem.configuration`'s catalogue, rendered as
+and what it means, is :mod:`chronomem.config.sources`' catalogue, rendered as
 ``docs/configuration.md``.
 """
 
@@ -16,7 +16,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from chronomem.config.sources import load_settings, settings_environment
 from chronomem.errors import ConfigurationError
+from chronomem.store.settings import StoreSettings
 
 if TYPE_CHECKING:
     from chronomem.communities.config import CommunityConfig
@@ -26,7 +28,7 @@ if TYPE_CHECKING:
     from chronomem.ingest.ontology import Ontology
     from chronomem.llm.settings import LLMSettings
 
-__all__ = ["ApiLimits", "SearchDefaults", "Settings", "StoreSettings", "WorkerSettings"]
+__all__ = ["ApiLimits", "SearchDefaults", "Settings", "WorkerSettings"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,20 +71,6 @@ class SearchDefaults:
     def __post_init__(self) -> None:
         if self.token_budget < 1:
             raise ConfigurationError("the context token budget must be at least 1")
-
-
-@dataclass(frozen=True, slots=True)
-class StoreSettings:
-    """How the store backend indexes (FalkorDB's indexes are the server's own)."""
-
-    # SQLite: a (group, scope) of this many vectors or more is searched through an approximate
-    # index (IVF, faiss; recall@10 0.99 on real MiniLM vectors), smaller ones exactly. Without the
-    # `ann` extra every group is exact. chronomem.store.sqlite.ann.ANN_FROM
-    sqlite_ann_from: int = 200_000
-
-    def __post_init__(self) -> None:
-        if self.sqlite_ann_from < 0:
-            raise ConfigurationError("store.sqlite_ann_from must be 0 or more")
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,8 +128,6 @@ class Settings:
     def environment(self) -> dict[str, str]:
         """The ``CHRONOMEM_*`` variables from which :meth:`from_env` reads these settings back (for
         processes started from this one; API keys travel in their own inherited variables)."""
-        from chronomem.configuration import settings_environment
-
         return settings_environment(self)
 
     @classmethod
@@ -150,9 +136,7 @@ class Settings:
         ``CHRONOMEM_*`` variables (and the LLM module's own) from ``environ`` (default
         ``os.environ``) over it; unset ones keep their defaults, malformed ones raise
         ``ConfigurationError`` naming the variable, or the file and key."""
-        from chronomem.configuration import load_settings
-
-        return load_settings(os.environ if environ is None else environ, config_file)
+        return load_settings(cls, os.environ if environ is None else environ, config_file)
 
 
 # The ingestion and community packages are imported only when settings are made, not on import.

@@ -29,20 +29,21 @@ from chronomem.embed.local import Runtime
 from chronomem.errors import ConfigurationError
 
 if TYPE_CHECKING:
+    from chronomem.config.settings import Settings
     from chronomem.ingest.json_mapping import JsonMapping
     from chronomem.ingest.ontology import Ontology
     from chronomem.llm.settings import LLMSettings
-    from chronomem.settings import Settings
 
 __all__ = [
     "CATALOG",
     "CONFIG_ENV",
+    "SECTIONS",
     "Entry",
     "load_json_mappings",
     "load_ontology",
     "load_settings",
-    "render_configuration_markdown",
     "settings_environment",
+    "value_text",
 ]
 
 CONFIG_ENV = "CHRONOMEM_CONFIG"
@@ -207,7 +208,7 @@ def _llm_entries() -> list[Entry]:
 _LLM = _llm_entries()
 
 CATALOG: tuple[Entry, ...] = (*_TOP, *_WORKERS, *_API, *_SEARCH, *_STORE, *_INGEST, *_COMMUNITIES, *_LLM)
-_SCALAR_SECTIONS = ("workers", "api", "search", "store", "ingest", "communities")
+SECTIONS = ("workers", "api", "search", "store", "ingest", "communities")
 _STRUCTURED = {"ontology", "json_mappings"}
 _TOP_TYPES: dict[str, Any] = {"data_dir": Path, "store_url": str | None, "embedder": str, "embedder_runtime": Runtime,
                               "onnx_cache_dir": Path | None, "cross_encoder": str, "auth_required": bool,
@@ -217,23 +218,23 @@ _TOP_TYPES: dict[str, Any] = {"data_dir": Path, "store_url": str | None, "embedd
 # -- reading -----------------------------------------------------------------------------------------
 
 
-def load_settings(environ: Mapping[str, str], config_file: str | Path | None = None) -> Settings:
-    """Settings from the config file (``config_file``, else ``$CHRONOMEM_CONFIG``, else none), then
-    the environment on top."""
-    from chronomem.settings import Settings
-
+def load_settings(
+    settings_class: type[Settings], environ: Mapping[str, str], config_file: str | Path | None = None
+) -> Settings:
+    """``settings_class`` from the config file (``config_file``, else ``$CHRONOMEM_CONFIG``, else
+    none), then the environment on top (the class is passed in: the model does not live here)."""
     path = Path(config_file) if config_file else (Path(environ[CONFIG_ENV]) if environ.get(CONFIG_ENV) else None)
     document = _read_config_file(path) if path is not None else {}
     source = _Source(environ, document, path)
-    base = Settings()
+    base = settings_class()
     values: dict[str, Any] = {name: source.top(name, _TOP_TYPES[name], getattr(base, name)) for name in _TOP_TYPES}
-    for section in _SCALAR_SECTIONS:
+    for section in SECTIONS:
         values[section] = source.section(section, getattr(base, section))
     values["llm"] = _llm(source)
     values["ontology"] = source.structured("ontology", load_ontology)
     values["json_mappings"] = source.structured("json_mappings", load_json_mappings) or ()
     try:
-        return Settings(**values)
+        return settings_class(**values)
     except (ConfigurationError, ValueError, TypeError) as exc:
         raise ConfigurationError(f"settings are inconsistent: {exc}") from None
 
@@ -309,11 +310,11 @@ def _read_config_file(path: Path) -> dict[str, Any]:
 
 
 def _refuse_unknown_keys(document: dict[str, Any], path: Path) -> None:
-    known_top = {e.field for e in CATALOG if not e.section} | set(_SCALAR_SECTIONS) | {"llm"}
+    known_top = {e.field for e in CATALOG if not e.section} | set(SECTIONS) | {"llm"}
     for key, value in document.items():
         if key not in known_top:
             raise ConfigurationError(f"{path}: unknown key {key!r}; known: {', '.join(sorted(known_top))}")
-        if key in (*_SCALAR_SECTIONS, "llm"):
+        if key in (*SECTIONS, "llm"):
             if not isinstance(value, dict):
                 raise ConfigurationError(f"{path}: [{key}] must be a table")
             known = {e.field for e in CATALOG if e.section == key}
@@ -437,10 +438,10 @@ def settings_environment(settings: Settings) -> dict[str, str]:
     they stay in the variables the child process inherits)."""
     env: dict[str, str] = {}
     for entry in CATALOG:
-        if entry.section in _SCALAR_SECTIONS:
-            env[entry.env] = _text(getattr(getattr(settings, entry.section), entry.field))
+        if entry.section in SECTIONS:
+            env[entry.env] = value_text(getattr(getattr(settings, entry.section), entry.field))
         elif not entry.section and entry.field not in _STRUCTURED:
-            env[entry.env] = _text(getattr(settings, entry.field))
+            env[entry.env] = value_text(getattr(settings, entry.field))
     if settings.ontology is not None:
         from chronomem.ingest.ontology_spec import OntologySpec
 
@@ -452,7 +453,7 @@ def settings_environment(settings: Settings) -> dict[str, str]:
     return env
 
 
-def _text(value: Any) -> str:
+def value_text(value: Any) -> str:
     if value is None:
         return ""
     if isinstance(value, bool):
@@ -460,95 +461,3 @@ def _text(value: Any) -> str:
     if isinstance(value, float):
         return repr(value)
     return str(value)
-
-
-# -- the reference table -----------------------------------------------------------------------------
-
-
-def render_configuration_markdown() -> str:
-    """``docs/configuration.md``: every setting, its file key, variable, default and meaning."""
-    from chronomem.settings import Settings
-
-    defaults = Settings()
-    lines = [
-        "# Configuration reference", "",
-        "Generated by `chronomem docs-config` from `chronomem.configuration`; a test fails when it drifts.", "",
-        "Settings come from, lowest first: the defaults, a TOML config file (`CHRONOMEM_CONFIG=path.toml` or",
-        "`chronomem --config path.toml`), the environment, then a command's own flags. A malformed value stops",
-        "the program with an error naming the variable, or the file and key. A server process hands its",
-        "settings to the processes it starts through these variables.", "",
-    ]
-    for section in ("", *_SCALAR_SECTIONS, "llm"):
-        lines += [f"## {f'`[{section}]`' if section else 'Top level'}", "",
-                  "| key | variable | default | meaning |", "|---|---|---|---|"]
-        for entry in (e for e in CATALOG if e.section == section):
-            default = _default_text(defaults, entry)
-            lines.append(f"| `{entry.field}` | {_code(entry.env)} | {default} | {entry.description} |")
-        lines.append("")
-    lines += [_STRUCTURED_DOC.strip(), ""]
-    return "\n".join(lines)
-
-
-def _code(text: str) -> str:
-    return ", ".join(f"`{part.strip()}`" for part in text.split(",") if part.strip()) if text else "(file only)"
-
-
-def _default_text(defaults: Settings, entry: Entry) -> str:
-    if entry.section == "llm":
-        from chronomem.llm.settings import LLMSettings
-
-        value = LLMSettings.model_fields[entry.field].get_default(call_default_factory=True)
-        if entry.field == "model":
-            value = None  # no model unless one is named
-    elif entry.section:
-        value = getattr(getattr(defaults, entry.section), entry.field)
-    else:
-        value = getattr(defaults, entry.field)
-    if value in (None, {}, ()):
-        return ""
-    return f"`{_text(value)}`"
-
-
-_STRUCTURED_DOC = """
-## Ontology and JSON mappings
-
-The server-wide ontology and mappings apply to every group; a project can replace them for its own
-groups over HTTP (`PUT /api/v3/ontology`, `PUT /api/v3/mappings`) or with `chronomem ontology set`
-and `chronomem mappings set`. In the config file:
-
-```toml
-[ontology]
-single_valued = ["LIVES_IN"]            # relations with one current target per source
-
-[[ontology.entity_types]]
-name = "Person"
-description = "A human being."
-properties = [{ name = "occupation", type = "Text", description = "their job" }]   # Text, Int, Float, Boolean
-
-[[ontology.entity_types]]
-name = "Company"
-description = "A business."
-
-[[ontology.edge_types]]
-name = "WORKS_FOR"
-description = "Employment of a person by a company."
-source_targets = [{ source = "Person", target = "Company" }]   # the signature
-single_valued = true
-
-[[json_mappings]]
-name = "crm-accounts"
-source_description = "crm"             # JSON episodes with this source use the mapping
-entities = [{ key = "account", name = "company", label = "Company" },
-            { key = "manager", name = "account_manager", label = "Person" }]
-
-[[json_mappings.facts]]
-source = "account"
-relation_type = "MANAGED_BY"
-target = "manager"
-fact = "{account} is managed by {manager}"
-valid_at = "updated_at"                # path of the date in the record
-```
-
-Either may instead name a file (`ontology = "ontology.json"`, relative to the config file), and the
-variables `CHRONOMEM_ONTOLOGY` / `CHRONOMEM_JSON_MAPPINGS` take a path or inline JSON.
-"""

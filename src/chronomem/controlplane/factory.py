@@ -9,7 +9,7 @@ from chronomem.controlplane.base import ControlPlane
 from chronomem.store.factory import store_traits
 
 if TYPE_CHECKING:
-    from chronomem.settings import Settings
+    from chronomem.config.settings import Settings
 
 __all__ = ["open_control_plane"]
 

@@ -7,7 +7,8 @@
   into ``onnx_cache_dir``;
 - ``"<provider>:<model>"`` for any OpenAI-compatible provider the LLM settings know
   (``"openai:text-embedding-3-small"``, ``"ollama:nomic-embed-text"``, ``"azure:<deployment>"``, …),
-  with base URL and API key taken from an :class:`~chronomem.llm.settings.LLMSettings`.
+  with base URL and API key taken from a :class:`~chronomem.providers.settings.ProviderSettings`
+  (an ``LLMSettings`` is one).
 
 Remote and local embedders are wrapped in :class:`~chronomem.embed.cache.CachedEmbedder` unless
 ``cache=False`` (the hashing embedder is cheaper than its cache). Nothing here reads the environment;
@@ -24,14 +25,14 @@ from chronomem.embed.local import LocalEmbedder, Runtime
 from chronomem.embed.openai import OpenAIEmbedder
 from chronomem.embed.testing import HashingEmbedder
 from chronomem.errors import ConfigurationError
-from chronomem.llm.settings import LLMSettings
 from chronomem.providers.endpoints import openai_compatible_endpoint, parse_model_spec
 from chronomem.providers.limits import shared_limiter
+from chronomem.providers.settings import ProviderSettings
 
 __all__ = ["build_embedder"]
 
 
-def _remote(spec: str, settings: LLMSettings, dimension: int | None) -> OpenAIEmbedder:
+def _remote(spec: str, settings: ProviderSettings, dimension: int | None) -> OpenAIEmbedder:
     provider, model = parse_model_spec(spec)
     if provider == "anthropic":
         raise ConfigurationError("Anthropic has no embeddings endpoint; use 'local' or an OpenAI-compatible one")
@@ -60,7 +61,7 @@ def _remote(spec: str, settings: LLMSettings, dimension: int | None) -> OpenAIEm
 def build_embedder(
     spec: str,
     *,
-    settings: LLMSettings | None = None,
+    settings: ProviderSettings | None = None,
     dimension: int | None = None,
     cache: bool = True,
     cache_path: str | Path | None = None,
@@ -73,6 +74,6 @@ def build_embedder(
         return HashingEmbedder(int(rest) if rest else (dimension or 384))
     inner: Embedder = (
         LocalEmbedder(rest or None, runtime=local_runtime, onnx_cache_dir=onnx_cache_dir)
-        if kind == "local" else _remote(spec, settings or LLMSettings(), dimension)
+        if kind == "local" else _remote(spec, settings or ProviderSettings(), dimension)
     )
     return CachedEmbedder(inner, path=cache_path) if cache else inner

@@ -14,9 +14,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+from pydantic import Field, field_validator
 
-from chronomem.errors import ConfigurationError
 from chronomem.llm.anthropic import AnthropicModel
 from chronomem.llm.base import LanguageModel, ModelRole
 from chronomem.llm.cache import CachedModel, ResponseCache
@@ -27,38 +26,26 @@ from chronomem.llm.retry import RetryingModel
 from chronomem.llm.routing import RoutedModel
 from chronomem.providers.endpoints import (
     DEFAULT_BASE_URLS,
-    default_timeout_s,
     openai_compatible_endpoint,
     parse_model_spec,
 )
 from chronomem.providers.limits import shared_limiter
-from chronomem.providers.retry import RetryPolicy
+from chronomem.providers.settings import ProviderSettings
 
 __all__ = ["LLMSettings", "NamedModels", "build_adapter", "build_language_model"]
 
 
 
-class LLMSettings(BaseModel):
-    """Everything the LLM layer can be told. ``role_models`` maps a role to a ``provider:model``."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
+class LLMSettings(ProviderSettings):
+    """Everything the LLM layer can be told: how to reach providers (:class:`ProviderSettings`) and
+    which model answers. ``role_models`` maps a role to a ``provider:model``."""
 
     model: str = "openai:gpt-4o-mini"
     role_models: dict[ModelRole, str] = Field(default_factory=dict)
-    base_urls: dict[str, str] = Field(default_factory=dict)
-    api_keys: dict[str, SecretStr] = Field(default_factory=dict)
-    azure_api_version: str = "2024-10-21"
     structured_output: StructuredOutputMode = "auto"
     temperature: float | None = 0.0  # None: not sent (reasoning models refuse it)
     max_tokens_field: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"  # o-series/gpt-5 want the latter
-    timeout_s: float | None = Field(default=None, gt=0)  # None: the provider's default (60 s, local 300 s)
-    max_attempts: int = Field(default=6, ge=1)
-    initial_backoff_s: float = Field(default=0.5, ge=0)
-    max_backoff_s: float = Field(default=30.0, ge=0)
     corrective_retries: int = Field(default=1, ge=0)
-    max_concurrency: int = Field(default=16, ge=1)
-    requests_per_minute: float | None = Field(default=None, gt=0)
-    tokens_per_minute: float | None = Field(default=None, gt=0)
     cache_path: Path | None = None
 
     @field_validator("model")
@@ -73,27 +60,6 @@ class LLMSettings(BaseModel):
 
     def model_for(self, role: str) -> str:
         return next((spec for routed, spec in self.role_models.items() if routed == role), self.model)
-
-    def base_url_for(self, provider: str) -> str:
-        url = self.base_urls.get(provider) or DEFAULT_BASE_URLS.get(provider)
-        if url is None:
-            raise ConfigurationError(f"no base URL for provider {provider!r}; set base_urls[{provider!r}]")
-        return url.rstrip("/")
-
-    def api_key_for(self, provider: str) -> str | None:
-        secret = self.api_keys.get(provider)
-        return secret.get_secret_value() if secret is not None else None
-
-    def retry_policy(self) -> RetryPolicy:
-        return RetryPolicy(
-            max_attempts=self.max_attempts,
-            initial_delay_s=self.initial_backoff_s,
-            max_delay_s=self.max_backoff_s,
-        )
-
-    def timeout_for(self, provider: str) -> float:
-        """Seconds one call to ``provider`` may take: ``timeout_s``, or the provider's default."""
-        return self.timeout_s if self.timeout_s is not None else default_timeout_s(provider)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> LLMSettings:

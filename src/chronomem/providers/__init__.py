@@ -8,7 +8,8 @@
 - :mod:`~chronomem.providers.retry`: backoff with jitter that honours ``Retry-After``;
 - :mod:`~chronomem.providers.limits`: concurrency and rate limits shared per endpoint in the process;
 - :mod:`~chronomem.providers.tokens`: token estimation where a provider reports no counts;
-- :mod:`~chronomem.providers.guard`: the switch that forbids real requests in tests.
+- :mod:`~chronomem.providers.guard`: the switch that forbids real requests in tests;
+- :mod:`~chronomem.providers.settings`: base URLs, keys, timeouts and limits, per provider.
 
 Nothing here knows prompts or vectors; it imports neither :mod:`chronomem.llm` nor
 :mod:`chronomem.embed`, which both build on it.
@@ -25,6 +26,7 @@ from chronomem.providers.guard import allow_model_requests, forbid_model_request
 from chronomem.providers.http import LazyHttpClient, ProviderRequestError, ProviderUnavailableError, post_json
 from chronomem.providers.limits import RateLimiter, shared_limiter
 from chronomem.providers.retry import RetryPolicy, call_with_retries
+from chronomem.providers.settings import ProviderSettings
 from chronomem.providers.tokens import estimate_tokens
 
 __all__ = [
@@ -32,6 +34,7 @@ __all__ = [
     "LazyHttpClient",
     "OpenAICompatibleEndpoint",
     "ProviderRequestError",
+    "ProviderSettings",
     "ProviderUnavailableError",
     "RateLimiter",
     "RetryPolicy",

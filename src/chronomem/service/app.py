@@ -21,6 +21,7 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
+from chronomem.config.settings import Settings
 from chronomem.controlplane import ControlPlane, open_control_plane
 from chronomem.embed.base import warm_up
 from chronomem.memory import Chronomem
@@ -32,7 +33,6 @@ from chronomem.service.pages import mount_pages
 from chronomem.service.process import tune_gc
 from chronomem.service.project_config import ProjectProfiles
 from chronomem.service.routers import explorer, graph, probes, project_config, tasks, templates, threads, users
-from chronomem.settings import Settings
 from chronomem.workers import WorkerPool
 
 __all__ = ["API_PREFIX", "app_from_env", "create_app", "serve_app", "serve_processes"]

@@ -8,11 +8,11 @@ from typing import Annotated, Any
 from fastapi import Depends, Request
 from pydantic import BaseModel
 
+from chronomem.config.settings import Settings
 from chronomem.controlplane import ControlPlane
 from chronomem.memory import Chronomem
 from chronomem.service.auth import authenticate_request
 from chronomem.service.tenancy import ProjectSpace
-from chronomem.settings import Settings
 from chronomem.workers import WorkerPool
 
 __all__ = [

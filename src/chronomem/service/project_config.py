@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from chronomem.configuration import load_json_mappings
+from chronomem.config.sources import load_json_mappings
 from chronomem.controlplane import ControlPlane
 from chronomem.errors import ConfigurationError, InvalidInputError, NotFoundError
 from chronomem.ingest.json_mapping import JsonMapping

@@ -10,7 +10,7 @@ from chronomem.errors import ConfigurationError
 from chronomem.store.base import Store
 
 if TYPE_CHECKING:
-    from chronomem.settings import StoreSettings
+    from chronomem.store.settings import StoreSettings
 
 __all__ = ["StoreTraits", "open_store", "store_traits"]
 
@@ -63,7 +63,7 @@ async def open_store(url: str, settings: StoreSettings | None = None) -> Store:
     tune the backend's indexes (default: ``StoreSettings()``)."""
     backend, rest = _backend(url)
     if backend == "sqlite":
-        from chronomem.settings import StoreSettings
+        from chronomem.store.settings import StoreSettings
         from chronomem.store.sqlite import SQLiteStore
 
         settings = settings or StoreSettings()
