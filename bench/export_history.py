@@ -23,9 +23,9 @@ import time
 import uuid
 from datetime import UTC, datetime, timedelta
 
+from chronomem.archive import export_group, import_group, read_export
 from chronomem.domain import Entity, Fact
 from chronomem.embed.testing import HashingEmbedder
-from chronomem.export import export_group, import_group, read_export
 from chronomem.filters import SearchFilters
 from chronomem.store import GraphWrite, Store, open_store
 

@@ -50,11 +50,11 @@ from typing import Any
 
 from rapidfuzz import fuzz
 
+from chronomem.config.settings import Settings
 from chronomem.domain import Entity, EpisodeStatus, Fact
 from chronomem.llm.accounting import usage_scope
 from chronomem.llm.settings import LLMSettings
 from chronomem.memory import Chronomem
-from chronomem.config.settings import Settings
 from chronomem.text.names import name_key
 
 GOLD = Path(__file__).parent / "data" / "extraction_gold.json"

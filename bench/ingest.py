@@ -89,8 +89,8 @@ class SummaryReader:
     PROMPTS = ("user_summary", "thread_summary")
 
     def __init__(self, memory: Any, first_speaker: str) -> None:
+        from chronomem.app.tenancy import ProjectSpace
         from chronomem.controlplane.sqlite import SQLiteControlPlane
-        from chronomem.service.tenancy import ProjectSpace
 
         self.control = SQLiteControlPlane.open(":memory:")
         self.space = ProjectSpace(self.control.ensure_project("bench"), self.control, memory)

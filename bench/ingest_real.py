@@ -29,11 +29,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from chronomem.config.settings import Settings
 from chronomem.domain import Episode, EpisodeKind
 from chronomem.llm.accounting import usage_scope
 from chronomem.llm.local_model import LocalChatModel, LocalServer, ServerOptions, assemble, local_model
 from chronomem.memory import Chronomem
-from chronomem.config.settings import Settings
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))

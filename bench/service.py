@@ -41,12 +41,12 @@ from typing import Any
 import aiohttp
 import httpx
 
+from chronomem.config.settings import Settings, WorkerSettings
 from chronomem.controlplane.sqlite import SQLiteControlPlane
 from chronomem.domain import Episode, EpisodeKind
 from chronomem.embed.testing import HashingEmbedder
 from chronomem.heuristic import heuristic_model
 from chronomem.memory import Chronomem
-from chronomem.config.settings import Settings, WorkerSettings
 from chronomem.store.factory import open_store
 
 PEOPLE = ["Maya", "Tom", "Priya", "Lukas", "Sofia", "Kenji", "Amara", "Diego", "Nora", "Elif"]
@@ -78,8 +78,8 @@ def sentence(rng: random.Random) -> str:
 def serve(data_dir: Path, port: int | None, latency: float, workers: int, role: str) -> None:
     """Run the server (role "all": with in-process workers; "api": without) or, for role "worker",
     a separate ingestion process on the same file (called in the child process)."""
+    from chronomem.app.workers import run_until_stopped
     from chronomem.service.app import create_app, serve_app
-    from chronomem.workers import run_until_stopped
 
     async def main() -> None:
         settings = Settings(data_dir=data_dir, workers=WorkerSettings(concurrency=workers, poll_interval_s=0.2))

@@ -17,10 +17,10 @@ from pathlib import Path
 import httpx
 
 import processes
+from chronomem.config.settings import ApiLimits, WorkerSettings
 from chronomem.controlplane.sqlite import SQLiteControlPlane
 from chronomem.llm.testing import FunctionModel
 from chronomem.memory import Chronomem
-from chronomem.config.settings import ApiLimits, WorkerSettings
 
 LIVE_SERVER = Path(__file__).parent / "service" / "live_server.py"
 ROOT = Path(__file__).resolve().parents[1]

@@ -1,4 +1,4 @@
-"""The domain: plain, frozen data and pure functions (DESIGN §1).
+"""The domain: plain, frozen data and pure functions (docs/design.md §1).
 
 Every object belongs to exactly one group. Embeddings are not part of these models: they travel
 beside them (see ``chronomem.store.GraphWrite``) so that domain objects stay small, comparable and
@@ -9,7 +9,7 @@ Bi-temporal model: ``valid_at``/``invalid_at`` live on T (the world's timeline),
 ``valid_at <= t < invalid_at`` and *known at t'* when ``created_at <= t' < expired_at`` (``None``
 bounds are open).
 
-History is append-only (DESIGN §1): a fact is a sequence of *versions* under one id. A change to
+History is append-only (docs/design.md §1): a fact is a sequence of *versions* under one id. A change to
 what a fact says (its text, participants, attributes or any of its four timestamps) is recorded as
 a new version with its own transaction time, ``recorded_at``; the version before it stays as it was,
 in force on T' from its own ``recorded_at`` until the next one's. Provenance (``episode_ids``,

@@ -1,7 +1,7 @@
 """Hand edits of the graph (an entity renamed, a summary corrected, a fact reworded) and their
 provenance.
 
-Episodes are the root of all provenance (DESIGN §1), so an edit is recorded as one: a ``json``
+Episodes are the root of all provenance (docs/design.md §1), so an edit is recorded as one: a ``json``
 episode whose content says what changed, from what to what, and who asked (``source``: the API
 key's project, the CLI…). It is stored ``done`` — there is nothing to extract — and the edited
 entity gains a mention of it (a fact gains it in its episode list), so "where did this come from?"

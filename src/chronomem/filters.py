@@ -1,4 +1,4 @@
-"""Search filters (DESIGN §4): plain data that every store backend translates to its query language.
+"""Search filters (docs/design.md §4): plain data that every store backend translates to its query language.
 
 Semantics, shared by all backends (the store contract suite pins them):
 

@@ -313,7 +313,7 @@ def _grades(prompt: Any, context: Any) -> BaseModel:
     return prompt.answer.model_validate({"scores": grades})  # type: ignore[no-any-return]
 
 
-def _community_answer(prompt: Any, context: Any) -> BaseModel:
+def _community_answer(prompt: Any, context: Any) -> Any:
     """Community summaries from member names: the most central members are the topics."""
     name, answer = prompt.name, prompt.answer
 

@@ -3,12 +3,13 @@
 Tools: ``add_memory``, ``search_facts``, ``search_entities``, ``get_context``, ``get_episodes``,
 ``delete_episode``, ``delete_fact``, ``delete_entity``, ``task_status``, ``fact_history`` and ``get_configuration``
 (the model, ontology and JSON mappings memories are extracted with). Each parses its
-arguments, calls one :class:`~chronomem.Chronomem` method and returns plain JSON. Memories are
+arguments, calls one operation of the application core (:class:`~chronomem.app.groups.GroupOperations`,
+the same the HTTP API runs for a project's graphs) and returns plain JSON. Memories are
 queued durably and extracted by an in-process worker pool, as in the HTTP service; ``task_status``
 follows an added memory. Library errors come back as tool errors with their message.
 
 Zep's context types come from a project (``space``, a
-:class:`~chronomem.service.tenancy.ProjectSpace`; ``chronomem mcp --project``, default
+:class:`~chronomem.app.tenancy.ProjectSpace`; ``chronomem mcp --project``, default
 ``default``), whose users, threads and templates the HTTP API manages: ``get_user_summary``,
 ``get_thread_summary``, and ``list_/get_/create_/replace_/delete_context_template``; ``get_context``
 then takes ``template_id`` (the project's stored template) and ``user_id`` or ``thread_id`` (whose
@@ -32,7 +33,9 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
-from chronomem import context_templates
+from chronomem.app import templates as context_templates
+from chronomem.app.groups import GroupOperations
+from chronomem.app.workers import WorkerPool
 from chronomem.config.settings import Settings
 from chronomem.domain import Entity, Episode, Fact, FactVersion
 from chronomem.errors import ChronomemError, ConfigurationError
@@ -40,11 +43,10 @@ from chronomem.filters import SearchFilters
 from chronomem.memory import Chronomem
 from chronomem.search.config import RECIPES
 from chronomem.timeutil import UTCDateTime
-from chronomem.workers import WorkerPool
 
 if TYPE_CHECKING:
+    from chronomem.app.tenancy import ProjectSpace
     from chronomem.controlplane import DocumentRecord
-    from chronomem.service.tenancy import ProjectSpace
 
 __all__ = ["build_mcp_server", "run_mcp", "serving"]
 
@@ -120,6 +122,9 @@ def build_mcp_server(
     def group(group_id: str | None) -> str:
         return group_id or default_group
 
+    # the same operations the HTTP API runs for a project's graphs, on the groups this agent names
+    groups = GroupOperations(memory, notify=pool.notify if pool is not None else lambda: None, source="mcp")
+
     server: MCPServer[Any] = MCPServer(name="chronomem", instructions=_INSTRUCTIONS)
 
     @server.tool()
@@ -138,9 +143,7 @@ def build_mcp_server(
             group(group_id), content, kind=kind, speaker=speaker, reference_time=reference_time,
             source_description=source_description,
         )
-        [stored] = await memory.enqueue([episode])
-        if pool is not None:
-            pool.notify()
+        [stored] = await groups.queue([episode])
         return _episode(stored)
 
     @server.tool()
@@ -155,7 +158,7 @@ def build_mcp_server(
         """Facts (relationships between entities) relevant to the query, with when they were true.
         as_of: what was true at that time; known_at: what we knew at that time."""
         filters = SearchFilters(as_of=as_of, known_at=known_at) if as_of or known_at else None
-        results = await memory.search(
+        results = await groups.search(
             group_ids or [default_group], query, config=RECIPES["facts_only"].with_limit(limit), filters=filters
         )
         return [_fact(f, s) for f, s in results.facts]
@@ -164,7 +167,7 @@ def build_mcp_server(
     @_tool_errors
     async def search_entities(query: str, group_ids: list[str] | None = None, limit: int = 10) -> list[dict[str, Any]]:
         """Entities (people, places, things) relevant to the query, with their summaries."""
-        results = await memory.search(
+        results = await groups.search(
             group_ids or [default_group], query, config=RECIPES["entities_only"].with_limit(limit)
         )
         return [_entity(e, s) for e, s in results.entities]
@@ -184,34 +187,34 @@ def build_mcp_server(
         template_id: in the form of that stored context template. user_id / thread_id: the
         context of a user of the project (or of a thread's user), with their summaries, instead
         of group_ids."""
-        return await _context(memory, space, group_ids or [default_group], query, include_evidence=include_evidence,
+        return await _context(groups, space, group_ids or [default_group], query, include_evidence=include_evidence,
                               template_id=template_id, user_id=user_id, thread_id=thread_id)
 
     @server.tool()
     @_tool_errors
     async def get_episodes(group_id: str | None = None, last_n: int = 10) -> list[dict[str, Any]]:
         """The most recent raw memories (episodes) of a group, newest first, with their status."""
-        return [_episode(e) for e in await memory.list_episodes(group(group_id), limit=last_n)]
+        return [_episode(e) for e in await groups.list_episodes(group(group_id), limit=last_n)]
 
     @server.tool()
     @_tool_errors
     async def delete_episode(episode_id: str, group_id: str | None = None) -> str:
         """Forget an episode and whatever only it supported."""
-        await memory.remove_episode(group(group_id), episode_id)
+        await groups.delete_episode(group(group_id), episode_id)
         return f"deleted episode {episode_id}"
 
     @server.tool()
     @_tool_errors
     async def delete_fact(fact_id: str, group_id: str | None = None) -> str:
         """Forget one fact."""
-        await memory.delete_fact(group(group_id), fact_id)
+        await groups.delete_fact(group(group_id), fact_id)
         return f"deleted fact {fact_id}"
 
     @server.tool()
     @_tool_errors
     async def delete_entity(entity_id: str, group_id: str | None = None) -> str:
         """Forget an entity and every fact it takes part in."""
-        await memory.delete_entity(group(group_id), entity_id)
+        await groups.delete_entity(group(group_id), entity_id)
         return f"deleted entity {entity_id}"
 
     @server.tool()
@@ -219,9 +222,9 @@ def build_mcp_server(
     async def task_status(episode_id: str, group_id: str | None = None) -> dict[str, Any]:
         """Where an added memory is: pending, processing, done (or unextracted: no model), failed
         (with the error; add it again or retry from the CLI/HTTP API)."""
-        return _episode(await memory.get_episode(group(group_id), episode_id))
+        return _episode(await groups.get_episode(group(group_id), episode_id))
 
-    _history_tools(server, memory, group)
+    _history_tools(server, groups, group)
     _add_configuration_tool(server, memory)
     _project_tools(server, space)
     return server
@@ -234,12 +237,12 @@ def _project_tools(server: MCPServer[Any], space: ProjectSpace | None) -> None:
         _template_tools(server, space)
 
 
-async def _context(memory: Chronomem, space: ProjectSpace | None, groups: list[str], query: str, *,
+async def _context(operations: GroupOperations, space: ProjectSpace | None, groups: list[str], query: str, *,
                    include_evidence: bool, template_id: str | None, user_id: str | None,
                    thread_id: str | None) -> str:
     """get_context: the default block of the groups, or through the project (a template, a user, a thread)."""
     if template_id is None and user_id is None and thread_id is None:
-        return await memory.context(groups, query, include_evidence=include_evidence)
+        return await operations.context(groups, query, include_evidence=include_evidence)
     project = _project(space)
     if thread_id is not None:
         return await project.thread_context(thread_id, query, template_id=template_id,
@@ -248,7 +251,8 @@ async def _context(memory: Chronomem, space: ProjectSpace | None, groups: list[s
         return await project.user_context(user_id, query, template_id=template_id, include_evidence=include_evidence)
     assert template_id is not None
     # the groups have no user or thread here, so the template's summary sections stay empty
-    return await context_templates.templated_context(memory, groups, query, project.stored_template(template_id),
+    return await context_templates.templated_context(operations.memory, groups, query,
+                                                     project.stored_template(template_id),
                                                      include_evidence=include_evidence)
 
 
@@ -313,13 +317,13 @@ def _template_tools(server: MCPServer[Any], space: ProjectSpace) -> None:
         return f"deleted context template {template_id}"
 
 
-def _history_tools(server: MCPServer[Any], memory: Chronomem, group: Callable[[str | None], str]) -> None:
+def _history_tools(server: MCPServer[Any], groups: GroupOperations, group: Callable[[str | None], str]) -> None:
     @server.tool()
     @_tool_errors
     async def fact_history(fact_id: str, group_id: str | None = None) -> list[dict[str, Any]]:
         """Every version of a fact, oldest first: what we believed, and from when to when
         (recorded_from, recorded_to; the last is what we believe now)."""
-        return [_version(v) for v in await memory.fact_history(group(group_id), fact_id)]
+        return [_version(v) for v in await groups.fact_history(group(group_id), fact_id)]
 
 
 def _add_configuration_tool(server: MCPServer[Any], memory: Chronomem) -> None:
@@ -354,9 +358,9 @@ async def serving(
 ) -> AsyncIterator[MCPServer[Any]]:
     """Open the memory, its worker pool and the control plane, and yield the MCP server over them,
     serving the summaries and context templates of ``project`` (created if new)."""
+    from chronomem.app.project_config import ProjectProfiles
+    from chronomem.app.tenancy import ProjectSpace
     from chronomem.controlplane import open_control_plane
-    from chronomem.service.project_config import ProjectProfiles
-    from chronomem.service.tenancy import ProjectSpace
 
     control = open_control_plane(settings)
     try:

@@ -7,13 +7,13 @@ retrieval and communities from :class:`~chronomem.config.settings.Settings`, and
 
 Ingestion comes in two speeds. :meth:`Chronomem.add_episode` extracts at once and returns the
 result. :meth:`Chronomem.enqueue` only stores episodes durably as ``pending`` (what the HTTP
-service does before it answers); a worker pool (``chronomem.workers``) then calls
+service does before it answers); a worker pool (``chronomem.app.workers``) then calls
 :meth:`Chronomem.process` on each, in order per group.
 
 The facade builds its ingestion pipeline itself, from the ingestion config, ontology and JSON
 mappings it is given (else the settings'), and always plugs community extension into it: every way
 of making a memory extends communities as entities arrive. Export and import of a whole group are
-:mod:`chronomem.export`'s.
+:mod:`chronomem.archive`'s.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from datetime import datetime
 from types import EllipsisType
 from typing import TYPE_CHECKING, Any, TypedDict, TypeVar, Unpack
 
+from chronomem.archive import GroupExport, export_group, import_group
 from chronomem.communities import CommunityBuilder, CommunityConfig
 from chronomem.config.settings import Settings
 from chronomem.domain import (
@@ -38,7 +39,6 @@ from chronomem.domain import (
     to_relation_type,
 )
 from chronomem.errors import ConfigurationError, ConflictError, InvalidInputError, NotFoundError
-from chronomem.export import GroupExport, export_group, import_group
 from chronomem.filters import SearchFilters
 from chronomem.ingest import IngestConfig, Ingestor, IngestResult, JsonMapping, Ontology, RemovalResult
 from chronomem.search import Searcher, SearchResults
@@ -517,10 +517,10 @@ class Chronomem:
         await self.store.delete_group(group_id)
         self.communities.forget(group_id)
 
-    # -- export / import (chronomem.export) -------------------------------------------------------
+    # -- export / import (chronomem.archive) -------------------------------------------------------
 
     async def export_group(self, group_id: str) -> GroupExport:
-        """Every object of the group and its vectors (see :mod:`chronomem.export`)."""
+        """Every object of the group and its vectors (see :mod:`chronomem.archive`)."""
         return await export_group(self.store, self.embedder, group_id)
 
     async def import_group(
@@ -528,7 +528,7 @@ class Chronomem:
     ) -> GroupStats:
         """Write an export into ``group_id`` (default: the exported group's id), which must be empty,
         in one atomic write; ``reembed`` embeds its texts again with this memory's embedder. Returns
-        the group's counts afterwards (see :mod:`chronomem.export`)."""
+        the group's counts afterwards (see :mod:`chronomem.archive`)."""
         return await import_group(self.store, self.embedder, export, group_id=group_id, reembed=reembed)
 
 

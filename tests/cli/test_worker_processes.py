@@ -10,9 +10,9 @@ import time
 import pytest
 
 import processes
+from chronomem.app.workers import Shard
 from chronomem.domain import Episode, EpisodeStatus
 from chronomem.store.factory import open_store
-from chronomem.workers import Shard
 from falkordb_server import own_falkordb_server
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
+from chronomem.config.settings import Settings
 from chronomem.crossencoder.factory import build_cross_encoder
 from chronomem.crossencoder.llm import LLMCrossEncoder
 from chronomem.crossencoder.local import SentenceTransformersCrossEncoder
@@ -14,7 +15,6 @@ from chronomem.errors import ConfigurationError
 from chronomem.heuristic import heuristic_model
 from chronomem.llm.settings import LLMSettings
 from chronomem.service.app import create_app
-from chronomem.config.settings import Settings
 
 
 def test_each_spec_builds_its_cross_encoder():

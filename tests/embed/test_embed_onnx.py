@@ -128,8 +128,8 @@ async def test_without_onnxruntime_auto_falls_back_to_torch_and_onnx_says_why(mo
 @pytest.mark.integration
 async def test_the_factory_and_the_memory_pass_the_runtime_setting_on(tmp_path):
     from chronomem import Chronomem
-    from chronomem.embed.factory import build_embedder
     from chronomem.config.settings import Settings
+    from chronomem.embed.factory import build_embedder
 
     embedder = build_embedder("local", local_runtime="torch", cache=False)
     assert isinstance(embedder, LocalEmbedder) and embedder.runtime == "torch"

@@ -6,7 +6,7 @@ import io
 
 from rich.console import Console
 
-from chronomem.demo import run_demo
+from chronomem.cli.demo import run_demo
 from chronomem.heuristic import heuristic_model
 
 

@@ -140,7 +140,7 @@ def _package_prompts() -> list[tuple[Prompt[Any, Any], Any]]:
     """Every prompt of the package with a typical context (the ones a context tightens)."""
     from datetime import UTC, datetime
 
-    from chronomem import context_summaries as summaries
+    from chronomem.app import summaries
     from chronomem.communities import prompts as communities
     from chronomem.crossencoder.llm import RerankContext
     from chronomem.ingest import prompts as ingest

@@ -8,14 +8,14 @@ from datetime import UTC, datetime
 
 import pytest
 
-from chronomem.context_summaries import SummaryUpdate, WrittenSummary
+from chronomem.app.summaries import SummaryUpdate, WrittenSummary
+from chronomem.app.tenancy import GraphRef, ProjectSpace
 from chronomem.controlplane.sqlite import SQLiteControlPlane
 from chronomem.domain import EvidenceSpan
 from chronomem.embed.testing import HashingEmbedder
 from chronomem.llm.testing import FunctionModel
 from chronomem.mcp_server import build_mcp_server
 from chronomem.memory import Chronomem, NewMessage
-from chronomem.service.tenancy import GraphRef, ProjectSpace
 from chronomem.store import GraphWrite
 from chronomem.store.factory import open_store
 from mcp import Client

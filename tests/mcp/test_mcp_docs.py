@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import re
 
+from chronomem.app.tenancy import ProjectSpace
 from chronomem.controlplane.sqlite import SQLiteControlPlane
 from chronomem.embed.testing import HashingEmbedder
 from chronomem.mcp_server import build_mcp_server
 from chronomem.memory import Chronomem
-from chronomem.service.tenancy import ProjectSpace
 from chronomem.store.factory import open_store
 from mcp import Client
 from service_support import ROOT

@@ -11,12 +11,12 @@ from collections.abc import AsyncIterator
 import pytest
 import uvicorn
 
+from chronomem.app.workers import WorkerPool
+from chronomem.config.settings import WorkerSettings
 from chronomem.embed.testing import HashingEmbedder
 from chronomem.mcp_server import build_mcp_server
 from chronomem.memory import Chronomem
-from chronomem.config.settings import WorkerSettings
 from chronomem.store.factory import open_store
-from chronomem.workers import WorkerPool
 from mcp import Client, StdioServerParameters
 from service_support import free_port
 
@@ -141,10 +141,10 @@ async def test_an_agent_reads_a_fact_history_and_asks_what_we_knew_then(memory):
 
 
 async def test_the_configuration_tool_lists_the_model_ontology_and_mappings(tmp_path):
+    from chronomem.config.settings import Settings
     from chronomem.ingest.json_mapping import EntitySpec, JsonMapping
     from chronomem.ingest.ontology_spec import OntologySpec
     from chronomem.llm.settings import LLMSettings
-    from chronomem.config.settings import Settings
 
     ontology = OntologySpec.parse({"entity_types": [{"name": "Pet", "description": "An animal."}],
                                    "single_valued": ["OWNS"]}).to_ontology()

@@ -7,11 +7,11 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 
+from chronomem.config.settings import Settings
 from chronomem.controlplane.sqlite import SQLiteControlPlane
 from chronomem.embed.testing import HashingEmbedder
 from chronomem.memory import Chronomem
 from chronomem.service.app import create_app
-from chronomem.config.settings import Settings
 from chronomem.store.factory import open_store
 from service_support import FAST_WORKERS, SMALL_LIMITS, Service, SwitchableModel
 

@@ -18,15 +18,15 @@ import asyncio
 import os
 from pathlib import Path
 
+from chronomem.app.workers import Shard, run_until_stopped
+from chronomem.config.settings import Settings, WorkerSettings
 from chronomem.crossencoder.testing import TokenOverlapCrossEncoder
 from chronomem.embed.testing import HashingEmbedder
 from chronomem.heuristic import heuristic_answer
 from chronomem.ingest.prompts import ExtractedEntities, ExtractedEntity
 from chronomem.llm.testing import FunctionModel
 from chronomem.memory import Chronomem
-from chronomem.config.settings import Settings, WorkerSettings
 from chronomem.store.factory import open_store
-from chronomem.workers import Shard, run_until_stopped
 
 
 def speakers_only(prompt, context):

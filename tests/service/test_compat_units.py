@@ -11,6 +11,7 @@ import pytest
 import zep_cloud
 from fastapi import FastAPI
 
+from chronomem.app.groups import decode_cursor, encode_cursor
 from chronomem.domain import Entity, Episode, Fact
 from chronomem.errors import InvalidInputError
 from chronomem.search.templates import parse_template, render_template
@@ -19,7 +20,6 @@ from chronomem.service.compat.models import DateFilterIn, EdgeTypeIn, EntityType
 from chronomem.service.compat.ontology import ontology_from_types
 from chronomem.service.compat.routes.unsupported import sdk_call
 from chronomem.service.compat.search import date_filters_pass, edge_passes, plan_search
-from chronomem.service.tenancy import decode_cursor, encode_cursor
 
 T0 = datetime(2024, 1, 1, tzinfo=UTC)
 T1 = datetime(2024, 6, 1, tzinfo=UTC)

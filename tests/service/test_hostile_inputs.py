@@ -21,13 +21,13 @@ from urllib.parse import quote
 import httpx
 import pytest
 
+from chronomem.config.settings import Settings
 from chronomem.controlplane import ControlPlane
 from chronomem.controlplane.sqlite import SQLiteControlPlane
 from chronomem.embed.testing import HashingEmbedder
 from chronomem.memory import Chronomem
 from chronomem.service.app import create_app
 from chronomem.service.limits import MAX_JSON_DEPTH, MAX_METADATA_KEYS
-from chronomem.config.settings import Settings
 from chronomem.store.factory import open_store
 from service_support import SMALL_LIMITS, SwitchableModel
 

@@ -102,8 +102,8 @@ async def test_an_unconfigured_cross_encoder_is_a_422_naming_the_setting(service
 
 
 def test_a_groups_own_document_wins_over_its_projects_and_unowned_groups_keep_the_servers():
+    from chronomem.app.project_config import ProjectProfiles
     from chronomem.controlplane.sqlite import SQLiteControlPlane
-    from chronomem.service.project_config import ProjectProfiles
 
     control = SQLiteControlPlane.open(":memory:")
     try:

@@ -8,12 +8,12 @@ from collections.abc import Sequence
 import httpx
 import numpy as np
 
+from chronomem.config.settings import Settings
 from chronomem.controlplane.sqlite import SQLiteControlPlane
 from chronomem.embed.cache import CachedEmbedder
 from chronomem.embed.testing import HashingEmbedder
 from chronomem.memory import Chronomem
 from chronomem.service.app import create_app
-from chronomem.config.settings import Settings
 from chronomem.store.factory import open_store
 
 

@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 import pytest
 
+from chronomem.config.settings import Settings
 from chronomem.domain import Entity, Fact
 from chronomem.filters import SearchFilters
-from chronomem.config.settings import Settings
 from chronomem.store import open_store
 from chronomem.store.base import GraphWrite, Scope
 from chronomem.store.sqlite import SQLiteStore

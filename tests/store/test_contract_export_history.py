@@ -16,10 +16,10 @@ import numpy as np
 import pytest
 
 from backends import open_backend
+from chronomem.archive import EXPORT_FORMAT, GroupExport, export_group, import_group, read_export
 from chronomem.domain import Entity, Fact
 from chronomem.embed.testing import HashingEmbedder
 from chronomem.errors import InvalidInputError
-from chronomem.export import EXPORT_FORMAT, GroupExport, export_group, import_group, read_export
 from chronomem.filters import SearchFilters
 from chronomem.ingest.invalidation import invalidate, reopen
 from chronomem.store import GraphWrite, Scope, Store

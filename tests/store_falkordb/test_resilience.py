@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 
 import processes
+from chronomem.app.workers import Shard
 from chronomem.domain import Episode, EpisodeStatus
 from chronomem.errors import StoreUnavailableError
 from chronomem.store.factory import open_store
-from chronomem.workers import Shard
 from falkordb_server import drop_namespace, open_falkordb_store, own_falkordb_server, tracked
 from service_support import start_live_worker
 

@@ -13,13 +13,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from chronomem.config.settings import Settings
 from chronomem.controlplane import open_control_plane
 from chronomem.domain import Entity, Episode, EpisodeStatus, Fact, Mention
 from chronomem.embed import build_embedder
 from chronomem.heuristic import heuristic_model
 from chronomem.ingest.ontology import Ontology
 from chronomem.memory import Chronomem
-from chronomem.config.settings import Settings
 from chronomem.store.base import GraphWrite
 from chronomem.store.factory import open_store
 

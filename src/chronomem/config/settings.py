@@ -33,7 +33,7 @@ __all__ = ["ApiLimits", "SearchDefaults", "Settings", "WorkerSettings"]
 
 @dataclass(frozen=True, slots=True)
 class WorkerSettings:
-    """The ingestion worker pool (DESIGN §6): groups in parallel, each group's episodes in order."""
+    """The ingestion worker pool (docs/design.md §6): groups in parallel, each group's episodes in order."""
 
     concurrency: int = 4  # groups processed at the same time by one pool
     in_process: bool = True  # the server runs a pool itself; False = separate `chronomem worker`s

@@ -190,7 +190,7 @@ class TaskRecord:
 
 
 class ControlPlane(Protocol):
-    """Who owns what, for the service (:class:`~chronomem.service.tenancy.ProjectSpace`), the auth
+    """Who owns what, for the service (:class:`~chronomem.app.tenancy.ProjectSpace`), the auth
     check and the CLI. Every lookup takes the project id, and a miss in another project looks
     exactly like a miss. Methods are synchronous: each is one short transaction (SQLite) or one
     round trip or two (Redis). Misses raise ``NotFoundError``, duplicates ``ConflictError``."""

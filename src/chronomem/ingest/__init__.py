@@ -1,4 +1,4 @@
-"""Ingestion: episodes in, a bi-temporal knowledge graph out (DESIGN §2; docs/ingestion.md).
+"""Ingestion: episodes in, a bi-temporal knowledge graph out (docs/design.md §2; docs/ingestion.md).
 
 The stages live in :mod:`~chronomem.ingest.stages`, their pure rules in :mod:`.resolution`,
 :mod:`.fact_resolution`, :mod:`.invalidation`, :mod:`.summaries` and :mod:`.removal`, the prompts

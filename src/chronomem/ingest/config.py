@@ -1,4 +1,4 @@
-"""Ingestion settings: one typed, frozen object (DESIGN §2). Thresholds are documented where used."""
+"""Ingestion settings: one typed, frozen object (docs/design.md §2). Thresholds are documented where used."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ class IngestConfig(BaseModel):
     # context: the previous n episodes of the group (the paper's n = 4: two dialogue rounds)
     context_episodes: int = Field(default=4, ge=0)
     # the staged fact-extraction call sees only the newest of them (its entities are already named;
-    # the last round is what resolves a pronoun): ~75 input tokens an episode less (docs/ingestion.md)
+    # the last round is what resolves a pronoun): ~75 input tokens an episode less (docs/results/ingest.md)
     fact_context_episodes: int = Field(default=2, ge=0)
     # "staged": entities, then facts (paper); "combined": one call extracts both
     extraction: ExtractionMode = "staged"

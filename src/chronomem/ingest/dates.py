@@ -1,4 +1,4 @@
-"""Dates from model answers and episode text, resolved against the episode's reference time (DESIGN §1).
+"""Dates from model answers and episode text, resolved against the episode's reference time (docs/design.md §1).
 
 The model is asked for ISO 8601; models do not always comply, so this also accepts a date without a
 time or zone (read as UTC midnight), a bare year, and any expression :mod:`chronomem.text.timeparse`

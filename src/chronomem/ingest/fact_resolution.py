@@ -1,6 +1,6 @@
 """Fact resolution, the pure part: which existing facts a new fact may duplicate or contradict.
 
-DESIGN §2, step 6. Duplicates are looked for **only among facts between the same entity pair**;
+docs/design.md §2, step 6. Duplicates are looked for **only among facts between the same entity pair**;
 contradiction candidates **only among facts sharing an endpoint, in the same role (same source or
 same target), and close in meaning**. Graphiti
 compares against the whole group and unrelated facts retire each other; here a fact about Alice's

@@ -1,4 +1,4 @@
-"""Grounded extraction (DESIGN §2, step 5): what a model extracts must be in the episode.
+"""Grounded extraction (docs/design.md §2, step 5): what a model extracts must be in the episode.
 
 - A fact carries the quote of the current message that states it; the quote must occur in the
   message (case and whitespace aside, with a small fuzzy tolerance for a model that drops a comma or

@@ -1,4 +1,4 @@
-"""Edge invalidation (DESIGN §1, paper §2.2.3): a pure function over a new fact and the facts it contradicts.
+"""Edge invalidation (docs/design.md §1, paper §2.2.3): a pure function over a new fact and the facts it contradicts.
 
 Two timelines. On T (the world), a contradicted fact stops being true when the new one starts: its
 ``invalid_at`` becomes the new fact's ``valid_at``. On T' (our records) it was superseded now: its

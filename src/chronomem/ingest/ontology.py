@@ -1,4 +1,4 @@
-"""Custom ontologies: entity and relation types as pydantic models (DESIGN §2).
+"""Custom ontologies: entity and relation types as pydantic models (docs/design.md §2).
 
 A type's docstring tells the model what it means; its fields are the attributes extracted for it.
 Signatures say which entity types a relation may join; a relation declared single-valued (a person

@@ -1,4 +1,4 @@
-"""``Ingestor``: episodes in, a bi-temporal graph out (DESIGN §2, paper §2).
+"""``Ingestor``: episodes in, a bi-temporal graph out (docs/design.md §2, paper §2).
 
 ``add_episode`` persists the episode first, then runs the stages in order::
 
@@ -221,7 +221,7 @@ class Ingestor:
     async def _run_stages(
         self, session: Session, episode: Episode, text: EpisodeText, mapping: JsonMapping | None
     ) -> _Outcome:
-        """The paper's pipeline, stage by stage (DESIGN §2), after the context (stage 2) is loaded."""
+        """The paper's pipeline, stage by stage (docs/design.md §2), after the context (stage 2) is loaded."""
         extracted = await self._extract(session, episode, text, mapping)
         trusted = mapping is not None
         staged = session.config.extraction == "staged" and not trusted

@@ -1,5 +1,5 @@
 """What a group's owner declared for its ingestion: an ontology and JSON mappings that replace the
-memory's own for that group's episodes (the service's per-project documents, DESIGN §6).
+memory's own for that group's episodes (the service's per-project documents, docs/design.md §6).
 
 Workers process episodes of many projects in one pool; the ingestor asks its
 :class:`GroupProfiles` source, per episode, which ontology and mappings apply to the episode's group.

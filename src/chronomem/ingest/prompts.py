@@ -13,7 +13,7 @@ facts, extract dates) and differ where cost demanded it:
   then evaluate the instructions once instead of on every call; nothing that varies per call (a
   date, a name, a count) may enter the system message (tests/ingest/test_prompt_prefixes.py).
 
-Every answer is bounded (DESIGN §5, :mod:`chronomem.llm.budget`): each list has a most items, each
+Every answer is bounded (docs/design.md §5, :mod:`chronomem.llm.budget`): each list has a most items, each
 string a longest length, attributes are a map of at most a few short scalar values; each prompt
 tightens the counts from its context (one verdict per question shown, attributes only as many as
 the declared types have, facts scaled to the episode). So the output cap sent is what the longest

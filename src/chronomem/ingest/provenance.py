@@ -1,4 +1,4 @@
-"""Where a fact comes from (DESIGN §1 "Every fact has sources"), and corrections that cite one.
+"""Where a fact comes from (docs/design.md §1 "Every fact has sources"), and corrections that cite one.
 
 A source is an episode (by id) or a named source outside the episodes (:class:`FactSource`: a CRM
 record, a file and line). Citing a source a fact already has changes nothing, so restating a fact

@@ -1,4 +1,4 @@
-"""Removing an episode, the pure part: what cascades (DESIGN §2 lifecycle).
+"""Removing an episode, the pure part: what cascades (docs/design.md §2 lifecycle).
 
 - Facts whose only source was the episode go; facts with other sources lose it from their provenance.
 - Facts that a deleted fact had closed (``superseded_by``) are open again: their cause is gone. The

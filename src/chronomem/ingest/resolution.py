@@ -1,6 +1,6 @@
 """Entity resolution, the pure part: name keys, similarity signals and the match/ask/new decision.
 
-A merge without a model needs evidence (DESIGN §2, step 4), one of:
+A merge without a model needs evidence (docs/design.md §2, step 4), one of:
 
 - the two names are equal under the conservative :func:`~chronomem.text.names.name_key` (case, spacing,
   accents, typographic variants, a leading article, a leading "St." for Saint, ...);

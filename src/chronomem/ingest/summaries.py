@@ -1,4 +1,4 @@
-"""Incremental entity summaries, the pure part (DESIGN §2, step 8).
+"""Incremental entity summaries, the pure part (docs/design.md §2, step 8).
 
 An entity's summary is a narrative that grows by one *note* per episode that says something new about
 it. With a model, the note is the one sentence the entity-extraction answer already carries ("what

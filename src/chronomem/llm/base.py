@@ -1,4 +1,4 @@
-"""The LLM port: one async call from a typed prompt to a validated pydantic object (DESIGN §5).
+"""The LLM port: one async call from a typed prompt to a validated pydantic object (docs/design.md §5).
 
 A :class:`Prompt` is a function from a typed context to chat messages, declared next to the
 pydantic model of its answer. A :class:`LanguageModel` answers it with a :class:`Completion`

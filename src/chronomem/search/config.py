@@ -1,4 +1,4 @@
-"""Search configuration as data (DESIGN §4): methods × reranker × limits, per scope.
+"""Search configuration as data (docs/design.md §4): methods × reranker × limits, per scope.
 
 A :class:`SearchConfig` names, for each of the four scopes, which φ methods run, which ρ reranker
 orders their union and how many results survive. A scope left as ``None`` is not searched. The

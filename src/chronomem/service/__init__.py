@@ -1,7 +1,7 @@
 """The HTTP service: ``create_app`` builds the FastAPI app over a :class:`chronomem.Chronomem`.
 
 ``create_app`` is imported on first use, so the parts that need no web framework
-(:mod:`~chronomem.service.tenancy`, which the MCP server and the CLI use) import without the
+(:mod:`~chronomem.app.tenancy`, which the MCP server and the CLI use) import without the
 ``server`` extra.
 """
 

@@ -21,6 +21,9 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
+from chronomem.app.process import tune_gc
+from chronomem.app.project_config import ProjectProfiles
+from chronomem.app.workers import WorkerPool
 from chronomem.config.settings import Settings
 from chronomem.controlplane import ControlPlane, open_control_plane
 from chronomem.embed.base import warm_up
@@ -30,10 +33,7 @@ from chronomem.service.deps import ServiceState
 from chronomem.service.errors import install_error_handlers
 from chronomem.service.limits import BodySizeLimit
 from chronomem.service.pages import mount_pages
-from chronomem.service.process import tune_gc
-from chronomem.service.project_config import ProjectProfiles
 from chronomem.service.routers import explorer, graph, probes, project_config, tasks, templates, threads, users
-from chronomem.workers import WorkerPool
 
 __all__ = ["API_PREFIX", "app_from_env", "create_app", "serve_app", "serve_processes"]
 

@@ -8,12 +8,12 @@ from typing import Annotated, Any
 from fastapi import Depends, Request
 from pydantic import BaseModel
 
+from chronomem.app.tenancy import ProjectSpace
+from chronomem.app.workers import WorkerPool
 from chronomem.config.settings import Settings
 from chronomem.controlplane import ControlPlane
 from chronomem.memory import Chronomem
 from chronomem.service.auth import authenticate_request
-from chronomem.service.tenancy import ProjectSpace
-from chronomem.workers import WorkerPool
 
 __all__ = [
     "CONFLICT_RESPONSE",

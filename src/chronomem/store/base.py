@@ -1,4 +1,4 @@
-"""The store port: the graph, its indexes and the ingestion queue (DESIGN §5).
+"""The store port: the graph, its indexes and the ingestion queue (docs/design.md §5).
 
 Every method takes one ``group_id``: a group is one graph and never sees another's data. Group ids
 and query texts are arbitrary strings (UUIDs, quotes, unicode, full-text operators); a backend
@@ -104,7 +104,7 @@ class GraphWrite:
     caller rewrites or deletes them explicitly). ``replace_communities`` drops every community of the
     group not in ``communities``.
 
-    ``fact_history`` restores earlier versions as they were (an import, :mod:`chronomem.export`):
+    ``fact_history`` restores earlier versions as they were (an import, :mod:`chronomem.archive`):
     each belongs to a fact of ``facts`` that the group does not hold yet, which is then written
     as given, and with it forms the fact's whole history (``chronomem.store.history.check_restored``);
     anything else is refused (``InvalidInputError``) and nothing is written.

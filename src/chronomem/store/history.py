@@ -1,4 +1,4 @@
-"""Append-only fact history, the part every backend shares (DESIGN §1 "History is append-only").
+"""Append-only fact history, the part every backend shares (docs/design.md §1 "History is append-only").
 
 A store keeps the latest version of each fact where its indexes serve it, and earlier versions
 beside it, each unchanged. An upsert of a stored fact goes through :func:`revise`: when what the

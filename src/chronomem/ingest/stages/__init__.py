@@ -1,4 +1,4 @@
-"""The stages of ingestion (DESIGN §2, paper §2.2), one function each, in pipeline order.
+"""The stages of ingestion (docs/design.md §2, paper §2.2), one function each, in pipeline order.
 
 Every stage reads and writes plain data; a :class:`~chronomem.ingest.session.Session` carries the
 store, the models, the per-episode embedding cache and the usage meter. Nothing here writes to the

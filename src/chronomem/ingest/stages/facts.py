@@ -238,7 +238,7 @@ async def _existing_facts(session: Session, facts: Sequence[Fact]) -> tuple[dict
 
 @stage("resolve_facts")
 async def resolve_facts(session: Session, drafts: FactDrafts) -> list[FactOutcome]:
-    """Duplicates and contradictions of each new fact (DESIGN §2, step 6).
+    """Duplicates and contradictions of each new fact (docs/design.md §2, step 6).
 
     No model for identical text, single-valued relations or facts without candidates; the
     extraction call's verdict when the model was shown every candidate (vetted against the rules);

@@ -62,7 +62,7 @@ async def update_summaries(
     the model wrote no usable note for gets the graph's: the message's sentences naming it, else the
     texts of its new facts (the only notes without an episode: ``add_fact``, declared mappings).
     """
-    by_model = not session.deterministic and writes_prose(session.llm)
+    by_model = not session.deterministic and session.llm is not None and writes_prose(session.llm)
     additions = _notes_of_episode(session, resolved, changes, notes or {}, text, by_model=by_model)
     removals: dict[str, list[Fact]] = {}
     for fact in changes.invalidated.values():

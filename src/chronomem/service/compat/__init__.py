@@ -7,7 +7,7 @@ Zep user switches to chronomem by changing the SDK's ``base_url``.
 It is a FastAPI application of its own, mounted by the native one (:func:`mount_compat`), with its
 own error bodies (Zep's ``{"message": …}``, 400 for bad input) and OpenAPI document
 (``/api/v2/openapi.json``). Its routes map each SDK call onto the same project operations the native
-API uses (:mod:`chronomem.service.tenancy`); calls outside the memory subset answer 501 naming
+API uses (:mod:`chronomem.app.tenancy`); calls outside the memory subset answer 501 naming
 the call (:mod:`~chronomem.service.compat.routes.unsupported`).
 """
 

@@ -7,11 +7,11 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
+from chronomem.app.tenancy import ProjectSpace
 from chronomem.controlplane import ControlPlane
 from chronomem.memory import Chronomem
 from chronomem.service.compat.space import Locator
 from chronomem.service.deps import project_space, service_state
-from chronomem.service.tenancy import ProjectSpace
 
 __all__ = ["Zep", "ZepSpace"]
 

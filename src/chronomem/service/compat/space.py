@@ -13,11 +13,11 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
+from chronomem.app.tenancy import GraphRef, ProjectSpace
 from chronomem.controlplane import ControlPlane
 from chronomem.domain import Entity, Episode, Fact
 from chronomem.errors import NotFoundError
 from chronomem.memory import Chronomem
-from chronomem.service.tenancy import GraphRef, ProjectSpace
 
 __all__ = ["Located", "Locator"]
 

@@ -16,13 +16,13 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, FastAPI, Query, Request
 from pydantic import BaseModel, ConfigDict, Field
 
+from chronomem.app.tenancy import GraphRef
 from chronomem.errors import InvalidInputError
 from chronomem.search.config import RECIPES
 from chronomem.service.deps import ERROR_RESPONSES, ServiceState, Space, service_state
 from chronomem.service.routers.graph import IdQuery
 from chronomem.service.schemas import Name, SearchFiltersIn
 from chronomem.service.schemas import Query as QueryText
-from chronomem.service.tenancy import GraphRef
 from chronomem.timeutil import UTCDateTime
 from chronomem.ui import views
 

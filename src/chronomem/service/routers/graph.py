@@ -10,6 +10,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Response
 
+from chronomem.app.tenancy import GraphRef
 from chronomem.service.deps import CONFLICT_RESPONSE, ERROR_RESPONSES, Space
 from chronomem.service.schemas import (
     AddEpisodeRequest,
@@ -31,7 +32,6 @@ from chronomem.service.schemas import (
     SearchResponse,
 )
 from chronomem.service.search_mapping import render_results, search_options
-from chronomem.service.tenancy import GraphRef
 
 __all__ = ["router"]
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
+from chronomem.app.tenancy import TaskView
 from chronomem.service.deps import ERROR_RESPONSES, Space
 from chronomem.service.schemas import TaskEpisode, TaskOut
-from chronomem.service.tenancy import TaskView
 
 __all__ = ["router"]
 

@@ -194,7 +194,7 @@ class FalkorDBStore:
     async def bulk_load(self, group_id: str) -> AsyncIterator[None]:
         """Writes in the block create no HNSW index for a label the group has none for yet; the
         block's end builds each once, over all the holders written, and waits for it. A vector search
-        of such a label finds nothing until then. Measured in docs/retrieval.md ("FalkorDB bulk load")."""
+        of such a label finds nothing until then. Measured in docs/results/falkordb_build.md."""
         key = self._keys.graph(group_id)
         self._schema.defer_vector_indexes(key)
         try:

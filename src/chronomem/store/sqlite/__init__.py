@@ -1,4 +1,4 @@
-"""The embedded SQLite store backend (DESIGN §5): ``SQLiteStore.open(path)`` or
+"""The embedded SQLite store backend (docs/design.md §5): ``SQLiteStore.open(path)`` or
 ``open_store("sqlite:///path.db")``."""
 
 from chronomem.store.sqlite.store import SQLiteStore

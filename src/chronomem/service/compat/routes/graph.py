@@ -6,6 +6,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 
+from chronomem.app.tenancy import GraphRef
 from chronomem.domain import Entity, Fact
 from chronomem.errors import InvalidInputError
 from chronomem.service.compat import render
@@ -29,7 +30,6 @@ from chronomem.service.compat.models import (
     UpdateGraphRequest,
 )
 from chronomem.service.compat.search import Plan, edge_passes, node_passes, plan_search
-from chronomem.service.tenancy import GraphRef
 
 __all__ = ["router"]
 

@@ -12,6 +12,8 @@ from typing import Annotated, Any, TypeVar
 
 from fastapi import APIRouter, Body, Query, Response
 
+from chronomem.app.groups import Page, encode_cursor
+from chronomem.app.tenancy import GraphRef
 from chronomem.errors import InvalidInputError
 from chronomem.service.compat import render
 from chronomem.service.compat.deps import Zep, ZepSpace
@@ -27,7 +29,6 @@ from chronomem.service.compat.models import (
     UpdateEdgeRequest,
     UpdateNodeRequest,
 )
-from chronomem.service.tenancy import GraphRef, Page, encode_cursor
 
 __all__ = ["NEXT_CURSOR_HEADER", "router"]
 

@@ -6,6 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
+from chronomem.app.tenancy import GraphRef
 from chronomem.controlplane import DocumentRecord
 from chronomem.service.compat.deps import Zep, ZepSpace
 from chronomem.service.compat.models import (
@@ -20,7 +21,6 @@ from chronomem.service.compat.models import (
     SuccessOut,
 )
 from chronomem.service.compat.ontology import ontology_from_types
-from chronomem.service.tenancy import GraphRef
 
 __all__ = ["ONTOLOGY", "router"]
 

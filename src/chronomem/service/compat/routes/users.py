@@ -6,6 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
+from chronomem.app.tenancy import SUMMARY_INSTRUCTION
 from chronomem.controlplane import UserRecord
 from chronomem.service.compat import render
 from chronomem.service.compat.deps import Zep
@@ -23,7 +24,6 @@ from chronomem.service.compat.models import (
     UserOut,
     UserUpdateIn,
 )
-from chronomem.service.tenancy import SUMMARY_INSTRUCTION
 
 __all__ = ["router"]
 

@@ -1,4 +1,4 @@
--- Append-only fact history (DESIGN §1): `facts` holds the latest version of each fact (what the
+-- Append-only fact history (docs/design.md §1): `facts` holds the latest version of each fact (what the
 -- indexes serve); every earlier version moves to `fact_versions` unchanged, with the transaction
 -- time interval [recorded_from, recorded_to) in which our records held it. Provenance outside the
 -- episodes (a CRM record, a file and line) is `sources`, a JSON list of {name, reference}.

@@ -3,7 +3,7 @@
 One search sized to the template's sections (each scope asks for three times what its section
 shows, so the sections filtered by type still fill), then :func:`~chronomem.search.templates.render_template`
 fills each section in rank order. The user and thread summaries come from the caller, who knows whose
-they are (the service's :class:`~chronomem.service.tenancy.ProjectSpace`); so do the stored
+they are (the service's :class:`~chronomem.app.tenancy.ProjectSpace`); so do the stored
 templates. With ``include_evidence`` each fact line ends with the words of the episode that state
 it, as in the default block.
 """

@@ -1,5 +1,5 @@
 """What one project may do: the service's operations, each a short composition of the control plane
-(who owns what) and the library facade (the graph).
+(who owns what) and the group operations every shell shares (:mod:`chronomem.app.groups`).
 
 Every operation starts from the caller's :class:`~chronomem.controlplane.Project`, resolves
 the names it was given (user, thread, graph, task) *inside that project* and only then touches a
@@ -9,15 +9,15 @@ HTTP routers, and anything else that serves projects, call one method here per r
 
 from __future__ import annotations
 
-import base64
-import binascii
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any
 
-from chronomem import context_templates
-from chronomem.context_summaries import (
+from chronomem.app import project_config
+from chronomem.app import templates as context_templates
+from chronomem.app.groups import GroupOperations, Page
+from chronomem.app.project_config import InForce
+from chronomem.app.summaries import (
     THREAD_SUMMARY,
     USER_SUMMARY,
     SummaryUpdate,
@@ -35,7 +35,7 @@ from chronomem.controlplane import (
     ThreadRecord,
     UserRecord,
 )
-from chronomem.domain import Entity, Episode, EpisodeStatus, Fact, FactSource, FactVersion, to_relation_type
+from chronomem.domain import Entity, Episode, EpisodeStatus, Fact, FactVersion
 from chronomem.errors import ConflictError, InvalidInputError, NotFoundError
 from chronomem.ingest.json_mapping import JsonMapping
 from chronomem.ingest.ontology_spec import OntologySpec
@@ -43,9 +43,6 @@ from chronomem.llm.base import Prompt
 from chronomem.memory import Chronomem, NewMessage
 from chronomem.search.context import fact_line
 from chronomem.search.templates import Template, parse_template
-from chronomem.service import project_config
-from chronomem.service.project_config import InForce
-from chronomem.store.base import GraphWrite
 
 if TYPE_CHECKING:
     from chronomem.search.searcher import SearchResults
@@ -55,11 +52,8 @@ __all__ = [
     "SUMMARY_INSTRUCTION",
     "SUMMARY_REFRESH_LINES",
     "GraphRef",
-    "Page",
     "ProjectSpace",
     "TaskView",
-    "decode_cursor",
-    "encode_cursor",
     "task_status",
 ]
 
@@ -84,37 +78,6 @@ class GraphRef:
             raise InvalidInputError("give exactly one of user_id and graph_id")
 
 
-T = TypeVar("T")
-
-
-@dataclass(frozen=True, slots=True)
-class Page(Generic[T]):
-    """One page of a listing and the cursor of the next one (``None`` on the last page)."""
-
-    items: list[T]
-    next_cursor: str | None
-
-
-def encode_cursor(offset: int) -> str:
-    """An opaque cursor: callers hand it back, never build it."""
-    return base64.urlsafe_b64encode(f"o:{offset}".encode()).decode().rstrip("=")
-
-
-def decode_cursor(cursor: str | None) -> int:
-    """The position a cursor stands for (``InvalidInputError`` for one we did not issue)."""
-    if not cursor:
-        return 0
-    try:
-        text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
-        kind, _, value = text.partition(":")
-        offset = int(value)
-    except (binascii.Error, UnicodeDecodeError, ValueError):
-        raise InvalidInputError(f"cursor {cursor!r} is not one this server issued") from None
-    if kind != "o" or offset < 0:
-        raise InvalidInputError(f"cursor {cursor!r} is not one this server issued")
-    return offset
-
-
 @dataclass(frozen=True, slots=True)
 class TaskView:
     """A task and the current state of its episodes."""
@@ -134,11 +97,6 @@ class TaskView:
 
 def _display_name(user: UserRecord) -> str:
     return " ".join(p for p in (user.first_name, user.last_name) if p) or user.user_id
-
-
-def _page(found: list[T], limit: int, offset: int) -> Page[T]:
-    more = len(found) > limit
-    return Page(found[:limit], encode_cursor(offset + limit) if more else None)
 
 
 def task_status(episodes: Sequence[Episode]) -> str:
@@ -161,6 +119,7 @@ class ProjectSpace:
         self._control = control
         self._memory = memory
         self._notify = notify  # wakes the in-process workers after a write queued episodes
+        self._groups = GroupOperations(memory, notify=notify, source=f"project {project.name}")
 
     @property
     def _pid(self) -> str:
@@ -240,16 +199,13 @@ class ProjectSpace:
         thread = self._control.get_thread(self._pid, thread_id)
         group_id = self._control.get_user(self._pid, thread.user_id).group_id
         episodes = Chronomem.message_episodes(group_id, messages, source=f"thread {thread_id}")
-        self._refuse_duplicate_ids(episodes)
-        await self._memory.refuse_reused_ids(episodes)
-        task = self._control.append_messages(self._pid, thread_id, group_id, [e.id for e in episodes])
-        stored = await self._memory.enqueue(episodes)
-        self._notify()
-        return stored, task
-
-    def _refuse_duplicate_ids(self, episodes: Sequence[Episode]) -> None:
         if len({e.id for e in episodes}) != len(episodes):
             raise InvalidInputError("two messages of one request carry the same uuid")
+        tasks: list[TaskRecord] = []
+        stored = await self._groups.queue(
+            episodes, record=lambda queued: tasks.append(
+                self._control.append_messages(self._pid, thread_id, group_id, [e.id for e in queued])))
+        return stored, tasks[0]
 
     async def thread_messages(self, thread_id: str, *, last: int | None = None) -> list[Episode]:
         """The thread's messages, oldest first: its recorded ids whose episode was stored."""
@@ -388,145 +344,72 @@ class ProjectSpace:
 
     async def add_episode(self, ref: GraphRef, content: str, **fields: Any) -> tuple[Episode, TaskRecord]:
         """Store one episode (text, json or message) durably and queue it; returns at once."""
-        group_id = self.group_of(ref)
-        episode = Chronomem.new_episode(group_id, content, **fields)
-        await self._memory.refuse_reused_ids([episode])
-        task = self._control.create_task(self._pid, group_id, [episode.id])  # first: see add_messages
-        [stored] = await self._memory.enqueue([episode])
-        self._notify()
+        [stored], task = await self.add_episodes(ref, [(content, fields)])
         return stored, task
 
     async def add_episodes(
         self, ref: GraphRef, items: Sequence[tuple[str, dict[str, Any]]]
     ) -> tuple[list[Episode], TaskRecord]:
-        """Store several episodes ``(content, fields)`` durably, in order, under one task."""
+        """Store several episodes ``(content, fields)`` durably, in order, under one task (recorded
+        before the episodes are stored: see :meth:`GroupOperations.queue`)."""
         group_id = self.group_of(ref)
         episodes = [Chronomem.new_episode(group_id, content, **fields) for content, fields in items]
-        self._refuse_duplicate_ids(episodes)
-        await self._memory.refuse_reused_ids(episodes)
-        task = self._control.create_task(self._pid, group_id, [e.id for e in episodes])  # first: see add_messages
-        stored = await self._memory.enqueue(episodes)
-        self._notify()
-        return stored, task
+        tasks: list[TaskRecord] = []
+        stored = await self._groups.queue(
+            episodes, record=lambda queued: tasks.append(self._control.create_task(self._pid, group_id,
+                                                                                   [e.id for e in queued])))
+        return stored, tasks[0]
 
     async def add_fact(self, ref: GraphRef, source: str, relation_type: str, target: str, fact: str,
                        **options: Any) -> Fact:
-        return await self._memory.add_fact(self.group_of(ref), source, relation_type, target, fact, **options)
+        return await self._groups.add_fact(self.group_of(ref), source, relation_type, target, fact, **options)
 
     async def fact_history(self, ref: GraphRef, fact_id: str) -> list[FactVersion]:
-        return await self._memory.fact_history(self.group_of(ref), fact_id)
+        return await self._groups.fact_history(self.group_of(ref), fact_id)
 
     # -- graph reads and deletes -------------------------------------------------------------------
 
     async def search(self, ref: GraphRef, query: str, **options: Any) -> SearchResults:
-        return await self._memory.search([self.group_of(ref)], query, **options)
+        return await self._groups.search([self.group_of(ref)], query, **options)
 
     async def list_episodes(self, ref: GraphRef, *, limit: int) -> list[Episode]:
-        return await self._memory.list_episodes(self.group_of(ref), limit=limit)
+        return await self._groups.list_episodes(self.group_of(ref), limit=limit)
 
     async def get_episode(self, ref: GraphRef, episode_id: str) -> Episode:
-        return await self._memory.get_episode(self.group_of(ref), episode_id)
+        return await self._groups.get_episode(self.group_of(ref), episode_id)
 
     async def delete_episode(self, ref: GraphRef, episode_id: str) -> None:
-        await self._memory.remove_episode(self.group_of(ref), episode_id)
+        await self._groups.delete_episode(self.group_of(ref), episode_id)
 
     async def get_entity(self, ref: GraphRef, entity_id: str) -> Entity:
-        return await self._memory.get_entity(self.group_of(ref), entity_id)
+        return await self._groups.get_entity(self.group_of(ref), entity_id)
 
     async def delete_entity(self, ref: GraphRef, entity_id: str) -> Entity:
-        return await self._memory.delete_entity(self.group_of(ref), entity_id)
+        return await self._groups.delete_entity(self.group_of(ref), entity_id)
 
     async def get_fact(self, ref: GraphRef, fact_id: str) -> Fact:
-        return await self._memory.get_fact(self.group_of(ref), fact_id)
+        return await self._groups.get_fact(self.group_of(ref), fact_id)
 
     async def delete_fact(self, ref: GraphRef, fact_id: str) -> Fact:
-        return await self._memory.delete_fact(self.group_of(ref), fact_id)
+        return await self._groups.delete_fact(self.group_of(ref), fact_id)
 
     async def list_entities(self, ref: GraphRef, *, limit: int, cursor: str | None = None) -> Page[Entity]:
         """A graph's entities, oldest first, one page at a time."""
-        offset = decode_cursor(cursor)
-        found = await self._memory.list_entities(self.group_of(ref), limit=limit + 1, offset=offset)
-        return _page(found, limit, offset)
+        return await self._groups.list_entities(self.group_of(ref), limit=limit, cursor=cursor)
 
     async def list_facts(self, ref: GraphRef, *, limit: int, cursor: str | None = None) -> Page[Fact]:
         """A graph's facts (superseded versions included), oldest first, one page at a time."""
-        offset = decode_cursor(cursor)
-        found = await self._memory.list_facts(self.group_of(ref), limit=limit + 1, offset=offset)
-        return _page(found, limit, offset)
+        return await self._groups.list_facts(self.group_of(ref), limit=limit, cursor=cursor)
 
     async def update_entity(self, ref: GraphRef, entity_id: str, **changes: Any) -> Entity:
         """Rename an entity or change its summary, labels or attributes; recorded as an edit."""
-        return await self._memory.update_entity(self.group_of(ref), entity_id, source=self._source, **changes)
+        return await self._groups.update_entity(self.group_of(ref), entity_id, **changes)
 
-    async def update_fact(
-        self,
-        ref: GraphRef,
-        fact_id: str,
-        *,
-        fact: str | None = None,
-        relation_type: str | None = None,
-        valid_at: datetime | None = None,
-        invalid_at: datetime | None = None,
-        attributes: dict[str, Any] | None = None,
-        source: str | FactSource | None = None,
-    ) -> Fact:
-        """Change a fact; every change is a new version in its history (the store keeps the one it
-        replaces). A correction of its text or time range goes through
-        :meth:`Chronomem.update_fact`, citing ``source`` (an episode id or a named source) when one is
-        given; a change of relation type or attributes is recorded as an edit episode that joins the
-        fact's provenance."""
-        if relation_type is None and attributes is None:
-            dates = {name: value for name, value in (("valid_at", valid_at), ("invalid_at", invalid_at))
-                     if value is not None}
-            return await self._memory.update_fact(self.group_of(ref), fact_id, fact=fact, source=source, **dates)
-        if source is not None:
-            raise InvalidInputError("a change of relation type or attributes is cited by its own edit "
-                                    "episode: leave out source_episode_uuid and source")
-        return await self._edit_fact(ref, fact_id, fact=fact, relation_type=relation_type, valid_at=valid_at,
-                                     invalid_at=invalid_at, attributes=attributes)
+    async def update_fact(self, ref: GraphRef, fact_id: str, **changes: Any) -> Fact:
+        """Change a fact (see :meth:`GroupOperations.update_fact`): every change a new version."""
+        return await self._groups.update_fact(self.group_of(ref), fact_id, **changes)
 
-    async def _edit_fact(
-        self,
-        ref: GraphRef,
-        fact_id: str,
-        *,
-        fact: str | None,
-        relation_type: str | None,
-        valid_at: datetime | None,
-        invalid_at: datetime | None,
-        attributes: dict[str, Any] | None,
-    ) -> Fact:
-        from chronomem.edits import changed_fields, edit_episode
-
-        group_id = self.group_of(ref)
-        stored = await self._memory.get_fact(group_id, fact_id)
-        relation_type = to_relation_type(relation_type) if relation_type is not None else None
-        wanted = {k: v for k, v in {"fact": fact, "relation_type": relation_type, "valid_at": valid_at,
-                                     "invalid_at": invalid_at, "attributes": attributes}.items() if v is not None}
-        changes = changed_fields(stored.model_dump(include=set(wanted)), wanted)
-        if not changes:
-            return stored
-        try:
-            updated = Fact.model_validate(stored.model_dump() | wanted)
-        except ValueError as exc:
-            raise InvalidInputError(str(exc)) from exc
-        if updated.valid_at and updated.invalid_at and updated.invalid_at < updated.valid_at:
-            raise InvalidInputError("invalid_at is before valid_at")
-        episode = edit_episode(stored, changes, source=self._source)
-        updated = updated.model_copy(update={"episode_ids": (*stored.episode_ids, episode.id)})
-        texts = [episode.text, *([updated.fact] if "fact" in changes else [])]
-        vectors = await self._memory.embedder.embed(texts)
-        batch = GraphWrite(group_id, episodes=[episode], facts=[updated], episode_vectors={episode.id: vectors[0]})
-        if "fact" in changes:
-            batch.fact_vectors = {updated.id: vectors[1]}
-        await self._memory.store.write(batch)
-        return await self._memory.get_fact(group_id, fact_id)  # as stored: the store numbers the version
-
-    @property
-    def _source(self) -> str:
-        return f"project {self.project.name}"
-
-    # -- the project's ontology and JSON mappings (chronomem.service.project_config) ---------------
+    # -- the project's ontology and JSON mappings (chronomem.app.project_config) ---------------
 
     def ontology(self) -> InForce:
         return project_config.ontology_in_force(self._control, self._pid, self._memory.ontology)

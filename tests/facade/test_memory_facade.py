@@ -6,10 +6,10 @@ from datetime import UTC, datetime
 
 import pytest
 
+from chronomem.config.settings import Settings
 from chronomem.embed.testing import HashingEmbedder
 from chronomem.errors import InvalidInputError, NotFoundError
 from chronomem.memory import Chronomem
-from chronomem.config.settings import Settings
 
 
 @pytest.fixture

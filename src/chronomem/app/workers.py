@@ -1,4 +1,4 @@
-"""The ingestion worker pool over the store's durable episode queue (DESIGN §6).
+"""The ingestion worker pool over the store's durable episode queue (docs/design.md §6).
 
 - Each group's pending episodes are processed one at a time, oldest first; different groups run in
   parallel, up to ``concurrency`` at once.
@@ -256,7 +256,7 @@ async def run_until_stopped(
 ) -> WorkerPool:
     """A worker process's life (``chronomem worker``): tune the collector, run a pool until SIGINT
     or SIGTERM, and return it (with its counts) once stopped."""
-    from chronomem.service.process import tune_gc
+    from chronomem.app.process import tune_gc
 
     tune_gc()
     stop = asyncio.Event()

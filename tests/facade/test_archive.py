@@ -6,10 +6,10 @@ from datetime import UTC, datetime
 
 import pytest
 
+from chronomem.archive import GroupExport
 from chronomem.communities.prompts import CommunityDescriptions
 from chronomem.embed.testing import HashingEmbedder
 from chronomem.errors import ConflictError
-from chronomem.export import GroupExport
 from chronomem.ingest.prompts import ExtractedEntities, ExtractedEntity
 from chronomem.llm.testing import FunctionModel
 from chronomem.memory import Chronomem

@@ -8,14 +8,14 @@ from dataclasses import dataclass
 
 import pytest
 
-from chronomem.context_summaries import WrittenSummary
+from chronomem.app.summaries import WrittenSummary
+from chronomem.app.tenancy import SUMMARY_INSTRUCTION, SUMMARY_REFRESH_LINES, GraphRef, ProjectSpace
 from chronomem.controlplane import ControlPlane
 from chronomem.controlplane.sqlite import SQLiteControlPlane
 from chronomem.embed.testing import HashingEmbedder
 from chronomem.errors import ModelUnavailableError
 from chronomem.llm.testing import FunctionModel
 from chronomem.memory import Chronomem, NewMessage
-from chronomem.service.tenancy import SUMMARY_INSTRUCTION, SUMMARY_REFRESH_LINES, GraphRef, ProjectSpace
 from chronomem.store.factory import open_store
 
 

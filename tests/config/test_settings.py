@@ -1,4 +1,4 @@
-"""Settings are read from the environment only when asked, and errors map to one status each."""
+"""Settings are read from the environment only when asked, and travel to child processes."""
 
 from __future__ import annotations
 
@@ -6,17 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from chronomem.errors import (
-    ChronomemError,
-    ConfigurationError,
-    ConflictError,
-    InvalidInputError,
-    ModelOutputError,
-    NotFoundError,
-    StoreUnavailableError,
-)
-from chronomem.service.errors import AuthenticationError, status_for
 from chronomem.config.settings import Settings
+from chronomem.errors import ConfigurationError
 
 
 def test_defaults_need_no_environment_and_use_an_embedded_store_under_the_data_dir():
@@ -59,28 +50,3 @@ def test_naming_a_model_brings_the_llm_settings():
 def test_malformed_variables_are_named_in_the_error(name, value):
     with pytest.raises(ConfigurationError, match=name if value != "0" else "at least 1"):
         Settings.from_env({name: value})
-
-
-@pytest.mark.parametrize(
-    ("error", "status"),
-    [
-        (AuthenticationError("x"), 401), (InvalidInputError("x"), 422), (NotFoundError("x"), 404),
-        (ConflictError("x"), 409), (StoreUnavailableError("x"), 503), (ConfigurationError("x"), 503),
-        (ModelOutputError("x"), 502), (ChronomemError("x"), 500),
-    ],
-)
-def test_each_domain_error_has_one_status(error, status):
-    assert status_for(error) == status
-
-
-def test_serving_processes_collect_garbage_less_often():
-    import gc
-
-    from chronomem.service.process import GC_THRESHOLDS, tune_gc
-
-    before = gc.get_threshold()
-    try:
-        tune_gc()
-        assert gc.get_threshold() == GC_THRESHOLDS and GC_THRESHOLDS[0] > before[0]
-    finally:
-        gc.set_threshold(*before)

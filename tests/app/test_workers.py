@@ -8,11 +8,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from chronomem.app.workers import Shard, WorkerPool, is_retryable
+from chronomem.config.settings import WorkerSettings
 from chronomem.domain import Episode, EpisodeStatus
 from chronomem.errors import IngestionError, ModelUnavailableError
-from chronomem.config.settings import WorkerSettings
 from chronomem.store.factory import open_store
-from chronomem.workers import Shard, WorkerPool, is_retryable
 
 FAST = WorkerSettings(concurrency=4, max_attempts=3, retry_base_s=0.01, poll_interval_s=0.05)
 T0 = datetime(2024, 1, 1, tzinfo=UTC)

@@ -5,7 +5,7 @@ An export carries the group's episodes, entities, facts, mentions and communitie
 for bit (a store keeps a unit vector as it was given). ``facts`` holds each fact's latest version;
 ``fact_history`` its earlier versions, each as our records held it and with the interval of T′ it
 was in force, so the imported group answers "true at t as known at t′" exactly as the exported one
-(DESIGN §1: history is append-only, and a copy keeps it).
+(docs/design.md §1: history is append-only, and a copy keeps it).
 
 The format is versioned (``format``): ``chronomem.group/2`` carries the history; a
 ``chronomem.group/1`` document (heads only) still imports, with each fact's history starting at

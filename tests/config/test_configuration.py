@@ -8,15 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from chronomem.config.sources import CATALOG
 from chronomem.config.reference import render_configuration_markdown
+from chronomem.config.settings import Settings
+from chronomem.config.sources import CATALOG
 from chronomem.errors import ConfigurationError
 from chronomem.ingest.json_mapping import EntitySpec, FactSpec, JsonMapping
 from chronomem.ingest.ontology_spec import OntologySpec
 from chronomem.llm.settings import LLMSettings
-from chronomem.config.settings import Settings
 
-DOCS = Path(__file__).resolve().parents[1] / "docs" / "configuration.md"
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "configuration.md"
 
 FULL_TOML = """
 embedder = "hashing"

@@ -264,7 +264,7 @@ def worker(
     store: StoreOption = None,
 ) -> None:
     """Process queued episodes until stopped (run the server with --no-workers)."""
-    from chronomem.workers import Shard, run_until_stopped
+    from chronomem.app.workers import Shard, run_until_stopped
 
     settings = _settings(ctx, store=store)
     if concurrency is not None:
@@ -278,8 +278,8 @@ def worker(
         raise typer.BadParameter("this store's queue takes one worker process: leave --shard at 0/1")
 
     async def work(memory: Chronomem) -> None:
+        from chronomem.app.project_config import ProjectProfiles
         from chronomem.controlplane import open_control_plane
-        from chronomem.service.project_config import ProjectProfiles
 
         control = open_control_plane(settings)
         memory.use_group_profiles(ProjectProfiles(control))  # each project's ontology and mappings
@@ -403,7 +403,7 @@ def import_command(
 ) -> None:
     """Import conversations (JSONL messages, LoCoMo, LongMemEval) or a whole exported group."""
     if fmt == "export":
-        from chronomem.export import read_export
+        from chronomem.archive import read_export
 
         with _clean_errors():
             export = read_export(path.read_bytes())
@@ -616,7 +616,7 @@ def eval_command(
 @app.command()
 def demo(ctx: typer.Context, model: ModelOption = None) -> None:
     """Ingest a small sample (a conversation and a CRM record stream) into a fresh store and query it."""
-    from chronomem.demo import run_demo
+    from chronomem.cli.demo import run_demo
     from chronomem.embed import build_embedder
     from chronomem.heuristic import describe_model
 
@@ -710,7 +710,7 @@ def _print_json(value: Any) -> None:
 @ontology_app.command("show")
 def ontology_show(ctx: typer.Context, project: ProjectOption) -> None:
     """Print the ontology the project's episodes are extracted with (its own, else the server's)."""
-    from chronomem.service import project_config
+    from chronomem.app import project_config
 
     settings = _settings(ctx)
     with _clean_errors(), _control(ctx) as control:
@@ -725,9 +725,9 @@ def ontology_show(ctx: typer.Context, project: ProjectOption) -> None:
 @ontology_app.command("set")
 def ontology_set(ctx: typer.Context, file: FileArgument, project: ProjectOption) -> None:
     """Replace the project's ontology with the one in FILE (checked first: a bad one changes nothing)."""
+    from chronomem.app import project_config
     from chronomem.config.sources import load_ontology
     from chronomem.ingest.ontology_spec import OntologySpec
-    from chronomem.service import project_config
 
     with _clean_errors(), _control(ctx) as control:
         spec = OntologySpec.from_ontology(load_ontology(str(file), str(file)))
@@ -739,7 +739,7 @@ def ontology_set(ctx: typer.Context, file: FileArgument, project: ProjectOption)
 @ontology_app.command("reset")
 def ontology_reset(ctx: typer.Context, project: ProjectOption) -> None:
     """Forget the project's ontology: the server's applies again."""
-    from chronomem.service import project_config
+    from chronomem.app import project_config
 
     with _clean_errors(), _control(ctx) as control:
         project_config.reset_ontology(control, _project_id(control, project))
@@ -749,7 +749,7 @@ def ontology_reset(ctx: typer.Context, project: ProjectOption) -> None:
 @mappings_app.command("show")
 def mappings_show(ctx: typer.Context, project: ProjectOption) -> None:
     """Print the project's JSON mappings (its own, else the server's)."""
-    from chronomem.service import project_config
+    from chronomem.app import project_config
 
     settings = _settings(ctx)
     with _clean_errors(), _control(ctx) as control:
@@ -762,8 +762,8 @@ def mappings_show(ctx: typer.Context, project: ProjectOption) -> None:
 @mappings_app.command("set")
 def mappings_set(ctx: typer.Context, file: FileArgument, project: ProjectOption) -> None:
     """Replace the project's JSON mappings with those in FILE (checked first)."""
+    from chronomem.app import project_config
     from chronomem.config.sources import load_json_mappings
-    from chronomem.service import project_config
 
     with _clean_errors(), _control(ctx) as control:
         mappings = load_json_mappings(str(file), str(file))
@@ -774,7 +774,7 @@ def mappings_set(ctx: typer.Context, file: FileArgument, project: ProjectOption)
 @mappings_app.command("reset")
 def mappings_reset(ctx: typer.Context, project: ProjectOption) -> None:
     """Forget the project's JSON mappings: the server's apply again."""
-    from chronomem.service import project_config
+    from chronomem.app import project_config
 
     with _clean_errors(), _control(ctx) as control:
         project_config.reset_json_mappings(control, _project_id(control, project))
@@ -859,6 +859,3 @@ def main() -> None:
     """Entry point of the ``chronomem`` console script."""
     app()
 
-
-if __name__ == "__main__":
-    main()

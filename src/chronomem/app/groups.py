@@ -1,0 +1,209 @@
+"""The memory operations on a store group that every shell offers, written once.
+
+A :class:`GroupOperations` works on store groups it is given: it does not decide who may reach
+them. :class:`~chronomem.app.tenancy.ProjectSpace` resolves a project's user or graph to its group
+first (so the HTTP API never reaches across projects) and then calls these; the MCP server, which
+serves one trusted local agent, names its groups directly. Either way an episode is queued, a
+fact corrected or an entity forgotten by the same code.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+from chronomem.domain import Entity, Episode, Fact, FactSource, FactVersion, to_relation_type
+from chronomem.errors import InvalidInputError
+from chronomem.memory import Chronomem
+from chronomem.store.base import GraphWrite
+
+if TYPE_CHECKING:
+    from chronomem.search.searcher import SearchResults
+
+__all__ = ["GroupOperations", "Page", "decode_cursor", "encode_cursor"]
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class Page(Generic[T]):
+    """One page of a listing and the cursor of the next one (``None`` on the last page)."""
+
+    items: list[T]
+    next_cursor: str | None
+
+
+def encode_cursor(offset: int) -> str:
+    """An opaque cursor for a position in a listing (clients pass it back, never build it)."""
+    return base64.urlsafe_b64encode(f"o:{offset}".encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str | None) -> int:
+    """The position a cursor stands for (``InvalidInputError`` for one we did not issue)."""
+    if not cursor:
+        return 0
+    try:
+        text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+        kind, _, value = text.partition(":")
+        offset = int(value)
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        raise InvalidInputError(f"cursor {cursor!r} is not one this server issued") from None
+    if kind != "o" or offset < 0:
+        raise InvalidInputError(f"cursor {cursor!r} is not one this server issued")
+    return offset
+
+
+def _page(found: list[T], limit: int, offset: int) -> Page[T]:
+    more = len(found) > limit
+    return Page(found[:limit], encode_cursor(offset + limit) if more else None)
+
+
+class GroupOperations:
+    """Queue, read, correct and forget what a store group holds. ``notify`` wakes the in-process
+    workers after episodes were queued; ``source`` names who edits ("project acme") in the edit
+    episodes a change of a fact's type or attributes records."""
+
+    def __init__(self, memory: Chronomem, *, notify: Callable[[], None] = lambda: None, source: str = "") -> None:
+        self.memory = memory
+        self._notify = notify
+        self._source = source
+
+    # -- writes ------------------------------------------------------------------------------------
+
+    async def queue(
+        self, episodes: Sequence[Episode], *, record: Callable[[Sequence[Episode]], object] | None = None
+    ) -> list[Episode]:
+        """Store episodes durably, in order, and queue them for extraction; returns at once.
+
+        Ids a request repeats, or that the group already holds, are refused before anything is
+        written. ``record`` (a task, a thread's message ids) runs after that check and before the
+        episodes are stored, so a crash in between leaves a record nobody reads, never an episode
+        nobody can find."""
+        if len({e.id for e in episodes}) != len(episodes):
+            raise InvalidInputError("two episodes of one request carry the same id")
+        await self.memory.refuse_reused_ids(episodes)
+        if record is not None:
+            record(episodes)
+        stored = await self.memory.enqueue(episodes)
+        self._notify()
+        return stored
+
+    async def add_fact(self, group_id: str, source: str, relation_type: str, target: str, fact: str,
+                       **options: Any) -> Fact:
+        return await self.memory.add_fact(group_id, source, relation_type, target, fact, **options)
+
+    async def update_entity(self, group_id: str, entity_id: str, **changes: Any) -> Entity:
+        """Rename an entity or change its summary, labels or attributes; recorded as an edit."""
+        return await self.memory.update_entity(group_id, entity_id, source=self._source, **changes)
+
+    async def update_fact(
+        self,
+        group_id: str,
+        fact_id: str,
+        *,
+        fact: str | None = None,
+        relation_type: str | None = None,
+        valid_at: datetime | None = None,
+        invalid_at: datetime | None = None,
+        attributes: dict[str, Any] | None = None,
+        source: str | FactSource | None = None,
+    ) -> Fact:
+        """Change a fact; every change is a new version in its history (the store keeps the one it
+        replaces). A correction of its text or time range goes through
+        :meth:`Chronomem.update_fact`, citing ``source`` (an episode id or a named source) when one is
+        given; a change of relation type or attributes is recorded as an edit episode that joins the
+        fact's provenance."""
+        if relation_type is None and attributes is None:
+            dates = {name: value for name, value in (("valid_at", valid_at), ("invalid_at", invalid_at))
+                     if value is not None}
+            return await self.memory.update_fact(group_id, fact_id, fact=fact, source=source, **dates)
+        if source is not None:
+            raise InvalidInputError("a change of relation type or attributes is cited by its own edit "
+                                    "episode: leave out source_episode_uuid and source")
+        return await self._edit_fact(group_id, fact_id, fact=fact, relation_type=relation_type, valid_at=valid_at,
+                                     invalid_at=invalid_at, attributes=attributes)
+
+    async def _edit_fact(
+        self,
+        group_id: str,
+        fact_id: str,
+        *,
+        fact: str | None,
+        relation_type: str | None,
+        valid_at: datetime | None,
+        invalid_at: datetime | None,
+        attributes: dict[str, Any] | None,
+    ) -> Fact:
+        from chronomem.edits import changed_fields, edit_episode
+
+        stored = await self.memory.get_fact(group_id, fact_id)
+        relation_type = to_relation_type(relation_type) if relation_type is not None else None
+        wanted = {k: v for k, v in {"fact": fact, "relation_type": relation_type, "valid_at": valid_at,
+                                     "invalid_at": invalid_at, "attributes": attributes}.items() if v is not None}
+        changes = changed_fields(stored.model_dump(include=set(wanted)), wanted)
+        if not changes:
+            return stored
+        try:
+            updated = Fact.model_validate(stored.model_dump() | wanted)
+        except ValueError as exc:
+            raise InvalidInputError(str(exc)) from exc
+        if updated.valid_at and updated.invalid_at and updated.invalid_at < updated.valid_at:
+            raise InvalidInputError("invalid_at is before valid_at")
+        episode = edit_episode(stored, changes, source=self._source)
+        updated = updated.model_copy(update={"episode_ids": (*stored.episode_ids, episode.id)})
+        texts = [episode.text, *([updated.fact] if "fact" in changes else [])]
+        vectors = await self.memory.embedder.embed(texts)
+        batch = GraphWrite(group_id, episodes=[episode], facts=[updated], episode_vectors={episode.id: vectors[0]})
+        if "fact" in changes:
+            batch.fact_vectors = {updated.id: vectors[1]}
+        await self.memory.store.write(batch)
+        return await self.memory.get_fact(group_id, fact_id)  # as stored: the store numbers the version
+
+    # -- reads -------------------------------------------------------------------------------------
+
+    async def search(self, group_ids: Sequence[str], query: str, **options: Any) -> SearchResults:
+        return await self.memory.search(list(group_ids), query, **options)
+
+    async def context(self, group_ids: Sequence[str], query: str, **options: Any) -> str:
+        return await self.memory.context(list(group_ids), query, **options)
+
+    async def fact_history(self, group_id: str, fact_id: str) -> list[FactVersion]:
+        return await self.memory.fact_history(group_id, fact_id)
+
+    async def list_episodes(self, group_id: str, *, limit: int) -> list[Episode]:
+        return await self.memory.list_episodes(group_id, limit=limit)
+
+    async def get_episode(self, group_id: str, episode_id: str) -> Episode:
+        return await self.memory.get_episode(group_id, episode_id)
+
+    async def get_entity(self, group_id: str, entity_id: str) -> Entity:
+        return await self.memory.get_entity(group_id, entity_id)
+
+    async def get_fact(self, group_id: str, fact_id: str) -> Fact:
+        return await self.memory.get_fact(group_id, fact_id)
+
+    async def list_entities(self, group_id: str, *, limit: int, cursor: str | None = None) -> Page[Entity]:
+        """A group's entities, oldest first, one page at a time."""
+        offset = decode_cursor(cursor)
+        return _page(await self.memory.list_entities(group_id, limit=limit + 1, offset=offset), limit, offset)
+
+    async def list_facts(self, group_id: str, *, limit: int, cursor: str | None = None) -> Page[Fact]:
+        """A group's facts (superseded versions included), oldest first, one page at a time."""
+        offset = decode_cursor(cursor)
+        return _page(await self.memory.list_facts(group_id, limit=limit + 1, offset=offset), limit, offset)
+
+    # -- forgetting --------------------------------------------------------------------------------
+
+    async def delete_episode(self, group_id: str, episode_id: str) -> None:
+        """Forget an episode and whatever only it supported."""
+        await self.memory.remove_episode(group_id, episode_id)
+
+    async def delete_entity(self, group_id: str, entity_id: str) -> Entity:
+        return await self.memory.delete_entity(group_id, entity_id)
+
+    async def delete_fact(self, group_id: str, fact_id: str) -> Fact:
+        return await self.memory.delete_fact(group_id, fact_id)

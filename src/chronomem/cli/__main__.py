@@ -1,0 +1,5 @@
+"""``python -m chronomem.cli``: what the ``chronomem`` script runs."""
+
+from chronomem.cli.commands import main
+
+main()
