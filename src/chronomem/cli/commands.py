@@ -484,12 +484,15 @@ def search(
         fallback = named_recipe("episodes_only").with_limit(limit)
 
     async def work(memory: Chronomem) -> tuple[SearchResults, str | None]:
-        results = await memory.search([group], query, config=config, filters=filters)
+        from chronomem.app.groups import GroupOperations
+
+        groups = GroupOperations(memory)  # the search the HTTP API and the MCP server run
+        results = await groups.search([group], query, config=config, filters=filters)
         if results.facts or results.entities or results.episodes or results.communities:
             return results, None
         why = await _why_nothing(memory, group)
         if recipe != "episodes_only":
-            results = await memory.search([group], query, config=fallback, filters=filters)
+            results = await groups.search([group], query, config=fallback, filters=filters)
             if results.episodes:
                 return results, f"{why}; showing matching episodes (--recipe episodes_only)"
         return results, why
@@ -559,11 +562,14 @@ def context(
     """Print the context block (the paper's template) for a query, exactly as an agent gets it."""
 
     async def work(memory: Chronomem) -> tuple[str, str | None]:
-        block = await memory.context([group], query)
+        from chronomem.app.groups import GroupOperations
+
+        groups = GroupOperations(memory)  # the context block the HTTP API and the MCP server build
+        block = await groups.context([group], query)
         if block.strip():
             return block, None
         why = await _why_nothing(memory, group)
-        block = await memory.context([group], query, include_episodes=True)
+        block = await groups.context([group], query, include_episodes=True)
         return block, (f"{why}; the block shows matching episodes instead" if block.strip() else why)
 
     block, note = _run(_with_memory(_settings(ctx), work))
