@@ -57,33 +57,39 @@ class WrittenSummary(BaseModel):
     )
 
 
+# The instructions are the system message, the same for every subject and call (a provider's prompt
+# cache reads them once); the subject, the texts and the length bound follow in the user message.
+_USER_SYSTEM = (
+    "You keep a persistent summary of a user for an assistant: who they are, what they want, what "
+    "matters to them now. Update the previous summary with the new facts; where a new fact contradicts "
+    "the previous summary, the new fact wins. Follow the instructions, if any, on what to keep. Use only "
+    'the previous summary and the facts, within the length given. Schema: {"summary": str}. ' + _JSON_ONLY
+)
+_THREAD_SYSTEM = (
+    "You keep a running summary of a conversation: what was discussed, decided and left open, with names "
+    "and dates. Update the previous summary with the new messages. Use only the previous summary and the "
+    'messages, within the length given. Schema: {"summary": str}. ' + _JSON_ONLY
+)
+
+
 def _build_user_summary(ctx: SummaryUpdate) -> list[Message]:
     steer = "".join(f"- {i}\n" for i in ctx.instructions)
     user = (
+        f"Subject: {ctx.subject}. At most {ctx.max_chars} characters.\n"
         f"<PREVIOUS_SUMMARY>\n{ctx.previous or '(none yet)'}\n</PREVIOUS_SUMMARY>\n"
         f"<NEW_FACTS>\n" + "\n".join(ctx.new_lines) + "\n</NEW_FACTS>\n"
         + (f"<INSTRUCTIONS>\n{steer}</INSTRUCTIONS>\n" if steer else "")
-        + f"Update the summary of {ctx.subject}: who they are, what they want, what matters to them now. "
-        "Fold the new facts in; where a new fact contradicts the previous summary, the new fact wins. "
-        "Follow the instructions on what to keep. Use only the previous summary and the facts. "
-        f"At most {ctx.max_chars} characters.\n"
-        'Schema: {"summary": str}'
     )
-    return [Message("system", f"You keep a persistent summary of a user for an assistant. {_JSON_ONLY}"),
-            Message("user", user)]
+    return [Message("system", _USER_SYSTEM), Message("user", user)]
 
 
 def _build_thread_summary(ctx: SummaryUpdate) -> list[Message]:
     user = (
+        f"Subject: {ctx.subject}. At most {ctx.max_chars} characters.\n"
         f"<PREVIOUS_SUMMARY>\n{ctx.previous or '(none yet)'}\n</PREVIOUS_SUMMARY>\n"
         f"<NEW_MESSAGES>\n" + "\n".join(ctx.new_lines) + "\n</NEW_MESSAGES>\n"
-        f"Update the summary of {ctx.subject}: what was discussed, decided and left open, with names and "
-        f"dates. Fold the new messages in. Use only the previous summary and the messages. "
-        f"At most {ctx.max_chars} characters.\n"
-        'Schema: {"summary": str}'
     )
-    return [Message("system", f"You keep a running summary of a conversation. {_JSON_ONLY}"),
-            Message("user", user)]
+    return [Message("system", _THREAD_SYSTEM), Message("user", user)]
 
 
 USER_SUMMARY: Prompt[SummaryUpdate, WrittenSummary] = Prompt(

@@ -150,38 +150,55 @@ def _members_block(members: tuple[MemberText, ...]) -> str:
     return "\n".join(f"- {m.name}: {m.summary}" if m.summary else f"- {m.name}" for m in members)
 
 
+# Each prompt's instructions are its system message, byte-identical on every call, and the call's
+# data (members, counts, names) is all in the user message after it: a provider's prompt cache
+# reads the instructions once.
+
+_SUMMARIZE_TASK = (
+    "Each community of the message is a list of members. For each, write a summary of what its members "
+    f"have in common and how they relate, in under 150 words, and list its topics. {_TOPICS_RULE} "
+    "Answer once per community, with its key."
+)
+_MAP_TASK = (
+    "The message lists some of the members of one community (which part, and how many members the "
+    "whole community has, come first). Summarise what they have in common and how they relate, in "
+    "under 150 words."
+)
+_REDUCE_TASK = (
+    "The message holds summaries of the parts of one community, its size and its most connected members. "
+    "Combine them into one summary of the whole community, under 150 words, and list its topics. "
+    f"{_TOPICS_RULE}"
+)
+_UPDATE_TASK = (
+    "New members joined each community of the message. Rewrite each summary so that it also covers the "
+    "new members, in under 150 words, keeping what still holds, and list its topics (keep the current "
+    f"ones unless the new members change what the community is about). {_TOPICS_RULE} "
+    "Answer once per community, with its key."
+)
+
+
+def _messages(task: str, data: str) -> list[Message]:
+    return [Message("system", f"{_SYSTEM}\n\n{task}"), Message("user", data)]
+
+
 def _build_summarize(ctx: SummarizeCommunities) -> list[Message]:
     blocks = "\n\n".join(
         f'<COMMUNITY key="{c.key}">\n{_members_block(c.members)}\n</COMMUNITY>' for c in ctx.communities
     )
-    task = (
-        "For each community above, write a summary of what its members have in common and how they "
-        "relate, in under 150 words, and list its topics. "
-        f"{_TOPICS_RULE} Answer once per community, with its key."
-    )
-    return [Message("system", _SYSTEM), Message("user", f"{blocks}\n\n{task}")]
+    return _messages(_SUMMARIZE_TASK, blocks)
 
 
 def _build_map(ctx: MemberChunk) -> list[Message]:
-    task = (
-        f"These are {len(ctx.members)} of the {ctx.member_count} members of one community (part "
-        f"{ctx.part} of {ctx.parts}). Summarise what they have in common and how they relate, in "
-        "under 150 words."
-    )
-    return [
-        Message("system", _SYSTEM),
-        Message("user", f"<MEMBERS>\n{_members_block(ctx.members)}\n</MEMBERS>\n\n{task}"),
-    ]
+    heading = (f"Part {ctx.part} of {ctx.parts}: {len(ctx.members)} of the community's "
+               f"{ctx.member_count} members.")
+    return _messages(_MAP_TASK, f"{heading}\n<MEMBERS>\n{_members_block(ctx.members)}\n</MEMBERS>")
 
 
 def _build_reduce(ctx: PartialSummaries) -> list[Message]:
     parts = "\n\n".join(f"<PART>\n{s}\n</PART>" for s in ctx.summaries)
-    task = (
-        f"These are summaries of parts of one community of {ctx.member_count} members; its most "
-        f"connected members are {', '.join(ctx.central_names)}. Combine them into one summary of the "
-        f"whole community, under 150 words, and list its topics. {_TOPICS_RULE}"
-    )
-    return [Message("system", _SYSTEM), Message("user", f"{parts}\n\n{task}")]
+    heading = (f"A community of {ctx.member_count} members; its most connected members are "
+               f"{', '.join(ctx.central_names)}.")
+    return _messages(_REDUCE_TASK, f"{heading}\n\n{parts}")
 
 
 def _build_update(ctx: UpdateCommunities) -> list[Message]:
@@ -190,13 +207,7 @@ def _build_update(ctx: UpdateCommunities) -> list[Message]:
         f"<NEW_MEMBERS>\n{_members_block(c.added)}\n</NEW_MEMBERS>\n</COMMUNITY>"
         for c in ctx.changes
     )
-    task = (
-        "New members joined each community above. Rewrite each summary so that it also covers the new "
-        "members, in under 150 words, keeping what still holds, and list its topics (keep the current "
-        f"ones unless the new members change what the community is about). {_TOPICS_RULE} "
-        "Answer once per community, with its key."
-    )
-    return [Message("system", _SYSTEM), Message("user", f"{blocks}\n\n{task}")]
+    return _messages(_UPDATE_TASK, blocks)
 
 
 def _descriptions_limits(keys: list[str]) -> dict[str, int]:

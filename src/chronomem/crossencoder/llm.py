@@ -24,7 +24,8 @@ __all__ = ["LLMCrossEncoder", "RerankContext", "rerank_prompt"]
 _SYSTEM = (
     "You grade how relevant each passage is to a search query. For every passage, in the order given, "
     "give one integer from 0 (unrelated) to 10 (directly answers the query). Judge each passage on "
-    "its own; do not skip any."
+    "its own; do not skip any. Answer with JSON: {\"scores\": [...]} holding exactly one integer per "
+    "passage."
 )
 _MAX_PASSAGE_CHARS = 1200
 
@@ -47,11 +48,10 @@ def _grades_model(count: int) -> type[BaseModel]:
 
 
 def _build(context: RerankContext) -> list[Message]:
+    # the instructions are the system message, the same on every call (a provider caches them); the
+    # query, the passages and their count follow
     listed = "\n".join(f"[{number}] {passage[:_MAX_PASSAGE_CHARS]}" for number, passage in enumerate(context.passages))
-    user = (
-        f"Query: {context.query}\n\nPassages:\n{listed}\n\n"
-        f'Answer with JSON: {{"scores": [...]}} holding exactly {len(context.passages)} integers.'
-    )
+    user = f"Query: {context.query}\n\nPassages ({len(context.passages)}):\n{listed}"
     return [Message("system", _SYSTEM), Message("user", user)]
 
 
