@@ -94,10 +94,10 @@ def _list_rule_figures(samples: list) -> None:  # type: ignore[type-arg]
 
 def _asking_rule_figures(samples: list) -> None:  # type: ignore[type-arg]
     """How many turns the asking rule flags, and how many evidence turns among them."""
-    from chronomem.eval.ingest import locomo_episodes
+    from chronomem.eval.ingest import indexed_locomo
     from chronomem.search.asking import only_asks
 
-    flagged = {(s.sample_id, e.episode.metadata["unit"]) for s in samples for e in locomo_episodes(s)
+    flagged = {(s.sample_id, e.episode.metadata["unit"]) for s in samples for e in indexed_locomo(s)
                if "unit" in e.episode.metadata and only_asks(e.episode.content)}
     turns = sum(len(s.turns) for s in samples)
     slots = [(s.sample_id, d) for s in samples for q in s.questions if q.category in (1, 2, 3, 4) for d in q.evidence]
@@ -156,11 +156,11 @@ def report(scored: list, samples: list, folds: int) -> None:  # type: ignore[typ
 
 async def score(samples: list, cache_dir: Path) -> list:  # type: ignore[type-arg]
     """Every config's per-question scores on ``samples`` (a temporary store, cached vectors)."""
+    from chronomem.config.settings import Settings
     from chronomem.embed.cache import CachedEmbedder
     from chronomem.embed.local import LocalEmbedder
     from chronomem.eval.harness import _eval_locomo, _safe
     from chronomem.memory import Chronomem
-    from chronomem.settings import Settings
 
     inner = LocalEmbedder()
     cache_dir.mkdir(parents=True, exist_ok=True)
@@ -183,7 +183,7 @@ async def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--merge", type=Path, nargs="+", help="report from scores saved by --save runs")
     args = parser.parse_args(argv)
 
-    from chronomem.eval.locomo import load_locomo
+    from chronomem.datasets.locomo import load_locomo
 
     samples = load_locomo(args.locomo)[: args.limit]
     if args.merge:  # the parts of one run split over processes

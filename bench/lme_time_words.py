@@ -29,14 +29,14 @@ TIME_WORDS = (" last week", " last month", " two weeks ago", " in the past three
 
 async def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from chronomem.datasets.longmemeval import lme_group, load_longmemeval
     from chronomem.eval.bm25 import BM25
     from chronomem.eval.configs import DEPTH, LME_CONFIG
     from chronomem.eval.harness import open_memory, ranked_units
-    from chronomem.eval.ingest import ingest, lme_episodes, lme_group
-    from chronomem.eval.longmemeval import load_longmemeval
+    from chronomem.eval.ingest import indexed_lme, ingest
     from chronomem.eval.metrics import distinct
     from chronomem.search.config import TimeMode
-    from chronomem.search.timeparse import parse_time
+    from chronomem.text.timeparse import parse_time
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--longmemeval", type=Path, default=DATA)
@@ -53,7 +53,7 @@ async def main(argv: list[str] | None = None) -> int:
     async with open_memory(store_url=args.store_url, cache_dir=args.cache_dir) as memory:
         for q in questions:
             group = lme_group(q)
-            await ingest(memory.store, memory.embedder, group, lme_episodes(q))
+            await ingest(memory.store, memory.embedder, group, indexed_lme(q))
             [gold] = q.answer_session_ids
             session_ids = [s.session_id for s in q.sessions]
             bm25 = BM25([s.user_text for s in q.sessions])

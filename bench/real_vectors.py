@@ -32,8 +32,8 @@ __all__ = ["load_real", "real_queries", "real_texts"]
 
 def real_texts() -> list[str]:
     """The corpus in its fixed order (the same list on every run)."""
-    from chronomem.eval.locomo import load_locomo
-    from chronomem.eval.longmemeval import load_longmemeval
+    from chronomem.datasets.locomo import load_locomo
+    from chronomem.datasets.longmemeval import load_longmemeval
 
     texts = [f"{t.speaker}: {t.text}" for s in load_locomo(DATA / "locomo10.json") for t in s.turns]
     sentences: dict[str, None] = {}
@@ -51,8 +51,8 @@ def real_texts() -> list[str]:
 
 
 def real_queries() -> list[str]:
-    from chronomem.eval.locomo import load_locomo
-    from chronomem.eval.longmemeval import load_longmemeval
+    from chronomem.datasets.locomo import load_locomo
+    from chronomem.datasets.longmemeval import load_longmemeval
 
     locomo = [q.question for s in load_locomo(DATA / "locomo10.json") for q in s.questions]
     return locomo + [q.question for q in load_longmemeval(DATA / "longmemeval_s_dev.json.gz")]

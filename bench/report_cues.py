@@ -18,7 +18,7 @@ import json
 import random
 from pathlib import Path
 
-from chronomem.eval.longmemeval import LmeQuestion, load_longmemeval
+from chronomem.datasets.longmemeval import LmeQuestion, load_longmemeval
 from chronomem.search import reports
 
 ROOT = Path(__file__).resolve().parents[1]

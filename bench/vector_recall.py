@@ -27,11 +27,11 @@ from pathlib import Path
 
 import numpy as np
 
+from chronomem.datasets.locomo import load_locomo
 from chronomem.domain import Entity, Fact
 from chronomem.embed import build_embedder
-from chronomem.eval.locomo import load_locomo
-from chronomem.settings import StoreSettings
 from chronomem.store import GraphWrite, Scope, Store, open_store
+from chronomem.store.settings import StoreSettings
 
 HERE = Path(__file__).resolve().parent
 LOCOMO = HERE.parents[1] / "shared" / "data" / "locomo10.json"

@@ -5,15 +5,21 @@ Formats (``read_episodes(path, fmt, group_id=…)``):
 - ``messages``: JSON Lines, one message per line: ``{"content": …, "role": "user", "name": "Ann",
   "created_at": "2024-05-01T10:00:00Z", "uuid": …, "group_id": …, "metadata": {…}}``; only
   ``content`` is required; ``group_id`` per line overrides the default group.
-- ``locomo``: the LoCoMo file (``locomo10.json``): one group per sample (``<prefix><sample_id>``),
-  one message episode per turn, at its session's date; a shared image becomes its caption.
+- ``locomo``: the LoCoMo file (``locomo10.json``): one group per sample (``<prefix><sample_id>``,
+  prefix ``locomo-`` by default), one message episode per turn, at its session's date; a shared
+  image becomes its caption.
 - ``longmemeval``: a LongMemEval file (``.json`` or ``.json.gz``): one group per question
-  (``<prefix><question_id>``), one message episode per turn of its haystack, at its session's date.
+  (``<prefix><question_id>``, prefix ``lme-`` by default), one message episode per user turn of its
+  haystack (long turns in 120-word pieces), at its session's date.
+
+The two benchmarks' episodes are their one mapping in :mod:`chronomem.datasets`, the episodes the
+retrieval evaluation (:mod:`chronomem.eval`) measures (without its session documents, which a
+model would extract a second time).
 
 Every episode has a stable id, so importing a file twice adds nothing the second time: ``locomo``
-and ``longmemeval`` ids are derived from the file's own ids; a ``messages`` line without ``uuid``
-gets one derived from its group, its position among the file's messages and its content (a line
-appended later gets a new id, a repeated "ok" on another line is another message).
+and ``longmemeval`` ids are derived from the group and the file's own ids; a ``messages`` line
+without ``uuid`` gets one derived from its group, its position among the file's messages and its
+content (a line appended later gets a new id, a repeated "ok" on another line is another message).
 ``import_episodes`` feeds them to a memory and counts what was added and what was already there.
 Whole-group export files are read by ``Chronomem.import_group`` (see ``chronomem.memory``), not here.
 """
@@ -27,6 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from chronomem.datasets.locomo import LOCOMO_PREFIX, load_locomo, locomo_episodes
+from chronomem.datasets.longmemeval import LME_PREFIX, lme_episodes, load_longmemeval
 from chronomem.domain import Episode, EpisodeKind
 from chronomem.errors import ConflictError, InvalidInputError
 from chronomem.timeutil import parse_instant
@@ -36,8 +44,6 @@ __all__ = [
     "ImportCounts",
     "ImportFormat",
     "import_episodes",
-    "locomo_episodes",
-    "longmemeval_episodes",
     "message_episodes",
     "read_episodes",
 ]
@@ -91,49 +97,18 @@ def message_episodes(lines: Iterable[str], *, group_id: str | None = None) -> li
     return episodes
 
 
-def locomo_episodes(path: str | Path, *, prefix: str = "") -> list[Episode]:
-    from chronomem.eval.locomo import load_locomo
-
-    episodes = []
-    for sample in load_locomo(path):
-        group = f"{prefix}{sample.sample_id}"
-        for turn in sample.turns:
-            content = turn.text + (f" [shares an image: {turn.caption}]" if turn.caption else "")
-            episodes.append(Episode(
-                id=_stable_id("locomo", sample.sample_id, turn.dia_id), group_id=group, kind=EpisodeKind.MESSAGE,
-                content=content, speaker=turn.speaker, role="user", reference_time=turn.date,
-                source_description=f"LoCoMo session {turn.session}", metadata={"dia_id": turn.dia_id},
-            ))
-    return episodes
-
-
-def longmemeval_episodes(path: str | Path, *, prefix: str = "") -> list[Episode]:
-    from chronomem.eval.longmemeval import load_longmemeval
-
-    episodes = []
-    for question in load_longmemeval(path):
-        group = f"{prefix}{question.question_id}"
-        for session in question.sessions:
-            for index, turn in enumerate(session.turns):
-                episodes.append(Episode(
-                    id=_stable_id("longmemeval", question.question_id, session.session_id, str(index)),
-                    group_id=group, kind=EpisodeKind.MESSAGE, content=turn.content, speaker=turn.role,
-                    role=turn.role, reference_time=session.date,
-                    source_description=f"LongMemEval session {session.session_id}",
-                    metadata={"session_id": session.session_id, "turn": index},
-                ))
-    return episodes
-
-
 def read_episodes(path: str | Path, fmt: ImportFormat, *, group_id: str | None = None) -> list[Episode]:
-    """Episodes from a file; ``group_id`` is the group (``messages``) or the group-id prefix."""
+    """Episodes from a file; ``group_id`` is the group (``messages``) or the group-id prefix
+    (``locomo``, ``longmemeval``; default ``locomo-``, ``lme-``: the evaluation's groups)."""
     if fmt == "messages":
         with open(path, encoding="utf-8") as handle:
             return message_episodes(handle, group_id=group_id)
     if fmt == "locomo":
-        return locomo_episodes(path, prefix=group_id or "")
+        prefix = LOCOMO_PREFIX if group_id is None else group_id
+        return [e for sample in load_locomo(path) for e in locomo_episodes(sample, prefix=prefix)]
     if fmt == "longmemeval":
-        return longmemeval_episodes(path, prefix=group_id or "")
+        prefix = LME_PREFIX if group_id is None else group_id
+        return [e for question in load_longmemeval(path) for e in lme_episodes(question, prefix=prefix)]
     raise InvalidInputError(f"unknown import format {fmt!r}; known: {', '.join(FORMATS)}")
 
 

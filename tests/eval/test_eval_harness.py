@@ -7,11 +7,11 @@ import json
 from pathlib import Path
 
 import pytest
-from test_eval_loaders import LME, LOCOMO
 
 from chronomem.embed.testing import HashingEmbedder
 from chronomem.errors import InvalidInputError
 from chronomem.eval.harness import run_eval
+from dataset_samples import LME, LOCOMO
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 

@@ -8,7 +8,8 @@ Called by ``chronomem eval`` and ``bench/eval_retrieval.py``::
 
 For each benchmark group (a LoCoMo conversation, a LongMemEval question's haystack) the episodes are
 written straight through the store with their real timestamps and vectors (no LLM, no extraction;
-see :mod:`chronomem.eval.ingest`). Each question is then searched through the facade
+the benchmark's one mapping to episodes, :mod:`chronomem.datasets`, the one ``chronomem import``
+uses, plus session documents; see :mod:`chronomem.eval.ingest`). Each question is then searched through the facade
 (:meth:`chronomem.Chronomem.search`) over the episodes scope, with the question's date as "now".
 Hits map back to units (LoCoMo turns, LongMemEval sessions) through provenance — an episode's own
 unit, a fact's source episodes — and k counts distinct units in rank order, as the official
@@ -43,20 +44,20 @@ from datetime import datetime
 from functools import partial
 from pathlib import Path
 
+from chronomem.config.settings import Settings
+from chronomem.datasets.locomo import CATEGORY_NAMES, LocomoSample, load_locomo, locomo_group
+from chronomem.datasets.longmemeval import LmeQuestion, lme_group, load_longmemeval
 from chronomem.embed.base import Embedder
 from chronomem.embed.cache import CachedEmbedder
 from chronomem.errors import InvalidInputError
 from chronomem.eval.bm25 import BM25
 from chronomem.eval.configs import CANDIDATES, DEPTH, EVAL_CONFIG, LME_CONFIG, LOCOMO_CANDIDATES
 from chronomem.eval.folds import QuestionScores, assign_folds, best_candidate, cross_validate
-from chronomem.eval.ingest import ingest, lme_episodes, lme_group, locomo_episodes, locomo_group
-from chronomem.eval.locomo import CATEGORY_NAMES, LocomoSample, load_locomo
-from chronomem.eval.longmemeval import LmeQuestion, load_longmemeval
+from chronomem.eval.ingest import indexed_lme, indexed_locomo, ingest
 from chronomem.eval.metrics import distinct, evidence_recall, ndcg_any, recall_all, recall_any
 from chronomem.memory import Chronomem
 from chronomem.search.config import SearchConfig
 from chronomem.search.rerank import rrf
-from chronomem.settings import Settings
 
 __all__ = ["DEFAULT_CACHE_DIR", "EVAL_CONFIG", "LME_CONFIG", "EvalReport", "open_memory", "ranked_units", "run_eval"]
 
@@ -133,7 +134,7 @@ async def _eval_locomo(
     scored = []
     for sample in samples:
         group = locomo_group(sample)
-        await ingest(memory.store, memory.embedder, group, locomo_episodes(sample))
+        await ingest(memory.store, memory.embedder, group, indexed_locomo(sample))
         questions = [q for q in sample.questions if q.category in (1, 2, 3, 4) and q.evidence]
         await memory.embedder.embed([q.question for q in questions])  # one batch; the searcher then hits the cache
         dia_ids = [t.dia_id for t in sample.turns]
@@ -182,7 +183,7 @@ async def _eval_longmemeval(
         if q.is_abstention:
             continue
         group = lme_group(q)
-        await ingest(memory.store, memory.embedder, group, lme_episodes(q))
+        await ingest(memory.store, memory.embedder, group, indexed_lme(q))
         session_ids = [s.session_id for s in q.sessions]
         ours = await _score_candidates(
             memory, group, q.question, q.question_date, configs,

@@ -11,12 +11,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from chronomem.datasets.longmemeval import LmeQuestion, lme_group, load_longmemeval
 from chronomem.embed.base import Embedder
 from chronomem.eval.bm25 import BM25
 from chronomem.eval.configs import DEPTH, LME_CONFIG
 from chronomem.eval.harness import DEFAULT_CACHE_DIR, open_memory, ranked_units
-from chronomem.eval.ingest import ingest, lme_episodes, lme_group
-from chronomem.eval.longmemeval import LmeQuestion, load_longmemeval
+from chronomem.eval.ingest import indexed_lme, ingest
 from chronomem.eval.metrics import distinct
 from chronomem.memory import Chronomem
 from chronomem.search.config import SearchConfig
@@ -47,7 +47,7 @@ def evidence_ranks(ranked: Sequence[str], gold: Sequence[str]) -> dict[str, int 
 
 async def _one(memory: Chronomem, q: LmeQuestion, config: SearchConfig) -> EvidenceRanks:
     group = lme_group(q)
-    await ingest(memory.store, memory.embedder, group, lme_episodes(q))
+    await ingest(memory.store, memory.embedder, group, indexed_lme(q))
     ours = await ranked_units(memory, group, q.question, q.question_date, config)
     session_ids = [s.session_id for s in q.sessions]
     baseline = [session_ids[i] for i in BM25([s.user_text for s in q.sessions]).rank(q.question, DEPTH)]
