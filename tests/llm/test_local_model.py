@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import hashlib
+import importlib.util
+import sys
 from pathlib import Path
 
 import pytest
+from llm_test_prompts import PERSON, Question
 
 from chronomem.errors import ConfigurationError, MissingExtraError
-from chronomem.llm.local_model import LocalModel, assemble, local_model
+from chronomem.llm.local_model import LocalChatModel, LocalModel, LocalServer, ServerOptions, assemble, local_model
 from chronomem.llm.settings import LLMSettings
+from chronomem.providers.guard import allow_model_requests
 
 
 def _parts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, contents: list[bytes], prefix: str) -> tuple[str, ...]:
@@ -67,3 +71,50 @@ def test_local_alone_names_the_packaged_default_and_unknown_names_are_refused() 
     assert local_model("qwen2.5-coder-0.5b").size == 491_400_064
     with pytest.raises(ConfigurationError, match=r"qwen2\.5-coder-1\.5b"):
         local_model("llama-70b")
+
+
+_FAKE_SERVER = r'''
+import http.server, json, sys
+port = int(sys.argv[1])
+answer = json.dumps({"name": "Ada", "role": "speaker"})
+class Handler(http.server.BaseHTTPRequestHandler):
+    def _send(self, body):
+        data = json.dumps(body).encode()
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+    def do_GET(self):
+        self._send({"data": [{"id": "tiny"}]})
+    def do_POST(self):
+        self.rfile.read(int(self.headers["content-length"]))
+        self._send({"choices": [{"index": 0, "finish_reason": "stop",
+                                 "message": {"role": "assistant", "content": answer}}],
+                    "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}})
+    def log_message(self, *args):
+        pass
+http.server.ThreadingHTTPServer(("127.0.0.1", port), Handler).serve_forever()
+'''
+
+
+class _FakeLlamaServer(LocalServer):
+    """A LocalServer whose child is a tiny OpenAI-compatible stand-in instead of llama.cpp."""
+
+    def command(self) -> list[str]:
+        return [sys.executable, "-c", _FAKE_SERVER, str(self.port)]
+
+
+async def test_a_managed_server_that_died_is_started_again_on_the_next_call(tmp_path, monkeypatch) -> None:
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: object())  # no llama-cpp needed here
+    server = _FakeLlamaServer(tmp_path / "tiny.gguf", ServerOptions(startup_s=30), log_path=tmp_path / "log")
+    with server, allow_model_requests():  # a loopback server of our own
+        model = LocalChatModel(server, "tiny")
+        assert (await model.complete(PERSON, Question(text="Ada: hi"))).output.name == "Ada"
+        process = server.process
+        assert process is not None
+        process.kill()  # as the kernel's OOM killer would
+        process.wait()
+        assert not server.running
+        assert (await model.complete(PERSON, Question(text="Ada: hi again"))).output.name == "Ada"
+        assert server.running and server.restarts == 1

@@ -21,6 +21,7 @@ import atexit
 import contextlib
 import hashlib
 import importlib.util
+import logging
 import os
 import re
 import signal
@@ -40,6 +41,8 @@ import httpx
 
 from chronomem.errors import ConfigurationError, MissingExtraError, ModelUnavailableError
 from chronomem.llm.openai import OpenAIChatModel
+
+logger = logging.getLogger(__name__)
 
 __all__ = [
     "MODELS",
@@ -206,6 +209,8 @@ class LocalServer:
         self.log_path = log_path or Path(tempfile.mkdtemp(prefix="chronomem-local-model-")) / "server.log"
         self.port = _free_port()
         self._process: subprocess.Popen[bytes] | None = None
+        self.restarts = 0  # times ensure_running started it again after it died
+        self._restart_lock = threading.Lock()
 
     @property
     def base_url(self) -> str:
@@ -228,7 +233,7 @@ class LocalServer:
         if importlib.util.find_spec("llama_cpp") is None:
             raise MissingExtraError("llama-cpp-python", "local-model")
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        with self.log_path.open("wb") as log:
+        with self.log_path.open("ab") as log:  # appended: a restarted server's log follows the one that died
             self._process = subprocess.Popen(
                 self.command(), stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                 env={**os.environ, "PYTHONUNBUFFERED": "1"},  # its log is read as it is written
@@ -241,6 +246,20 @@ class LocalServer:
             self.stop()
             raise
         return self
+
+    def ensure_running(self) -> bool:
+        """Start the server again if its process died (killed by the kernel for memory, crashed), so
+        one lost process costs the calls it was answering, not every call after it. True if it did."""
+        with self._restart_lock:
+            if self.running:
+                return False
+            died = self._process
+            if died is not None:
+                logger.warning("the local model server exited with %s; starting it again: %s",
+                               died.returncode, self._log_tail())
+            self.restarts += 1
+            self.start()
+            return True
 
     def _wait_until_up(self) -> None:
         assert self._process is not None
@@ -332,6 +351,10 @@ class LocalChatModel(OpenAIChatModel):
 
     async def _post(self, payload: dict[str, Any]) -> dict[str, Any]:
         async with self._lock():
+            if not self.server.running:
+                # in this thread, not a worker's: the child's parent-death signal follows the thread
+                # that started it, and a pool thread that ends would take the server with it
+                self.server.ensure_running()
             offset = self.server.log_size()
             data = await super()._post(payload)
             cached = self.server.cached_tokens_since(offset)
