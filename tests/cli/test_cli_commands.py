@@ -176,7 +176,7 @@ def test_import_locomo_is_idempotent_and_keeps_dates(cli, tiny_locomo):
     assert "lc-conv-x" in groups.stdout and "│ 2 " in groups.stdout
 
 
-def test_import_longmemeval_queues_the_user_turns_one_group_per_question(cli, tmp_path):
+def test_import_longmemeval_queues_every_turn_one_group_per_question(cli, tmp_path):
     question = {
         "question_id": "q1", "question_type": "single-session-user", "question": "What tea?", "answer": "green",
         "question_date": "2023/05/30 (Tue) 23:40", "haystack_session_ids": ["s1"],
@@ -188,7 +188,7 @@ def test_import_longmemeval_queues_the_user_turns_one_group_per_question(cli, tm
     path = tmp_path / "lme.json.gz"
     path.write_bytes(gzip.compress(json.dumps([question]).encode()))
     result = cli("import", str(path), "--format", "longmemeval", "--queue")
-    assert result.exit_code == 0 and "queued 1 new episodes into 1 group(s)" in result.stdout  # the user's turn
+    assert result.exit_code == 0 and "queued 2 new episodes into 1 group(s)" in result.stdout  # both turns
     assert "lme-q1" in cli("groups").stdout  # the group the evaluation harness uses
 
 

@@ -410,7 +410,7 @@ def import_command(
         stats = _run(_with_memory(_settings(ctx), lambda m: m.import_group(export, group_id=group, reembed=reembed)))
         console.print(f"imported {stats.episodes} episodes, {stats.entities} entities, {stats.facts} facts")
         return
-    from chronomem.importing import FORMATS, import_episodes, read_episodes
+    from chronomem.app.conversation_import import FORMATS, import_episodes, read_episodes
 
     if fmt not in FORMATS:
         raise typer.BadParameter(f"--format must be one of {', '.join((*FORMATS, 'export'))}")

@@ -6,7 +6,7 @@
   one episode per user turn of its haystack, long turns in pieces);
 - ``common``: plain or gzipped JSON, and a session as one text document.
 
-``chronomem import --format locomo|longmemeval`` (:mod:`chronomem.importing`) and the retrieval
+``chronomem import --format locomo|longmemeval`` (:mod:`chronomem.app.conversation_import`) and the retrieval
 evaluation (:mod:`chronomem.eval`) build their episodes here, so an imported benchmark holds the
 episodes the published recall figures were measured on. This package sits low in the layers: it
 imports only the domain, ``timeutil`` and ``errors``.

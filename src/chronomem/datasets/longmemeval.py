@@ -7,8 +7,9 @@ The mapping to episodes (``lme_episodes``), the one ``chronomem import --format 
 the evaluation harness both use, and the one the published recall figures were measured on: one
 group per question (``lme-<question_id>``), holding its haystack:
 
-- one message episode per *user* turn with text (assistant turns are left out, as the official
-  metric indexes user-side text only), speaker and role ``user``;
+- one message episode per *user* turn with text, speaker and role ``user`` (the assistant's turns,
+  speaker and role ``assistant``, only with ``assistant_turns``: the import brings them, the harness
+  leaves them out, as the official metric indexes user-side text only);
 - a turn longer than 120 words is cut into 120-word pieces, one episode each, so an embedder that
   stops at 256 word pieces (MiniLM) reads all of it; id ``<group>:<session_id>:<position>:<piece>``;
 - at its session's date plus one second per earlier turn of the session, ``created_at`` the same;
@@ -121,21 +122,27 @@ def _chunks(text: str, words: int = CHUNK_WORDS) -> list[str]:
     return [" ".join(tokens[i : i + words]) for i in range(0, len(tokens), words)] or [text]
 
 
-def lme_episodes(question: LmeQuestion, *, prefix: str = LME_PREFIX, session_documents: bool = False) -> list[Episode]:
+def lme_episodes(
+    question: LmeQuestion, *, prefix: str = LME_PREFIX, session_documents: bool = False, assistant_turns: bool = False
+) -> list[Episode]:
     """The haystack's user turns as message episodes, session by session (see the module
-    docstring); with ``session_documents``, each session's user text as one text episode after its turns."""
+    docstring); with ``session_documents``, each session's user text as one text episode after its
+    turns; with ``assistant_turns``, the assistant's turns too, in their place (an import for a
+    memory a model reads; the retrieval metric indexes user text only, so the harness leaves them
+    out). A turn's id is its place in the session either way."""
     group = lme_group(question, prefix)
+    roles = ("user", "assistant") if assistant_turns else ("user",)
     episodes: list[Episode] = []
     for session in question.sessions:
         source = f"LongMemEval session {session.session_id}"
         for position, turn in enumerate(session.turns):
-            if turn.role != "user" or not turn.content.strip():
+            if turn.role not in roles or not turn.content.strip():
                 continue
             when = session.date + timedelta(seconds=position)
             for part, chunk in enumerate(_chunks(turn.content)):
                 episodes.append(Episode(
                     id=f"{group}:{session.session_id}:{position}:{part}", group_id=group, kind=EpisodeKind.MESSAGE,
-                    content=chunk, speaker="user", role="user", reference_time=when, created_at=when,
+                    content=chunk, speaker=turn.role, role=turn.role, reference_time=when, created_at=when,
                     source_description=source, metadata={"unit": session.session_id},
                 ))
         if session_documents and session.user_text.strip():

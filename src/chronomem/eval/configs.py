@@ -33,7 +33,7 @@ _EPISODES_ONLY = SearchConfig(
 # LoCoMo's multi-hop mechanisms: the hop over names and keywords from the best turns to turns of
 # other sessions (chronomem.search.hops), the coverage signal for questions asking for a list
 # (chronomem.search.lists) and the other forms of the query's words in full text
-# (chronomem.search.wordforms), the messages that only ask put last (chronomem.search.asking) and
+# (chronomem.text.wordforms), the messages that only ask put last (chronomem.search.asking) and
 # the turns of a speaker the question does not name moved down (signals.unnamed_speakers_down),
 # and the question in the voice of the speaker it names searched beside it at weight 3
 # (chronomem.search.perspective; bench/eval_hops.py chose 3 among 0, 1, 2 and 3 out of fold in
