@@ -108,7 +108,8 @@ def read_episodes(path: str | Path, fmt: ImportFormat, *, group_id: str | None =
         return [e for sample in load_locomo(path) for e in locomo_episodes(sample, prefix=prefix)]
     if fmt == "longmemeval":
         prefix = LME_PREFIX if group_id is None else group_id
-        return [e for question in load_longmemeval(path) for e in lme_episodes(question, prefix=prefix)]
+        return [e for question in load_longmemeval(path)
+                for e in lme_episodes(question, prefix=prefix, assistant_turns=True)]
     raise InvalidInputError(f"unknown import format {fmt!r}; known: {', '.join(FORMATS)}")
 
 
