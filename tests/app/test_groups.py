@@ -1,0 +1,56 @@
+"""The group operations every shell shares: a write queues in order, records what the caller keeps
+beside it first, and a refused write changes nothing."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pytest
+
+from chronomem.app.groups import GroupOperations, decode_cursor, encode_cursor
+from chronomem.config.settings import Settings
+from chronomem.domain import Episode
+from chronomem.embed.testing import HashingEmbedder
+from chronomem.errors import ConflictError, InvalidInputError
+from chronomem.memory import Chronomem
+
+
+@pytest.fixture
+async def memory(tmp_path):
+    async with await Chronomem.open(Settings(data_dir=tmp_path), embedder=HashingEmbedder()) as opened:
+        yield opened
+
+
+async def test_queue_records_first_then_stores_in_order_and_wakes_the_workers(memory):
+    woken: list[int] = []
+    recorded: list[list[str]] = []
+    groups = GroupOperations(memory, notify=lambda: woken.append(1))
+
+    def record(episodes: Sequence[Episode]) -> None:
+        recorded.append([e.id for e in episodes])
+
+    episodes = [Chronomem.new_episode("g", text, episode_id=f"e-{n}") for n, text in enumerate(("a", "b", "c"))]
+    stored = await groups.queue(episodes, record=record)
+    assert [e.id for e in stored] == recorded[0] == ["e-0", "e-1", "e-2"]
+    assert woken == [1]
+    assert [e.id for e in await groups.list_episodes("g", limit=10)] == ["e-2", "e-1", "e-0"]  # newest first
+
+
+async def test_a_refused_write_records_nothing_and_stores_nothing(memory):
+    groups = GroupOperations(memory)
+    recorded: list[object] = []
+    twice = [Chronomem.new_episode("g", "a", episode_id="same"), Chronomem.new_episode("g", "b", episode_id="same")]
+    with pytest.raises(InvalidInputError, match="same id"):
+        await groups.queue(twice, record=recorded.append)
+    await groups.queue([Chronomem.new_episode("g", "a", episode_id="kept")])
+    with pytest.raises(ConflictError):  # the id is taken by other content
+        await groups.queue([Chronomem.new_episode("g", "other", episode_id="kept")], record=recorded.append)
+    assert recorded == []
+    assert [e.content for e in await groups.list_episodes("g", limit=10)] == ["a"]
+
+
+def test_cursors_round_trip_and_foreign_ones_are_refused():
+    assert decode_cursor(encode_cursor(40)) == 40 and decode_cursor(None) == 0
+    for foreign in ("nope", encode_cursor(1).replace("o", "x", 1) + "!!"):
+        with pytest.raises(InvalidInputError, match="not one this server issued"):
+            decode_cursor(foreign)
