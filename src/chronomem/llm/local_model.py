@@ -191,8 +191,8 @@ class ServerOptions:
     # 0: no prompt cache. llama-cpp-python bounds its RAM cache by the evaluated states' size (~25 MB
     # for a 1,000-token prompt of the 1.5B) but each cached state also holds a copy of the logits of
     # up to 512 tokens (~300 MB with Qwen's 152k vocabulary) that the bound does not count: at its
-    # 2 GiB default the server grew past 22 GB and was killed. 256 MiB keeps the last ~8 prompts
-    # (every ingestion prompt's prefix) in ~3 GB.
+    # 2 GiB default the server grew past 22 GB and was killed. At 256 MiB it still grows over a long
+    # run (docs/llm.md): the bound is llama-cpp-python's, and it does not count the logits.
     prompt_cache_bytes: int = 256 << 20
     startup_s: float = 180.0
 
