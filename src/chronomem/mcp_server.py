@@ -143,7 +143,7 @@ def build_mcp_server(
             group(group_id), content, kind=kind, speaker=speaker, reference_time=reference_time,
             source_description=source_description,
         )
-        [stored] = await groups.queue([episode])
+        [stored], _ = await groups.queue([episode], record=lambda _: None)
         return _episode(stored)
 
     @server.tool()

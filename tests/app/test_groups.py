@@ -30,7 +30,7 @@ async def test_queue_records_first_then_stores_in_order_and_wakes_the_workers(me
         recorded.append([e.id for e in episodes])
 
     episodes = [Chronomem.new_episode("g", text, episode_id=f"e-{n}") for n, text in enumerate(("a", "b", "c"))]
-    stored = await groups.queue(episodes, record=record)
+    stored, _ = await groups.queue(episodes, record=record)
     assert [e.id for e in stored] == recorded[0] == ["e-0", "e-1", "e-2"]
     assert woken == [1]
     assert [e.id for e in await groups.list_episodes("g", limit=10)] == ["e-2", "e-1", "e-0"]  # newest first
@@ -42,7 +42,7 @@ async def test_a_refused_write_records_nothing_and_stores_nothing(memory):
     twice = [Chronomem.new_episode("g", "a", episode_id="same"), Chronomem.new_episode("g", "b", episode_id="same")]
     with pytest.raises(InvalidInputError, match="same id"):
         await groups.queue(twice, record=recorded.append)
-    await groups.queue([Chronomem.new_episode("g", "a", episode_id="kept")])
+    await groups.queue([Chronomem.new_episode("g", "a", episode_id="kept")], record=lambda _: None)
     with pytest.raises(ConflictError):  # the id is taken by other content
         await groups.queue([Chronomem.new_episode("g", "other", episode_id="kept")], record=recorded.append)
     assert recorded == []

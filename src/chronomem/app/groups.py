@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 __all__ = ["GroupOperations", "Page", "decode_cursor", "encode_cursor"]
 
 T = TypeVar("T")
+R = TypeVar("R")
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,22 +76,22 @@ class GroupOperations:
     # -- writes ------------------------------------------------------------------------------------
 
     async def queue(
-        self, episodes: Sequence[Episode], *, record: Callable[[Sequence[Episode]], object] | None = None
-    ) -> list[Episode]:
-        """Store episodes durably, in order, and queue them for extraction; returns at once.
+        self, episodes: Sequence[Episode], *, record: Callable[[Sequence[Episode]], R]
+    ) -> tuple[list[Episode], R]:
+        """Store episodes durably, in order, and queue them for extraction; returns at once, with
+        the episodes as stored and what ``record`` returned.
 
         Ids a request repeats, or that the group already holds, are refused before anything is
-        written. ``record`` (a task, a thread's message ids) runs after that check and before the
-        episodes are stored, so a crash in between leaves a record nobody reads, never an episode
-        nobody can find."""
+        written. ``record`` (a task, a thread's message ids; ``lambda _: None`` for nothing) runs after
+        that check and before the episodes are stored, so a crash in between leaves a record nobody
+        reads, never an episode nobody can find."""
         if len({e.id for e in episodes}) != len(episodes):
             raise InvalidInputError("two episodes of one request carry the same id")
         await self.memory.refuse_reused_ids(episodes)
-        if record is not None:
-            record(episodes)
+        recorded = record(episodes)
         stored = await self.memory.enqueue(episodes)
         self._notify()
-        return stored
+        return stored, recorded
 
     async def add_fact(self, group_id: str, source: str, relation_type: str, target: str, fact: str,
                        **options: Any) -> Fact:

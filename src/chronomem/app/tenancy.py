@@ -201,11 +201,9 @@ class ProjectSpace:
         episodes = Chronomem.message_episodes(group_id, messages, source=f"thread {thread_id}")
         if len({e.id for e in episodes}) != len(episodes):
             raise InvalidInputError("two messages of one request carry the same uuid")
-        tasks: list[TaskRecord] = []
-        stored = await self._groups.queue(
-            episodes, record=lambda queued: tasks.append(
-                self._control.append_messages(self._pid, thread_id, group_id, [e.id for e in queued])))
-        return stored, tasks[0]
+        return await self._groups.queue(
+            episodes, record=lambda queued: self._control.append_messages(self._pid, thread_id, group_id,
+                                                                          [e.id for e in queued]))
 
     async def thread_messages(self, thread_id: str, *, last: int | None = None) -> list[Episode]:
         """The thread's messages, oldest first: its recorded ids whose episode was stored."""
@@ -354,11 +352,8 @@ class ProjectSpace:
         before the episodes are stored: see :meth:`GroupOperations.queue`)."""
         group_id = self.group_of(ref)
         episodes = [Chronomem.new_episode(group_id, content, **fields) for content, fields in items]
-        tasks: list[TaskRecord] = []
-        stored = await self._groups.queue(
-            episodes, record=lambda queued: tasks.append(self._control.create_task(self._pid, group_id,
-                                                                                   [e.id for e in queued])))
-        return stored, tasks[0]
+        return await self._groups.queue(
+            episodes, record=lambda queued: self._control.create_task(self._pid, group_id, [e.id for e in queued]))
 
     async def add_fact(self, ref: GraphRef, source: str, relation_type: str, target: str, fact: str,
                        **options: Any) -> Fact:

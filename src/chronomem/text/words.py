@@ -10,13 +10,8 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["ALPHANUMERIC", "LETTERS", "WORD", "words"]
+__all__ = ["ALPHANUMERIC", "LETTERS", "WORD"]
 
 WORD = re.compile(r"\w+")
 LETTERS = re.compile(r"[^\W\d_]+")
 ALPHANUMERIC = re.compile(r"[^\W_]+")
-
-
-def words(text: str) -> list[str]:
-    """The casefolded :data:`WORD` runs of ``text``."""
-    return WORD.findall(text.casefold())
