@@ -79,6 +79,7 @@ def _build_user_summary(ctx: SummaryUpdate) -> list[Message]:
         f"<PREVIOUS_SUMMARY>\n{ctx.previous or '(none yet)'}\n</PREVIOUS_SUMMARY>\n"
         f"<NEW_FACTS>\n" + "\n".join(ctx.new_lines) + "\n</NEW_FACTS>\n"
         + (f"<INSTRUCTIONS>\n{steer}</INSTRUCTIONS>\n" if steer else "")
+        + "Where a new fact contradicts the previous summary, the new fact wins.\n"  # restated after the data
     )
     return [Message("system", _USER_SYSTEM), Message("user", user)]
 

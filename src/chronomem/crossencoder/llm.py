@@ -51,7 +51,10 @@ def _build(context: RerankContext) -> list[Message]:
     # the instructions are the system message, the same on every call (a provider caches them); the
     # query, the passages and their count follow
     listed = "\n".join(f"[{number}] {passage[:_MAX_PASSAGE_CHARS]}" for number, passage in enumerate(context.passages))
-    user = f"Query: {context.query}\n\nPassages ({len(context.passages)}):\n{listed}"
+    # the answer's form restated after the data (static text: the cached prefix is unchanged), where
+    # a small model still reads it; said only before the passages, the 1.5B graded 0/1 instead of 0-10
+    user = (f"Query: {context.query}\n\nPassages ({len(context.passages)}):\n{listed}\n\n"
+            'Grade each passage from 0 to 10. Answer with JSON: {"scores": [...]}.')
     return [Message("system", _SYSTEM), Message("user", user)]
 
 
