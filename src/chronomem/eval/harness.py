@@ -22,6 +22,13 @@ Metrics (the official LLM-free ones):
 - LongMemEval: session-level ``recall_all@5/10``, ``recall_any@5/10``, ``ndcg_any@10``, overall and
   per question type, ``_abs`` questions skipped.
 
+Beside them, LLM-free, what a reader model would get: ``<benchmark>_answer_in_context``, the share
+of questions whose gold answer (normalised, numbers and dates in their written forms; see
+:mod:`chronomem.eval.answers`) is in the context block the default config's hits make at the
+default token budget (:func:`context_block`), and ``<benchmark>_context_tokens_mean``; each with a
+``_bm25`` twin, BM25's best turns in a block of the same budget. LongMemEval's preference questions
+(a rubric, not an answer) are not counted.
+
 Every metric has a ``_bm25`` twin: plain Okapi BM25 over single turns ("speaker: text") for LoCoMo
 and over whole sessions' user text for LongMemEval, the baselines the benchmarks' papers report.
 
@@ -47,19 +54,28 @@ from pathlib import Path
 from chronomem.config.settings import Settings
 from chronomem.datasets.locomo import CATEGORY_NAMES, LocomoSample, load_locomo, locomo_group
 from chronomem.datasets.longmemeval import LmeQuestion, lme_group, load_longmemeval
+from chronomem.domain import Episode
 from chronomem.embed.base import Embedder
 from chronomem.embed.cache import CachedEmbedder
 from chronomem.errors import InvalidInputError
+from chronomem.eval.answers import answer_in_context
 from chronomem.eval.bm25 import BM25
 from chronomem.eval.configs import CANDIDATES, DEPTH, EVAL_CONFIG, LME_CONFIG, LOCOMO_CANDIDATES
 from chronomem.eval.folds import QuestionScores, assign_folds, best_candidate, cross_validate
 from chronomem.eval.ingest import indexed_lme, indexed_locomo, ingest
 from chronomem.eval.metrics import distinct, evidence_recall, ndcg_any, recall_all, recall_any
+from chronomem.llm.base import LanguageModel
 from chronomem.memory import Chronomem
+from chronomem.providers.tokens import estimate_tokens
 from chronomem.search.config import SearchConfig
+from chronomem.search.context import DEFAULT_TOKEN_BUDGET, build_context
 from chronomem.search.rerank import rrf
+from chronomem.search.searcher import SearchResults
 
-__all__ = ["DEFAULT_CACHE_DIR", "EVAL_CONFIG", "LME_CONFIG", "EvalReport", "open_memory", "ranked_units", "run_eval"]
+__all__ = [
+    "DEFAULT_CACHE_DIR", "EVAL_CONFIG", "LME_CONFIG", "ContextCheck", "EvalReport", "context_block", "open_memory",
+    "ranked_units", "run_eval", "units_of",
+]
 
 DEFAULT_CACHE_DIR = Path("bench/out/eval-cache")
 LOCOMO_KS = (5, 10, 25, 50)
@@ -91,7 +107,11 @@ async def ranked_units(
 ) -> list[str]:
     """Units of the hits in rank order. An episode counts for its own unit, a fact for the units of
     the episodes it came from; with both scopes searched, the two unit rankings are fused by RRF."""
-    results = await memory.search(group, question, config=config, now=now)
+    return await units_of(memory, group, await memory.search(group, question, config=config, now=now))
+
+
+async def units_of(memory: Chronomem, group: str, results: SearchResults) -> list[str]:
+    """:func:`ranked_units` of search results already in hand."""
     episode_units = [str(e.metadata["unit"]) for e, _ in results.episodes if "unit" in e.metadata]
     if not results.facts:
         return episode_units
@@ -109,8 +129,46 @@ async def ranked_units(
 async def _score_candidates(
     memory: Chronomem, group: str, question: str, now: datetime, configs: Mapping[str, SearchConfig],
     score: Callable[[list[str]], Scores],
-) -> dict[str, Scores]:
-    return {name: score(await ranked_units(memory, group, question, now, c)) for name, c in configs.items()}
+) -> tuple[dict[str, Scores], str]:
+    """Each config's scores, and the context block the default config's hits make."""
+    scores, context = {}, ""
+    for name, c in configs.items():
+        results = await memory.search(group, question, config=c, now=now)
+        scores[name] = score(await units_of(memory, group, results))
+        if name == DEFAULT:
+            context = context_block(results, now)
+    return scores, context
+
+
+def context_block(results: SearchResults, now: datetime, token_budget: int = DEFAULT_TOKEN_BUDGET) -> str:
+    """The context block of search results at the default token budget: what
+    :meth:`~chronomem.Chronomem.context` returns for the same search with episodes included."""
+    return build_context(
+        [f for f, _ in results.facts], [e for e, _ in results.entities], [c for c, _ in results.communities],
+        [e for e, _ in results.episodes], token_budget=token_budget, now=now,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ContextCheck:
+    """Whether a question's gold answer is in chronomem's context block, and in BM25's of the same budget."""
+
+    kind: str
+    ours: bool
+    bm25: bool
+    ours_tokens: int
+    bm25_tokens: int
+
+
+def _bm25_context(bm25: BM25, episodes: Sequence[Episode], question: str, now: datetime) -> str:
+    """The context block of BM25's best episodes (as many as the default budget holds)."""
+    ranked = [episodes[i] for i in bm25.rank(question, DEPTH * 2)]
+    return build_context([], [], episodes=ranked, token_budget=DEFAULT_TOKEN_BUDGET, now=now)
+
+
+def _check(kind: str, gold: str, ours: str, theirs: str) -> ContextCheck:
+    return ContextCheck(kind, answer_in_context(gold, ours), answer_in_context(gold, theirs),
+                        estimate_tokens(ours), estimate_tokens(theirs))
 
 
 def _mean(values: Sequence[float]) -> float:
@@ -129,24 +187,31 @@ def _locomo_scores(ranked: list[str], evidence: tuple[str, ...]) -> Scores:
 
 
 async def _eval_locomo(
-    samples: list[LocomoSample], memory: Chronomem, configs: Mapping[str, SearchConfig], log: Progress
+    samples: list[LocomoSample], memory: Chronomem, configs: Mapping[str, SearchConfig], log: Progress,
+    checks: list[ContextCheck] | None = None,
 ) -> list[QuestionScores]:
+    """Every question's scores; ``checks`` (when given) collects each question's :class:`ContextCheck`."""
     scored = []
     for sample in samples:
         group = locomo_group(sample)
-        await ingest(memory.store, memory.embedder, group, indexed_locomo(sample))
+        indexed = indexed_locomo(sample)
+        await ingest(memory.store, memory.embedder, group, indexed)
         questions = [q for q in sample.questions if q.category in (1, 2, 3, 4) and q.evidence]
         await memory.embedder.embed([q.question for q in questions])  # one batch; the searcher then hits the cache
         dia_ids = [t.dia_id for t in sample.turns]
         bm25 = BM25([f"{t.speaker}: {t.text}" for t in sample.turns])
+        turns = [i.episode for i in indexed[: len(sample.turns)]]
         for q in questions:
-            ours = await _score_candidates(
+            ours, context = await _score_candidates(
                 memory, group, q.question, sample.last_date, configs,
                 partial(_locomo_scores, evidence=q.evidence),
             )
             baseline = [dia_ids[i] for i in bm25.rank(q.question, DEPTH)]
             scored.append(QuestionScores(sample.sample_id, CATEGORY_NAMES[q.category], ours,
                                          _locomo_scores(baseline, q.evidence)))
+            if checks is not None:
+                checks.append(_check(CATEGORY_NAMES[q.category], q.answer, context,
+                                     _bm25_context(bm25, turns, q.question, sample.last_date)))
         log(f"locomo {sample.sample_id}: {len(questions)} questions")
     return scored
 
@@ -176,16 +241,20 @@ def _lme_scores(ranked: list[str], gold: tuple[str, ...], corpus_size: int) -> S
 
 
 async def _eval_longmemeval(
-    questions: list[LmeQuestion], memory: Chronomem, configs: Mapping[str, SearchConfig], log: Progress
+    questions: list[LmeQuestion], memory: Chronomem, configs: Mapping[str, SearchConfig], log: Progress,
+    checks: list[ContextCheck] | None = None,
 ) -> list[QuestionScores]:
+    """Every answerable question's scores; ``checks`` as :func:`_eval_locomo`'s (preference
+    questions, whose gold answer is a rubric, have none)."""
     scored = []
     for number, q in enumerate(questions, start=1):
         if q.is_abstention:
             continue
         group = lme_group(q)
-        await ingest(memory.store, memory.embedder, group, indexed_lme(q))
+        indexed = indexed_lme(q)
+        await ingest(memory.store, memory.embedder, group, indexed)
         session_ids = [s.session_id for s in q.sessions]
-        ours = await _score_candidates(
+        ours, context = await _score_candidates(
             memory, group, q.question, q.question_date, configs,
             partial(_lme_scores, gold=q.answer_session_ids, corpus_size=len(session_ids)),
         )
@@ -193,6 +262,11 @@ async def _eval_longmemeval(
         baseline = [session_ids[i] for i in bm25.rank(q.question, DEPTH)]
         scored.append(QuestionScores(q.question_id, q.question_type, ours,
                                      _lme_scores(baseline, q.answer_session_ids, len(session_ids))))
+        if checks is not None and q.question_type != "single-session-preference":
+            pieces = [i.episode for i in indexed if not i.episode.metadata.get("session_document")]
+            turn_bm25 = BM25([e.content for e in pieces])
+            checks.append(_check(q.question_type.replace("-", "_"), q.answer, context,
+                                 _bm25_context(turn_bm25, pieces, q.question, q.question_date)))
         if number % 10 == 0:
             log(f"longmemeval: {number}/{len(questions)} questions")
     return scored
@@ -263,6 +337,22 @@ def _report_folds(
     report.add(f"{prefix}_{objective}_fold_min_margin_over_bm25", min(margins))
 
 
+def _report_contexts(report: EvalReport, prefix: str, checks: Sequence[ContextCheck]) -> None:
+    """``answer_in_context`` (the share of questions whose gold answer is in the context block at
+    the default budget) and ``context_tokens_mean``, overall and per type, each with its BM25 twin."""
+    if not checks:
+        return
+    report.add(f"{prefix}_answer_in_context_questions", len(checks))
+    report.add(f"{prefix}_answer_in_context", _mean([float(c.ours) for c in checks]))
+    report.add(f"{prefix}_answer_in_context_bm25", _mean([float(c.bm25) for c in checks]))
+    report.add(f"{prefix}_context_tokens_mean", _mean([c.ours_tokens for c in checks]))
+    report.add(f"{prefix}_context_tokens_mean_bm25", _mean([c.bm25_tokens for c in checks]))
+    for kind in sorted({c.kind for c in checks}):
+        of_kind = [c for c in checks if c.kind == kind]
+        report.add(f"{prefix}_answer_in_context_{kind}", _mean([float(c.ours) for c in of_kind]))
+        report.add(f"{prefix}_answer_in_context_{kind}_bm25", _mean([float(c.bm25) for c in of_kind]))
+
+
 # -- entry point ------------------------------------------------------------------------------------
 
 
@@ -321,24 +411,30 @@ async def run_eval(
             configs = _configs(config or EVAL_CONFIG, folds, candidates, LOCOMO_CANDIDATES)
             samples = load_locomo(locomo)[:limit]
             _check_folds(folds, len(samples), "LoCoMo conversations")
-            scored = await _eval_locomo(samples, memory, configs, log)
+            checks: list[ContextCheck] = []
+            scored = await _eval_locomo(samples, memory, configs, log, checks)
             _report_benchmark(report, "locomo", scored, _locomo_metrics, LOCOMO_OBJECTIVE, folds, scale=100.0)
+            _report_contexts(report, "locomo", checks)
         if longmemeval is not None:
             configs = _configs(config or LME_CONFIG, folds, candidates, CANDIDATES)
             questions = load_longmemeval(longmemeval)[:limit]
             _check_folds(folds, sum(not q.is_abstention for q in questions), "LongMemEval questions")
-            lme = await _eval_longmemeval(questions, memory, configs, log)
+            lme_checks: list[ContextCheck] = []
+            lme = await _eval_longmemeval(questions, memory, configs, log, lme_checks)
             _report_benchmark(report, "lme", lme, _lme_metrics, LME_OBJECTIVE, folds)
+            _report_contexts(report, "lme", lme_checks)
     report.add("eval_seconds", time.perf_counter() - started)
     return report
 
 
 @contextlib.asynccontextmanager
 async def open_memory(
-    *, store_url: str | None = None, embedder: Embedder | None = None, cache_dir: str | Path | None = DEFAULT_CACHE_DIR
+    *, store_url: str | None = None, embedder: Embedder | None = None, cache_dir: str | Path | None = DEFAULT_CACHE_DIR,
+    llm: LanguageModel | None = None,
 ) -> AsyncIterator[Chronomem]:
     """The memory the harness searches: ``store_url`` (default a temporary SQLite file) and
-    ``embedder`` (default MiniLM) with its vectors cached under ``cache_dir``."""
+    ``embedder`` (default MiniLM) with its vectors cached under ``cache_dir``; ``llm`` extracts
+    what is ingested through the memory (the QA harness's graph mode), none by default."""
     with tempfile.TemporaryDirectory(prefix="chronomem-eval-") as scratch:
         inner = embedder or _default_embedder()
         cache_file = Path(cache_dir if cache_dir is not None else scratch) / f"vectors-{_safe(inner.model_name)}.db"
@@ -346,7 +442,7 @@ async def open_memory(
         cached = CachedEmbedder(inner, path=cache_file, max_entries=500_000)
         settings = Settings(store_url=store_url or f"sqlite:///{Path(scratch) / 'eval.db'}")
         try:
-            async with await Chronomem.open(settings, embedder=cached) as memory:
+            async with await Chronomem.open(settings, embedder=cached, llm=llm) as memory:
                 yield memory
         finally:
             await cached.aclose()
