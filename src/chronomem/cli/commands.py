@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from chronomem.controlplane import ControlPlane
     from chronomem.domain import Community, Entity, Episode, Fact
     from chronomem.embed.base import Embedder
+    from chronomem.eval.qa import QaOptions
     from chronomem.ingest import IngestResult
     from chronomem.llm.base import LanguageModel
     from chronomem.memory import Chronomem
@@ -602,21 +603,85 @@ def eval_command(
     folds: Annotated[int | None, typer.Option(
         min=2, help="Also choose the config on K-1 folds and report each metric out of fold (_oof)."
     )] = None,
+    qa: Annotated[bool, typer.Option(
+        "--qa", help="Answer the questions with a model from the context block and from the full conversation, "
+        "graded by the benchmarks' rules (docs/evaluation.md)."
+    )] = False,
+    model: Annotated[str | None, typer.Option(
+        help="QA: the reader ('local[:name]', provider:model, or 'lexical', an offline stand-in that is not a "
+        "model); default: the configured model.")] = None,
+    judge_model: Annotated[str | None, typer.Option(help="QA: the judge (default: the reader).")] = None,
+    ingest_model: Annotated[str | None, typer.Option(
+        help="QA: extract the conversations into a graph with this model first (slow; default: episodes).")] = None,
+    types: Annotated[str | None, typer.Option(help="QA: comma-separated question types / LoCoMo categories.")] = None,
+    sample: Annotated[int | None, typer.Option(help="QA: N questions drawn at random (with --seed).")] = None,
+    seed: Annotated[int, typer.Option(help="QA: the sample's seed.")] = 0,
+    max_conversation_tokens: Annotated[int | None, typer.Option(
+        help="QA: only questions whose whole conversation is at most this long.")] = None,
+    lme_oracle: Annotated[bool, typer.Option(help="QA: LongMemEval haystacks cut to their evidence sessions.")] = False,
+    recipe: Annotated[str | None, typer.Option(help="QA: a search recipe for the context block.")] = None,
+    template: Annotated[Path | None, typer.Option(help="QA: a file holding a context template.")] = None,
+    token_budget: Annotated[int, typer.Option(help="QA: the context block's token budget.")] = 2000,
+    full_context: Annotated[bool, typer.Option(help="QA: also answer from the full conversation.")] = True,
+    context_window: Annotated[int | None, typer.Option(
+        help="QA: the reader's window in tokens (default 8192 for the local model, else 128000).")] = None,
+    price_in: Annotated[float | None, typer.Option(help="QA: USD per million input tokens.")] = None,
+    price_out: Annotated[float | None, typer.Option(help="QA: USD per million output tokens.")] = None,
 ) -> None:
     """Run the retrieval evaluation on LoCoMo and/or LongMemEval and print name: value lines.
 
     With --folds K, weights are chosen on the other folds (LoCoMo: by conversation; LongMemEval: by
-    question) and every metric is reported out of fold (_oof) beside in-sample (_in_sample) and BM25."""
+    question) and every metric is reported out of fold (_oof) beside in-sample (_in_sample) and BM25.
+    With --qa, questions are answered and graded instead (--limit then counts questions)."""
     from chronomem.eval import run_eval
 
     if locomo is None and longmemeval is None:
         raise typer.BadParameter("give --locomo and/or --longmemeval")
     embedder = _chosen_embedder(ctx)
+    if qa:
+        from chronomem.eval.qa import QaOptions
+
+        local = model is not None and (model == "local" or model.startswith("local:"))
+        prices = (price_in or 0.0, price_out or 0.0) if price_in or price_out else None
+        options = QaOptions(
+            types=frozenset(t.strip() for t in (types or "").split(",") if t.strip()), limit=limit, sample=sample,
+            seed=seed, max_conversation_tokens=max_conversation_tokens, lme_oracle=lme_oracle,
+            token_budget=token_budget, recipe=recipe, template=template.read_text() if template is not None else None,
+            full_context=full_context, context_window=context_window or (8192 if local else 128_000), prices=prices,
+        )
+        lines = _run(_eval_qa(ctx, locomo, longmemeval, options, embedder, model, judge_model, ingest_model))
+        for line in lines:
+            console.print(line, markup=False, highlight=False)
+        return
     with err_console.status("evaluating…") as status:
         report = _run(run_eval(locomo=locomo, longmemeval=longmemeval, limit=limit, embedder=embedder, folds=folds,
                                progress=lambda line: status.update(f"evaluating: {line}")))
     for line in report.lines():
         console.print(line, markup=False, highlight=False)
+
+
+async def _eval_qa(
+    ctx: typer.Context, locomo: Path | None, longmemeval: Path | None, options: QaOptions, embedder: Embedder | None,
+    model: str | None, judge_model: str | None, ingest_model: str | None,
+) -> list[str]:
+    from chronomem.eval.qa import progress_bars, run_qa
+    from chronomem.eval.qa_models import build_qa_model
+    from chronomem.llm.closing import aclose_model
+
+    settings = _settings(ctx)
+    reader = build_qa_model(model, settings)
+    if reader is None:
+        raise typer.BadParameter("no model: pass --model (local, lexical, provider:model) or configure one")
+    judge = build_qa_model(judge_model, settings) if judge_model else None
+    extractor = build_qa_model(ingest_model, settings) if ingest_model else None
+    try:
+        with progress_bars() as progress:
+            report = await run_qa(reader, locomo, longmemeval, options=options, judge=judge, ingest_model=extractor,
+                                  embedder=embedder, progress=progress)
+    finally:
+        for each in {id(m): m for m in (reader, judge, extractor) if m is not None}.values():
+            await aclose_model(each)
+    return list(report.lines())
 
 
 @app.command()
