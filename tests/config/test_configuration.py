@@ -95,7 +95,7 @@ def test_every_field_of_the_settings_model_has_one_row():
     settings = Settings()
     rows = {(e.section, e.field) for e in CATALOG}
     assert len(rows) == len(CATALOG)
-    sections = {"workers", "api", "search", "store", "ingest", "communities"}
+    sections = {"workers", "api", "search", "store", "telemetry", "ingest", "communities"}
     top = {f.name for f in dataclasses.fields(Settings)} - sections - {"llm"}
     assert {f for s, f in rows if s == ""} == top
     for section in sections:

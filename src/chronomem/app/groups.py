@@ -20,6 +20,7 @@ from chronomem.domain import Entity, Episode, Fact, FactSource, FactVersion, to_
 from chronomem.errors import InvalidInputError
 from chronomem.memory import Chronomem
 from chronomem.store.base import GraphWrite
+from chronomem.telemetry import annotate
 
 if TYPE_CHECKING:
     from chronomem.search.searcher import SearchResults
@@ -89,6 +90,8 @@ class GroupOperations:
             raise InvalidInputError("two episodes of one request carry the same id")
         await self.memory.refuse_reused_ids(episodes)
         recorded = record(episodes)
+        # the request's span and log lines name the task and episodes the workers will pick up
+        annotate(task_id=getattr(recorded, "task_id", None), episode_ids=[e.id for e in episodes])
         stored = await self.memory.enqueue(episodes)
         self._notify()
         return stored, recorded

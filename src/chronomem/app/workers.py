@@ -17,6 +17,9 @@
 
 The HTTP app, the MCP server and ``chronomem worker`` all build their pool with
 :meth:`WorkerPool.for_memory`: the memory's store, its ``process`` and its worker settings.
+
+Each pool counts what it finishes (``chronomem_episodes_total`` by outcome) and the groups in flight;
+:func:`refresh_queue_metrics` reads the queue's depth and age for ``/metrics`` (docs/operations.md).
 """
 
 from __future__ import annotations
@@ -35,11 +38,21 @@ from chronomem.config.settings import WorkerSettings
 from chronomem.domain import Episode, EpisodeStatus
 from chronomem.errors import ChronomemError, IngestionError, ModelError, StoreUnavailableError
 from chronomem.store.base import EpisodeQueue, GroupAdmin
+from chronomem.telemetry import bound, metrics
+from chronomem.timeutil import utc_now
 
 if TYPE_CHECKING:  # the facade imports the whole pipeline; a pool needs only its store and `process`
     from chronomem.memory import Chronomem
 
-__all__ = ["ProcessEpisode", "QueueStore", "Shard", "WorkerPool", "is_retryable", "run_until_stopped"]
+__all__ = [
+    "ProcessEpisode",
+    "QueueStore",
+    "Shard",
+    "WorkerPool",
+    "is_retryable",
+    "refresh_queue_metrics",
+    "run_until_stopped",
+]
 
 log = logging.getLogger(__name__)
 
@@ -193,6 +206,7 @@ class WorkerPool:
                 task = asyncio.create_task(self._drain_group(group_id), name=f"chronomem-worker-{group_id}")
                 self._active[group_id] = task
                 task.add_done_callback(functools.partial(self._finished, group_id))
+                metrics.set_in_flight(len(self._active))
             self._wake.clear()
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(self._settings.poll_interval_s):
@@ -200,6 +214,7 @@ class WorkerPool:
 
     def _finished(self, group_id: str, _task: asyncio.Task[None]) -> None:
         self._active.pop(group_id, None)
+        metrics.set_in_flight(len(self._active))
         self._wake.set()  # a slot is free: other groups may be waiting
 
     async def _drain_group(self, group_id: str) -> None:
@@ -215,15 +230,17 @@ class WorkerPool:
             log.exception("worker for group %s stopped early", group_id)
 
     async def _run_one(self, group_id: str, episode: Episode) -> None:
-        try:
-            await self._process(group_id, episode.id)
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:  # the episode's own failure; the pool carries on
-            await self._after_failure(group_id, episode.id, exc)
-            return
-        self._tries.pop((group_id, episode.id), None)
-        self.processed += 1
+        with bound(episode_id=episode.id, group_id=group_id):  # the log lines of this episode name it
+            try:
+                await self._process(group_id, episode.id)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # the episode's own failure; the pool carries on
+                await self._after_failure(group_id, episode.id, exc)
+                return
+            self._tries.pop((group_id, episode.id), None)
+            self.processed += 1
+            metrics.record_episode("done")
 
     async def _after_failure(self, group_id: str, episode_id: str, exc: Exception) -> None:
         message = f"{type(exc).__name__}: {exc}"
@@ -235,6 +252,7 @@ class WorkerPool:
                         episode_id, group_id, stored[0].status.value, message)
             self._tries.pop((group_id, episode_id), None)
             self.processed += 1
+            metrics.record_episode("done")
             return
         tries = self._tries[(group_id, episode_id)] = self._tries.get((group_id, episode_id), 0) + 1
         attempts = max(stored[0].attempts, tries) if stored else self._settings.max_attempts
@@ -243,19 +261,59 @@ class WorkerPool:
             log.warning("episode %s of %s failed (attempt %d), retrying in %.1fs: %s",
                         episode_id, group_id, attempts, delay, message)
             await self._store.set_episode_status(group_id, episode_id, EpisodeStatus.PENDING, error=message)
+            metrics.record_episode("retried")
             await asyncio.sleep(delay)
             return
         self._tries.pop((group_id, episode_id), None)
         log.error("episode %s of %s failed after %d attempt(s): %s", episode_id, group_id, attempts, message)
         await self._store.set_episode_status(group_id, episode_id, EpisodeStatus.FAILED, error=message)
         self.failed += 1
+        metrics.record_episode("failed")
+
+
+_QUEUED = (EpisodeStatus.PENDING, EpisodeStatus.PROCESSING)
+
+
+async def refresh_queue_metrics(store: QueueStore) -> dict[str, int]:
+    """Set the queue gauges (episodes pending and processing, the oldest one's age) from the store
+    and return the depths. It reads the groups that have pending episodes (one query, then one per
+    such group), so an episode ``processing`` in a group with nothing pending is not counted."""
+    depth = dict.fromkeys(_QUEUED, 0)
+    oldest: dict[EpisodeStatus, float] = dict.fromkeys(_QUEUED, 0.0)
+    now = utc_now()
+    for group_id in await store.pending_groups():
+        for episode in await store.list_episodes(group_id, statuses=list(_QUEUED)):
+            depth[episode.status] += 1
+            age = (now - episode.created_at).total_seconds()
+            oldest[episode.status] = max(oldest[episode.status], age)
+    for status in _QUEUED:
+        metrics.set_queue(status.value, depth[status], oldest[status])
+    return {status.value: count for status, count in depth.items()}
+
+
+QUEUE_METRICS_EVERY_S = 15.0  # how often a worker serving /metrics reads the queue's depth
+
+
+async def _refresh_queue_metrics_forever(store: QueueStore, every_s: float) -> None:
+    while True:
+        try:
+            await refresh_queue_metrics(store)
+        except Exception:  # the store hiccuped: the gauges keep their last values
+            log.warning("could not read the queue depth for the metrics", exc_info=True)
+        await asyncio.sleep(every_s)
 
 
 async def run_until_stopped(
-    memory: Chronomem, *, shard: Shard = Shard(), on_ready: Callable[[], object] | None = None
+    memory: Chronomem,
+    *,
+    shard: Shard = Shard(),
+    on_ready: Callable[[], object] | None = None,
+    metrics_port: int | None = None,
+    metrics_host: str = "127.0.0.1",
 ) -> WorkerPool:
     """A worker process's life (``chronomem worker``): tune the collector, run a pool until SIGINT
-    or SIGTERM, and return it (with its counts) once stopped."""
+    or SIGTERM, and return it (with its counts) once stopped. With ``metrics_port`` it serves
+    ``/metrics`` there meanwhile, its queue gauges read every ``QUEUE_METRICS_EVERY_S``."""
     from chronomem.app.process import tune_gc
 
     tune_gc()
@@ -263,8 +321,21 @@ async def run_until_stopped(
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    async with WorkerPool.for_memory(memory, shard=shard) as pool:
-        if on_ready is not None:
-            on_ready()
-        await stop.wait()
+    stop_metrics = metrics.serve_metrics(metrics_port, metrics_host) if metrics_port is not None else None
+    refresher = (
+        asyncio.create_task(_refresh_queue_metrics_forever(memory.store, QUEUE_METRICS_EVERY_S))
+        if stop_metrics is not None else None
+    )
+    try:
+        async with WorkerPool.for_memory(memory, shard=shard) as pool:
+            if on_ready is not None:
+                on_ready()
+            await stop.wait()
+    finally:
+        if refresher is not None:
+            refresher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await refresher
+        if stop_metrics is not None:
+            stop_metrics()
     return pool

@@ -208,6 +208,7 @@ def serve(
         settings = replace(settings, workers=replace(settings.workers, in_process=workers))
     _say_model(settings)
     if processes == 1:
+        _configure_telemetry(settings)
         _run_server(serve_app(create_app(settings), host=host, port=port))
         return
     if settings.workers.in_process and _traits(settings).single_queue_consumer:
@@ -262,6 +263,9 @@ def worker(
     ctx: typer.Context,
     shard: Annotated[str, typer.Option(help="This worker's share of the groups, i/n (e.g. 0/2).")] = "0/1",
     concurrency: Annotated[int | None, typer.Option(help="Groups processed at once.")] = None,
+    metrics_port: Annotated[int | None, typer.Option(
+        help="Serve Prometheus /metrics on this port (default: telemetry.worker_metrics_port; 0: none).")] = None,
+    metrics_host: Annotated[str, typer.Option(help="Interface of /metrics.")] = "127.0.0.1",
     store: StoreOption = None,
 ) -> None:
     """Process queued episodes until stopped (run the server with --no-workers)."""
@@ -277,6 +281,8 @@ def worker(
     if part.count > 1 and not _traits(settings).supports_shards:
         # One process consumes this store's queue (it runs groups in parallel: --concurrency).
         raise typer.BadParameter("this store's queue takes one worker process: leave --shard at 0/1")
+    port = settings.telemetry.worker_metrics_port if metrics_port is None else metrics_port
+    _configure_telemetry(settings)
 
     async def work(memory: Chronomem) -> None:
         from chronomem.app.project_config import ProjectProfiles
@@ -286,7 +292,7 @@ def worker(
         memory.use_group_profiles(ProjectProfiles(control))  # each project's ontology and mappings
         try:
             pool = await run_until_stopped(
-                memory, shard=part,
+                memory, shard=part, metrics_port=port or None, metrics_host=metrics_host,
                 on_ready=lambda: err_console.print(f"worker {part.index}/{part.count} running "
                                                    f"(model: {memory.model_description}); Ctrl-C to stop"),
             )
@@ -295,6 +301,14 @@ def worker(
         err_console.print(f"processed {pool.processed}, failed {pool.failed}")
 
     _run(_with_memory(settings, work))
+
+
+def _configure_telemetry(settings: Settings) -> None:
+    """A serving process applies its telemetry settings: prices, tracing, JSON logs."""
+    from chronomem.telemetry import configure
+
+    with _clean_errors():
+        configure(settings.telemetry)
 
 
 def _say_model(settings: Settings) -> None:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from chronomem.config.sources import load_settings, settings_environment
 from chronomem.errors import ConfigurationError
 from chronomem.store.settings import StoreSettings
+from chronomem.telemetry.settings import TelemetrySettings
 
 if TYPE_CHECKING:
     from chronomem.communities.config import CommunityConfig
@@ -97,6 +98,7 @@ class Settings:
     communities: CommunityConfig = field(default_factory=lambda: _default_communities())
     search: SearchDefaults = field(default_factory=SearchDefaults)
     store: StoreSettings = field(default_factory=StoreSettings)
+    telemetry: TelemetrySettings = field(default_factory=TelemetrySettings)
 
     def __post_init__(self) -> None:
         # Paths given as strings ("./memory") are accepted and normalized once, here.

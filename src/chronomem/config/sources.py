@@ -122,6 +122,17 @@ _STORE = _generic("store", {
                        "(faiss IVF, trained in the background; needs the `ann` extra); fewer: exact",
 })
 
+_TELEMETRY = _generic("telemetry", {
+    "metrics": "serve Prometheus metrics at `/metrics` on the API server (docs/operations.md)",
+    "worker_metrics_port": "port on which `chronomem worker` serves `/metrics`; 0: none",
+    "tracing": "OpenTelemetry spans: `off`, `console`, `otlp` (the `OTEL_EXPORTER_OTLP_*` variables) or "
+               "`global` (the application's own provider); needs the `otel` extra",
+    "service_name": "the traces' `service.name`",
+    "log_format": "`text` or `json` (one object per line, with the episode, task and trace ids)",
+    "model_prices": "`model=input/cached_input/output` in dollars per million tokens, `;` between models: "
+                    "`chronomem_llm_cost_usd_total`",
+})
+
 _INGEST = _generic("ingest", {
     "context_episodes": "previous episodes of the group shown to extraction (the paper's n = 4)",
     "fact_context_episodes": "of those, the newest shown to the staged fact-extraction call",
@@ -207,8 +218,10 @@ def _llm_entries() -> list[Entry]:
 
 _LLM = _llm_entries()
 
-CATALOG: tuple[Entry, ...] = (*_TOP, *_WORKERS, *_API, *_SEARCH, *_STORE, *_INGEST, *_COMMUNITIES, *_LLM)
-SECTIONS = ("workers", "api", "search", "store", "ingest", "communities")
+CATALOG: tuple[Entry, ...] = (
+    *_TOP, *_WORKERS, *_API, *_SEARCH, *_STORE, *_TELEMETRY, *_INGEST, *_COMMUNITIES, *_LLM
+)
+SECTIONS = ("workers", "api", "search", "store", "telemetry", "ingest", "communities")
 _STRUCTURED = {"ontology", "json_mappings"}
 _TOP_TYPES: dict[str, Any] = {"data_dir": Path, "store_url": str | None, "embedder": str, "embedder_runtime": Runtime,
                               "onnx_cache_dir": Path | None, "cross_encoder": str, "auth_required": bool,

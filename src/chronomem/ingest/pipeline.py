@@ -19,6 +19,7 @@ Lifecycle guarantees:
 from __future__ import annotations
 
 import asyncio
+import time
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -54,6 +55,7 @@ from chronomem.ingest.stages.writing import assemble_write, finished, update_sum
 from chronomem.ingest.voice import in_third_person
 from chronomem.llm.base import LanguageModel
 from chronomem.store.base import GraphWrite, Store
+from chronomem.telemetry import metrics, span
 from chronomem.timeutil import ensure_utc, utc_now
 
 __all__ = ["Ingestor"]
@@ -171,6 +173,16 @@ class Ingestor:
         return config, profile.ontology if profile.ontology is not None else self.ontology
 
     async def _process_locked(self, episode: Episode, *, claimed: bool = False) -> IngestResult:
+        started, outcome = time.perf_counter(), "error"
+        try:
+            with span("episode", episode_id=episode.id, group_id=episode.group_id, kind=episode.kind.value):
+                result = await self._process_episode(episode, claimed)
+            outcome = "ok"
+            return result
+        finally:
+            metrics.record_episode_duration(outcome, time.perf_counter() - started)
+
+    async def _process_episode(self, episode: Episode, claimed: bool) -> IngestResult:
         declared = self._declared_for(episode.group_id)  # looked up once per episode
         mapping = find_mapping(declared[0].json_mappings, episode) if episode.kind is EpisodeKind.JSON else None
         if self.llm is None and mapping is None:

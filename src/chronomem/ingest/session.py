@@ -28,6 +28,7 @@ from chronomem.ingest.config import IngestConfig
 from chronomem.ingest.ontology import Ontology
 from chronomem.llm.base import LanguageModel, Prompt, Usage
 from chronomem.store.base import Scope, Store
+from chronomem.telemetry import metrics, span
 
 __all__ = ["EmbeddingCache", "Session", "stage"]
 
@@ -184,12 +185,20 @@ StageFn = Callable[Concatenate[Session, P], Awaitable[R]]
 
 
 def stage(name: str) -> Callable[[StageFn[P, R]], StageFn[P, R]]:
-    """Mark an async function as a named pipeline stage: a failure inside it is reported with ``name``."""
+    """Mark an async function as a named pipeline stage: a failure inside it is reported with ``name``,
+    and its time is a ``stage`` span and a row of ``chronomem_stage_duration_seconds``."""
 
     def decorate(fn: StageFn[P, R]) -> StageFn[P, R]:
         async def run(session: Session, /, *args: P.args, **kwargs: P.kwargs) -> R:
             session.current_stage = name
-            return await fn(session, *args, **kwargs)
+            started, outcome = time.perf_counter(), "error"
+            try:
+                with span(f"stage {name}", stage=name):
+                    result = await fn(session, *args, **kwargs)
+                outcome = "ok"
+                return result
+            finally:
+                metrics.record_stage(name, outcome, time.perf_counter() - started)
 
         functools.update_wrapper(run, fn)  # not @wraps: its typed result would hide the signature
         return run

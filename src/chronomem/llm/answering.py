@@ -11,7 +11,10 @@ double's answer meets exactly the checks a real provider's answer meets:
 - an answer that does not parse or validate is shown back to the model with the problem, once;
   if the second answer fails too, :class:`~chronomem.llm.parsing.InvalidAnswerError` (a
   ``ModelOutputError``) is raised;
-- the usage of all attempts is summed, recorded (see :mod:`chronomem.llm.accounting`) and returned.
+- the usage of all attempts is summed, recorded (see :mod:`chronomem.llm.accounting`) and returned;
+- each call is one ``model_call`` span and one row of the model metrics (:mod:`chronomem.telemetry`:
+  calls, tokens by kind, estimated cost, latency, errors by type), labelled by provider, model and
+  prompt.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from chronomem.llm.accounting import record_usage
 from chronomem.llm.base import Completion, Message, Prompt, Usage
 from chronomem.llm.budget import answer_schema_for, output_cap
 from chronomem.llm.parsing import InvalidAnswerError, parse_within_bounds
+from chronomem.telemetry import estimate_cost, metrics, span
 
 __all__ = ["Ask", "Reply", "answer_prompt", "correction_message"]
 
@@ -74,37 +78,62 @@ async def answer_prompt(
     *,
     model: str,
     corrective_retries: int = 1,
+    provider: str = "other",
 ) -> Completion[Any]:
-    """Answer ``prompt`` through ``ask``, validating the answer; see the module docstring."""
-    messages = prompt.messages(context)
-    schema = answer_schema_for(prompt, context)
+    """Answer ``prompt`` through ``ask``, validating the answer; see the module docstring.
+    ``provider`` names the adapter in metrics (``openai``, ``anthropic``, ``test``)."""
     usage = Usage(model=model)
     started = time.perf_counter()
+    error: str | None = None
     try:
-        for attempt in range(corrective_retries + 1):
-            reply = await ask(messages)
-            usage.calls += 1
-            usage.input_tokens += reply.input_tokens
-            usage.cached_input_tokens += reply.cached_input_tokens
-            usage.output_tokens += reply.output_tokens
-            usage.by_prompt[prompt.name] = usage.by_prompt.get(prompt.name, 0) + 1
-            if reply.truncated:
-                raise _truncation(prompt, context)
-            try:
-                output, dropped = parse_within_bounds(reply.text, prompt.answer, schema)
-            except InvalidAnswerError as error:
-                if attempt == corrective_retries:
-                    raise InvalidAnswerError(
-                        f"prompt {prompt.name!r}: {error.problem} (after {corrective_retries} corrective retry)",
-                        error.raw_text,
-                    ) from error
-                usage.retries += 1
-                messages = [*messages, Message("assistant", reply.text), correction_message(error)]
-                continue
-            usage.items_dropped += dropped
-            return Completion(output=output, usage=usage)
-        raise AssertionError("unreachable: the loop returns or raises")  # pragma: no cover
+        with span("model_call", prompt=prompt.name, model=model, provider=provider):
+            return await _answer(prompt, context, ask, usage, corrective_retries)
+    except Exception as exc:
+        error = type(exc).__name__
+        raise
     finally:
         usage.latency_s = time.perf_counter() - started
         if usage.calls:
             record_usage(usage)
+        metrics.record_model_call(
+            provider=provider,
+            model=model,
+            prompt=prompt.name,
+            calls=usage.calls,
+            input_tokens=usage.input_tokens,
+            cached_input_tokens=usage.cached_input_tokens,
+            output_tokens=usage.output_tokens,
+            seconds=usage.latency_s,
+            error=error,
+            cost_usd=estimate_cost(model, usage.input_tokens, usage.cached_input_tokens, usage.output_tokens),
+        )
+
+
+async def _answer(
+    prompt: Prompt[Any, Any], context: Any, ask: Ask, usage: Usage, corrective_retries: int
+) -> Completion[Any]:
+    messages = prompt.messages(context)
+    schema = answer_schema_for(prompt, context)
+    for attempt in range(corrective_retries + 1):
+        reply = await ask(messages)
+        usage.calls += 1
+        usage.input_tokens += reply.input_tokens
+        usage.cached_input_tokens += reply.cached_input_tokens
+        usage.output_tokens += reply.output_tokens
+        usage.by_prompt[prompt.name] = usage.by_prompt.get(prompt.name, 0) + 1
+        if reply.truncated:
+            raise _truncation(prompt, context)
+        try:
+            output, dropped = parse_within_bounds(reply.text, prompt.answer, schema)
+        except InvalidAnswerError as error:
+            if attempt == corrective_retries:
+                raise InvalidAnswerError(
+                    f"prompt {prompt.name!r}: {error.problem} (after {corrective_retries} corrective retry)",
+                    error.raw_text,
+                ) from error
+            usage.retries += 1
+            messages = [*messages, Message("assistant", reply.text), correction_message(error)]
+            continue
+        usage.items_dropped += dropped
+        return Completion(output=output, usage=usage)
+    raise AssertionError("unreachable: the loop returns or raises")  # pragma: no cover

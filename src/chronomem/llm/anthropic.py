@@ -150,5 +150,10 @@ class AnthropicModel:
             return self._reply(data, messages, tool_name)
 
         return await answer_prompt(
-            prompt, context, ask, model=self.model_name, corrective_retries=self.corrective_retries
+            prompt,
+            context,
+            ask,
+            model=self.model_name,
+            corrective_retries=self.corrective_retries,
+            provider="anthropic",
         )

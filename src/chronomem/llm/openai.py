@@ -234,5 +234,5 @@ class OpenAIChatModel:
             return self._reply(await self._send(prompt, messages, context), messages)
 
         return await answer_prompt(
-            prompt, context, ask, model=self.model_name, corrective_retries=self.corrective_retries
+            prompt, context, ask, model=self.model_name, corrective_retries=self.corrective_retries, provider="openai"
         )

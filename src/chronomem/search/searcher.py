@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Awaitable, Callable, Sequence
+import time
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
@@ -45,6 +47,7 @@ from chronomem.search.rerank import (
     rrf,
 )
 from chronomem.store.base import Scope, ScoredId
+from chronomem.telemetry import metrics, span
 from chronomem.text import wordforms
 from chronomem.text.timeparse import ParsedTime, TimeWindow, parse_time
 from chronomem.timeutil import ensure_utc
@@ -229,12 +232,13 @@ class Searcher:
         labels, the four timestamps, ``as_of`` and ``known_at``. ``center_entity_id`` is required by
         the node-distance reranker; seeds steer BFS.
         """
-        groups = _groups(group_ids)
-        request = await self._request(
-            query, config or RECIPES["hybrid_rrf"], _with_now(filters, now, False),
-            center_entity_id, seed_entity_ids, seed_episode_ids,
-        )
-        return await self._fan_out(groups, request)
+        with _operation("search"):
+            groups = _groups(group_ids)
+            request = await self._request(
+                query, config or RECIPES["hybrid_rrf"], _with_now(filters, now, False),
+                center_entity_id, seed_entity_ids, seed_episode_ids,
+            )
+            return await self._fan_out(groups, request)
 
     async def context(
         self,
@@ -256,6 +260,18 @@ class Searcher:
         and 20 entities). Current facts only unless ``include_superseded`` (superseded ones are
         marked with when they stopped being true); raw episodes only with ``include_episodes``; each
         fact followed by the words of the episode that state it with ``include_evidence``."""
+        with _operation("context"):
+            return await self._context(
+                group_ids, query, config, filters, now, center_entity_id, seed_entity_ids, seed_episode_ids,
+                token_budget, include_superseded, include_episodes, include_evidence,
+            )
+
+    async def _context(
+        self, group_ids: str | Sequence[str], query: str, config: SearchConfig | None, filters: SearchFilters | None,
+        now: datetime | None, center_entity_id: str | None, seed_entity_ids: Sequence[str],
+        seed_episode_ids: Sequence[str], token_budget: int, include_superseded: bool, include_episodes: bool,
+        include_evidence: bool,
+    ) -> str:
         config = config or RECIPES["context"]
         if include_episodes and config.episodes is None:
             config = config.model_copy(update={"episodes": ScopeConfig(limit=5)})
@@ -420,11 +436,11 @@ class Searcher:
         jobs: dict[tuple[Scope, Method], Any] = {}
         for scope, sc in scopes.items():
             if Method.COSINE in sc.methods:
-                jobs[scope, Method.COSINE] = self._cosine(group_id, scope, sc, request)
+                jobs[scope, Method.COSINE] = _timed(Method.COSINE, scope, self._cosine(group_id, scope, sc, request))
             if Method.BM25 in sc.methods:
-                jobs[scope, Method.BM25] = methods.bm25_search(
+                jobs[scope, Method.BM25] = _timed(Method.BM25, scope, methods.bm25_search(
                     self.store, group_id, scope, request.bm25_query, limit=sc.candidates, filters=request.filters
-                )
+                ))
         bfs_scopes = {scope: sc for scope, sc in scopes.items() if Method.BFS in sc.methods}
         explicit_seeds = bool(request.seed_entity_ids or request.seed_episode_ids)
         walk = (
@@ -449,6 +465,7 @@ class Searcher:
         """One walk serves every scope that asked for BFS (as deep and as long as the greediest)."""
         if not entity_ids and not episode_ids:
             return {}
+        started = time.perf_counter()
         reached = await self.store.bfs(
             group_id, list(entity_ids), seed_episode_ids=list(episode_ids), filters=request.filters,
             max_hops=max(sc.bfs_max_hops for sc in scopes.values()),
@@ -458,6 +475,7 @@ class Searcher:
             methods.hits_from_bfs(self.store, group_id, scope, reached, limit=sc.candidates, max_hops=sc.bfs_max_hops)
             for scope, sc in scopes.items()
         ))
+        metrics.record_search_method(Method.BFS.value, "all", time.perf_counter() - started)  # one walk, every scope
         return dict(zip(scopes, found, strict=True))
 
     async def _seeds_from_hits(self, group_id: str, request: _Request, hits: _Hits) -> list[str]:
@@ -632,3 +650,23 @@ class Searcher:
                 rows.sort(key=lambda row: -row[1])  # stable: ties keep group order
             merged[name] = rows[: sc.limit]
         return SearchResults(**merged, time=request.time)
+
+
+async def _timed(method: Method, scope: Scope, run: Awaitable[list[ScoredId]]) -> list[ScoredId]:
+    """One φ method's hits, its time recorded (``chronomem_search_method_duration_seconds``)."""
+    started = time.perf_counter()
+    try:
+        return await run
+    finally:
+        metrics.record_search_method(method.value, scope.value, time.perf_counter() - started)
+
+
+@contextmanager
+def _operation(name: str) -> Iterator[None]:
+    """A ``search``/``context`` span and its time in ``chronomem_search_duration_seconds``."""
+    started = time.perf_counter()
+    try:
+        with span(name):
+            yield
+    finally:
+        metrics.record_search(name, time.perf_counter() - started)

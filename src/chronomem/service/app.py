@@ -7,7 +7,9 @@ first request after ``/readyz`` does not wait for it), opens the control plane a
 ingestion runs in separate ``chronomem worker`` processes, an in-process worker pool that first
 returns any episode a killed process left ``processing`` to the queue. Routes live under
 ``/api/v3``; probes at ``/healthz`` and ``/readyz``; the OpenAPI document at ``/openapi.json`` and
-its browsable forms at ``/docs`` and ``/redoc``; the web explorer at ``/ui``.
+its browsable forms at ``/docs`` and ``/redoc``; the web explorer at ``/ui``; Prometheus metrics at
+``/metrics`` (unless ``telemetry.metrics`` is off), and a span per request when tracing is on
+(chronomem.service.observability).
 """
 
 from __future__ import annotations
@@ -32,8 +34,11 @@ from chronomem.service.compat import mount_compat
 from chronomem.service.deps import ServiceState
 from chronomem.service.errors import install_error_handlers
 from chronomem.service.limits import BodySizeLimit
+from chronomem.service.observability import RequestTelemetry, metrics_router
 from chronomem.service.pages import mount_pages
 from chronomem.service.routers import explorer, graph, probes, project_config, tasks, templates, threads, users
+from chronomem.telemetry import configure as configure_telemetry
+from chronomem.telemetry import metrics
 
 __all__ = ["API_PREFIX", "app_from_env", "create_app", "serve_app", "serve_processes"]
 
@@ -77,6 +82,7 @@ def create_app(
                 plane.close()
             if memory is None:
                 await opened.close()
+            metrics.mark_process_dead()  # several server processes: this one's live gauges stop counting
 
     app = FastAPI(
         title="chronomem",
@@ -92,7 +98,10 @@ def create_app(
     )
     install_error_handlers(app)
     app.add_middleware(BodySizeLimit, max_bytes=settings.api.max_request_bytes)
+    app.add_middleware(RequestTelemetry)  # outermost: it sees every answer, a 413 included
     app.include_router(probes.router)
+    if settings.telemetry.metrics:
+        app.include_router(metrics_router)
     for module in (users, threads, graph, tasks, templates, project_config, explorer):
         app.include_router(module.router, prefix=API_PREFIX)
     mount_compat(app)  # /api/v2: Zep's SDK works unchanged
@@ -105,7 +114,9 @@ def app_from_env() -> FastAPI:
     --processes`` use. Called in a serving process, so it also sets the switch interval (see
     :func:`serve_app`)."""
     _prepare_serving_process()
-    return create_app(Settings.from_env())
+    settings = Settings.from_env()
+    configure_telemetry(settings.telemetry)
+    return create_app(settings)
 
 
 WORKER_HEALTHCHECK_S = 30
@@ -120,6 +131,7 @@ def serve_processes(
     import uvicorn
 
     os.environ.update(settings.environment())
+    metrics.prepare_multiprocess()  # before the processes start: they share one metrics directory
     # The supervisor kills a process that has not answered its ping for this long, resetting every
     # connection it holds. uvicorn's default is 5 s; a CI run on a loaded two-core machine saw a
     # connection reset mid-test, most likely this kill of a healthy but slow process. A hung one
