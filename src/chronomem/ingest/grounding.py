@@ -27,7 +27,7 @@ from chronomem.text.words import WORD
 
 __all__ = [
     "PARAPHRASE_SHARE", "QUOTE_TOLERANCE", "is_named", "junk_reason", "locate_quote", "sentence_around",
-    "stating_sentence",
+    "sentences", "stating_sentence",
 ]
 
 QUOTE_TOLERANCE = 90.0  # rapidfuzz partial-ratio (0-100) a quote must reach when it is not found verbatim
@@ -206,6 +206,12 @@ def stating_sentence(fact: str, names: Sequence[str], text: str, speaker: str | 
             start = match.start() + len(sentence) - len(sentence.lstrip())
             return start, match.start() + len(sentence.rstrip())
     return None
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences of ``text`` (a full stop, question or exclamation mark, or a line break ends
+    one), stripped, empty ones left out."""
+    return [s for match in _SENTENCE.finditer(text) if (s := match.group(0).strip())]
 
 
 def sentence_around(text: str, start: int, end: int) -> str:

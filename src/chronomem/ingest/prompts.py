@@ -403,6 +403,8 @@ class FactExtractionContext:
     instructions: str = ""
     existing: tuple[CandidateFact, ...] = ()  # current facts of these entities, near the episode
     ambiguous: tuple[EntityQuestion, ...] = ()  # extracted names that may be existing entities
+    # (entity, entity, sentence number): the ENTITIES each sentence of the message names together
+    pairs: tuple[tuple[str, str, int], ...] = ()
 
 
 _FACT_SCHEMA = (
@@ -426,7 +428,8 @@ _FACT_GUIDELINES = (
     "invalid_at when it ended (WORKS_AT with invalid_at, not a new LEFT relation).\n"
     "5. supersedes: numbers (1 = first) of your earlier facts this one ends (a correction, a change), else [].\n"
     "6. Every fact the CURRENT MESSAGE states: one sentence often states several (who, what, where, since "
-    "when), each its own fact."
+    "when), each its own fact. NAMED TOGETHER lists the pairs of ENTITIES each sentence names (the speaker "
+    "stands for I/me/my): work through it and give a fact for every pair its sentence relates."
 )
 
 # Worked examples, in the static prefix: with a provider's prompt cache they cost nothing after the
@@ -443,7 +446,8 @@ _ENTITY_EXAMPLE = (
 _FACT_EXAMPLE = (
     "Example. REFERENCE TIME: 2024-03-04T10:00:00Z (Monday). ENTITIES: Lena Ortiz, Sam, Denver, Pixel Labs, "
     "Brightway. CURRENT MESSAGE: \"Lena Ortiz: My brother Sam moved to Denver last week for a job at Pixel "
-    "Labs. He quit Brightway on Friday.\"\n"
+    "Labs. He quit Brightway on Friday.\" NAMED TOGETHER: Lena Ortiz + Sam; Lena Ortiz + Denver; Lena Ortiz "
+    "+ Pixel Labs; Sam + Denver; Sam + Pixel Labs; Denver + Pixel Labs; Brightway + Sam\n"
     'Answer: {"facts": ['
     '{"source": "Sam", "relation_type": "SIBLING_OF", "target": "Lena Ortiz", "fact": "Sam is Lena Ortiz\'s '
     'brother.", "quote": "My brother Sam", "valid_at": null, "invalid_at": null}, '
@@ -494,6 +498,7 @@ def _build_fact_extraction(ctx: FactExtractionContext) -> list[Message]:
         f"{c.index}: {c.relation_type}: {c.fact}{_span(c.valid_at, c.invalid_at)}" for c in ctx.existing
     )
     questions = "\n".join(_render_entity_question(q) for q in ctx.ambiguous)
+    together = "\n".join(f"- {a} + {b}" for a, b, _ in ctx.pairs)
     return [
         _static("You extract dated facts between entities for a temporal knowledge graph.",
                 f"{_FACT_GUIDELINES}\n{_FOLDED_FACTS}\n{_FOLDED_ENTITIES}",
@@ -501,6 +506,7 @@ def _build_fact_extraction(ctx: FactExtractionContext) -> list[Message]:
                 _relation_types_block(ctx.edge_types)),
         _data(_instructions(ctx.instructions), _episode_block(ctx.episode),
               f"<ENTITIES>\n{entities}\n</ENTITIES>",
+              f"<NAMED TOGETHER>\n{together}\n</NAMED TOGETHER>" if ctx.pairs else "",
               f"<EXISTING FACTS>\n{existing}\n</EXISTING FACTS>" if ctx.existing else "",
               f"<POSSIBLE DUPLICATES>\n{questions}\n</POSSIBLE DUPLICATES>" if ctx.ambiguous else ""),
     ]

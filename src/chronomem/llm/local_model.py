@@ -188,11 +188,8 @@ class ServerOptions:
 
     threads: int = 0  # 0: the machine's cores, up to 8
     context_tokens: int = 8192
-    # 0: no prompt cache. llama-cpp-python bounds its RAM cache by the evaluated states' size (~25 MB
-    # for a 1,000-token prompt of the 1.5B) but each cached state also holds a copy of the logits of
-    # up to 512 tokens (~300 MB with Qwen's 152k vocabulary) that the bound does not count: at its
-    # 2 GiB default the server grew past 22 GB and was killed. At 256 MiB it still grows over a long
-    # run (docs/llm.md): the bound is llama-cpp-python's, and it does not count the logits.
+    # 0: no prompt cache. The bound counts all a cached state holds (chronomem.llm.llamacpp_server:
+    # llama-cpp-python's own cache leaves its logits copies out and grew without bound)
     prompt_cache_bytes: int = 256 << 20
     startup_s: float = 180.0
 
@@ -218,7 +215,7 @@ class LocalServer:
 
     def command(self) -> list[str]:
         command = [
-            sys.executable, "-m", "llama_cpp.server", "--model", str(self.model_path),
+            sys.executable, "-m", "chronomem.llm.llamacpp_server", "--model", str(self.model_path),
             "--n_ctx", str(self.options.context_tokens), "--n_threads", str(self.options.thread_count()),
             "--host", "127.0.0.1", "--port", str(self.port),
         ]  # fmt: skip

@@ -9,6 +9,7 @@ from typing import TypeVar
 
 from chronomem.domain import Episode, EpisodeKind, Fact
 from chronomem.ingest.grounding import is_named, junk_reason
+from chronomem.ingest.pairs import named_together
 from chronomem.ingest.prompts import (
     COMBINED_EXTRACTION,
     ENTITY_EXTRACTION,
@@ -25,7 +26,9 @@ from chronomem.ingest.prompts import (
     ExtractedGraph,
     FactExtractionContext,
     ReflexionContext,
+    facts_allowed,
 )
+from chronomem.ingest.resolution import names_of
 from chronomem.ingest.session import Session, stage
 from chronomem.ingest.stages.entities import (
     ResolvedEntities,
@@ -181,13 +184,22 @@ async def extract_facts(
     keep = session.config.fact_context_episodes
     recent = dataclasses.replace(text, previous=text.previous[len(text.previous) - keep :] if keep else ())
     context = FactExtractionContext(recent, tuple(refs), session.ontology.edge_specs(), existing=existing,
-                                    ambiguous=questions)
+                                    ambiguous=questions, pairs=_pairs(resolved, text, facts_allowed(text)))
     answer = _third_person(await session.ask(FACT_EXTRACTION, context), text)
     if _all_junk(answer.facts):
         answer = _third_person(await session.ask(FACT_EXTRACTION, _corrected(context, answer.facts)), text)
     matches = read_matches(session, resolved.ambiguous, questions, numbering, answer.same_as)
     settle(session, resolved, resolved.ambiguous, matches)
     return FactExtraction(answer.facts, shown)
+
+
+def _pairs(resolved: ResolvedEntities, text: EpisodeText, limit: int) -> tuple[tuple[str, str, int], ...]:
+    """The entities each sentence of the message names together, by the names listed to the model."""
+    spellings = [[name, *names_of(resolved.entities[eid])] for name, eid in resolved.mentioned]
+    spellings += [[n.name] for n, _ in resolved.ambiguous]
+    speaker = next((s[0] for s in spellings if text.speaker and name_key(s[0]) == name_key(text.speaker)), None)
+    return tuple((p.first, p.second, p.sentence)
+                 for p in named_together(text.current, spellings, speaker, limit=limit))
 
 
 def _facts_to_show(session: Session, resolved: ResolvedEntities, nearby: Sequence[Fact]) -> dict[int, Fact]:
