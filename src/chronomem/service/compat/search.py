@@ -14,17 +14,28 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
-from chronomem.domain import Entity, Fact
+from chronomem.app.tenancy import GraphRef, ProjectSpace
+from chronomem.domain import Entity, Episode, Fact
 from chronomem.errors import InvalidInputError
 from chronomem.filters import SearchFilters
+from chronomem.memory import Chronomem
 from chronomem.search.config import Method, Reranker, ScopeConfig, SearchConfig
 from chronomem.service.compat.errors import NotImplementedCallError, refuse_unsupported
 from chronomem.service.compat.models import DateFilterIn, SearchFiltersIn, SearchRequest
 
-__all__ = ["DEFAULT_LIMIT", "Plan", "date_filters_pass", "edge_passes", "node_passes", "plan_search"]
+__all__ = [
+    "DEFAULT_LIMIT",
+    "Hits",
+    "Plan",
+    "date_filters_pass",
+    "edge_passes",
+    "node_passes",
+    "plan_search",
+    "run_search",
+]
 
 DEFAULT_LIMIT = 10
 _OVERFETCH = 3
@@ -156,3 +167,55 @@ def node_passes(entity: Entity, wanted: SearchFiltersIn, mentioned_by: set[str] 
     if wanted.exclude_node_labels and set(entity.labels) & set(wanted.exclude_node_labels):
         return False
     return not (wanted.episode_uuids and not (mentioned_by or set()) & set(wanted.episode_uuids))
+
+
+@dataclass(slots=True)
+class Hits:
+    """What a search found in its one scope (``facts``, ``entities`` or ``episodes``), filtered and
+    cut to the limit, with the names of the facts' entities."""
+
+    scope: str
+    facts: list[tuple[Fact, float]] = field(default_factory=list)
+    entities: list[tuple[Entity, float]] = field(default_factory=list)
+    episodes: list[tuple[Episode, float]] = field(default_factory=list)
+    names: dict[str, str] = field(default_factory=dict)
+
+
+async def run_search(space: ProjectSpace, memory: Chronomem, ref: GraphRef, group_id: str,
+                     request: SearchRequest) -> Hits:
+    """Zep's search of one graph (``group_id`` is ``ref``'s store group), both API versions."""
+    plan = plan_search(request)
+    results = await space.search(ref, request.query, config=plan.config, filters=plan.filters,
+                                 center_entity_id=plan.center_entity_id, seed_entity_ids=plan.seed_entity_ids)
+    if plan.scope == "facts":
+        facts = await _passing_facts(memory, group_id, plan, results.facts)
+        ids = sorted({i for f, _ in facts for i in f.entity_ids})
+        names = {e.id: e.name for e in await memory.store.get_entities(group_id, ids)}
+        return Hits("facts", facts=facts, names=names)
+    if plan.scope == "entities":
+        return Hits("entities", entities=await _passing_entities(memory, group_id, plan, results.entities))
+    return Hits("episodes", episodes=results.episodes[: plan.limit])
+
+
+async def _passing_facts(memory: Chronomem, group_id: str, plan: Plan,
+                         found: list[tuple[Fact, float]]) -> list[tuple[Fact, float]]:
+    if plan.post is None:
+        return found[: plan.limit]
+    labels: dict[str, tuple[str, ...]] = {}
+    if plan.post.exclude_node_labels:
+        ids = sorted({i for f, _ in found for i in (f.source_id, f.target_id)})
+        labels = {e.id: e.labels for e in await memory.store.get_entities(group_id, ids)}
+    return [(f, s) for f, s in found if edge_passes(f, plan.post, labels)][: plan.limit]
+
+
+async def _passing_entities(memory: Chronomem, group_id: str, plan: Plan,
+                            found: list[tuple[Entity, float]]) -> list[tuple[Entity, float]]:
+    if plan.post is None:
+        return found[: plan.limit]
+    mentions: dict[str, set[str]] = {}
+    if plan.post.episode_uuids:
+        by_episode = await memory.store.entities_of_episodes(group_id, plan.post.episode_uuids)
+        for episode_id, entity_ids in by_episode.items():
+            for entity_id in entity_ids:
+                mentions.setdefault(entity_id, set()).add(episode_id)
+    return [(e, s) for e, s in found if node_passes(e, plan.post, mentions.get(e.id))][: plan.limit]

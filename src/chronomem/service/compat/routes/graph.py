@@ -7,7 +7,6 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 
 from chronomem.app.tenancy import GraphRef
-from chronomem.domain import Entity, Fact
 from chronomem.errors import InvalidInputError
 from chronomem.service.compat import render
 from chronomem.service.compat.deps import Zep, ZepSpace
@@ -29,7 +28,7 @@ from chronomem.service.compat.models import (
     SuccessOut,
     UpdateGraphRequest,
 )
-from chronomem.service.compat.search import Plan, edge_passes, node_passes, plan_search
+from chronomem.service.compat.search import run_search
 
 __all__ = ["router"]
 
@@ -155,53 +154,17 @@ async def add_fact_triple(body: AddTripleRequest, zep: Zep) -> AddTripleResponse
 
 @router.post("/graph/search", response_model=SearchResultsOut, response_model_exclude_none=True)
 async def search(body: SearchRequest, zep: Zep) -> SearchResultsOut:
-    plan = plan_search(body)
     ref = target(body.user_id, body.graph_id)
     group_id = zep.space.group_of(ref)
-    results = await zep.space.search(
-        ref, body.query, config=plan.config, filters=plan.filters, center_entity_id=plan.center_entity_id,
-        seed_entity_ids=plan.seed_entity_ids,
-    )
-    if plan.scope == "facts":
-        facts = await _passing_facts(zep, group_id, plan, results.facts)
-        names = await _names(zep, group_id, [i for f, _ in facts for i in (f.source_id, f.target_id)])
-        zep.locate.remember(ref, group_id, [f.id for f, _ in facts])
-        return SearchResultsOut(edges=[render.edge(f, names=names, score=s) for f, s in facts])
-    if plan.scope == "entities":
-        entities = await _passing_entities(zep, group_id, plan, results.entities)
-        zep.locate.remember(ref, group_id, [e.id for e, _ in entities])
-        return SearchResultsOut(nodes=[render.node(e, score=s) for e, s in entities])
-    episodes = results.episodes[: plan.limit]
-    zep.locate.remember(ref, group_id, [e.id for e, _ in episodes])
-    return SearchResultsOut(episodes=[render.episode(e, score=s) for e, s in episodes])
-
-
-async def _names(zep: ZepSpace, group_id: str, ids: list[str]) -> dict[str, str]:
-    return {e.id: e.name for e in await zep.memory.store.get_entities(group_id, sorted(set(ids)))}
-
-
-async def _passing_facts(zep: ZepSpace, group_id: str, plan: Plan,
-                         found: list[tuple[Fact, float]]) -> list[tuple[Fact, float]]:
-    if plan.post is None:
-        return found[: plan.limit]
-    labels: dict[str, tuple[str, ...]] = {}
-    if plan.post.exclude_node_labels:
-        ids = sorted({i for f, _ in found for i in (f.source_id, f.target_id)})
-        labels = {e.id: e.labels for e in await zep.memory.store.get_entities(group_id, ids)}
-    return [(f, s) for f, s in found if edge_passes(f, plan.post, labels)][: plan.limit]
-
-
-async def _passing_entities(zep: ZepSpace, group_id: str, plan: Plan,
-                            found: list[tuple[Entity, float]]) -> list[tuple[Entity, float]]:
-    if plan.post is None:
-        return found[: plan.limit]
-    mentions: dict[str, set[str]] = {}
-    if plan.post.episode_uuids:
-        by_episode = await zep.memory.store.entities_of_episodes(group_id, plan.post.episode_uuids)
-        for episode_id, entity_ids in by_episode.items():
-            for entity_id in entity_ids:
-                mentions.setdefault(entity_id, set()).add(episode_id)
-    return [(e, s) for e, s in found if node_passes(e, plan.post, mentions.get(e.id))][: plan.limit]
+    hits = await run_search(zep.space, zep.memory, ref, group_id, body)
+    if hits.scope == "facts":
+        zep.locate.remember(ref, group_id, [f.id for f, _ in hits.facts])
+        return SearchResultsOut(edges=[render.edge(f, names=hits.names, score=s) for f, s in hits.facts])
+    if hits.scope == "entities":
+        zep.locate.remember(ref, group_id, [e.id for e, _ in hits.entities])
+        return SearchResultsOut(nodes=[render.node(e, score=s) for e, s in hits.entities])
+    zep.locate.remember(ref, group_id, [e.id for e, _ in hits.episodes])
+    return SearchResultsOut(episodes=[render.episode(e, score=s) for e, s in hits.episodes])
 
 
 # -- one named graph (after the fixed paths above, which this pattern would shadow) --------------------

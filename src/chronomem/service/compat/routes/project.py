@@ -20,14 +20,11 @@ from chronomem.service.compat.models import (
     SetEntityTypesRequest,
     SuccessOut,
 )
-from chronomem.service.compat.ontology import ontology_from_types
+from chronomem.service.compat.ontology import store_types, stored_types
 
-__all__ = ["ONTOLOGY", "router"]
+__all__ = ["router"]
 
 router = APIRouter(tags=["ontology", "context"])
-
-ONTOLOGY = "ontology"  # project document kind: {"entity_types": [...], "edge_types": [...]}
-_NAME = "types"
 
 
 def _scopes(zep: ZepSpace, user_ids: list[str] | None, graph_ids: list[str] | None) -> list[str]:
@@ -40,11 +37,8 @@ def _scopes(zep: ZepSpace, user_ids: list[str] | None, graph_ids: list[str] | No
 async def set_entity_types_internal(body: SetEntityTypesRequest, zep: Zep) -> SuccessOut:
     """Replace the entity and edge types of the project (or of the users and graphs named)."""
     entity_types, edge_types = body.entity_types or [], body.edge_types or []
-    ontology_from_types(entity_types, edge_types)  # refuses what chronomem's ontology cannot hold
-    document = {"entity_types": [t.model_dump() for t in entity_types],
-                "edge_types": [t.model_dump() for t in edge_types]}
     for scope in _scopes(zep, body.user_ids, body.graph_ids):
-        zep.control.put_document(zep.space.project.id, ONTOLOGY, scope, _NAME, document)
+        store_types(zep.control, zep.space.project.id, scope, entity_types, edge_types)
     return SuccessOut(message=f"{len(entity_types)} entity type(s), {len(edge_types)} edge type(s) set")
 
 
@@ -56,11 +50,9 @@ async def list_entity_types(
 ) -> EntityTypesOut:
     """The types in force for a user or graph: their own, else the project's."""
     pid = zep.space.project.id
-    documents = []
-    for scope in _scopes(zep, [user_id] if user_id else None, [graph_id] if graph_id else None):
-        documents = zep.control.list_documents(pid, ONTOLOGY, scope=scope) or zep.control.list_documents(
-            pid, ONTOLOGY, scope="")
-    body = documents[0].body if documents else {"entity_types": [], "edge_types": []}
+    scope = _scopes(zep, [user_id] if user_id else None, [graph_id] if graph_id else None)[-1]
+    body = stored_types(zep.control, pid, scope) or stored_types(zep.control, pid, "") or {
+        "entity_types": [], "edge_types": []}
     return EntityTypesOut(entity_types=[EntityTypeIn.model_validate(t) for t in body["entity_types"]],
                           edge_types=[EdgeTypeIn.model_validate(t) for t in body["edge_types"]])
 

@@ -7,8 +7,8 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 
 from chronomem.app.tenancy import SUMMARY_INSTRUCTION
-from chronomem.controlplane import UserRecord
 from chronomem.service.compat import render
+from chronomem.service.compat.context import user_entity
 from chronomem.service.compat.deps import Zep
 from chronomem.service.compat.errors import refuse_unsupported
 from chronomem.service.compat.models import (
@@ -76,20 +76,10 @@ async def delete(user_id: str, zep: Zep) -> SuccessOut:
     return SuccessOut(message=f"user {user_id!r} deleted")
 
 
-def _names_of(user: UserRecord) -> list[str]:
-    """What the user's own entity may be called in their graph, most specific first."""
-    full = " ".join(p for p in (user.first_name, user.last_name) if p)
-    return [n for n in dict.fromkeys((full, user.first_name or "", user.user_id)) if n]
-
-
 @router.get("/users/{user_id}/node", response_model=UserNodeOut)
 async def get_node(user_id: str, zep: Zep) -> UserNodeOut:
     """The entity that stands for the user in their graph, if extraction has made one."""
-    user = zep.space.get_user(user_id)
-    names = _names_of(user)
-    found = await zep.memory.store.find_entities_by_names(user.group_id, names)
-    by_name = {e.name.casefold(): e for e in found}
-    entity = next((by_name[n.casefold()] for n in names if n.casefold() in by_name), found[0] if found else None)
+    entity = await user_entity(zep.memory, zep.space.get_user(user_id))
     return UserNodeOut(node=render.node(entity) if entity is not None else None)
 
 

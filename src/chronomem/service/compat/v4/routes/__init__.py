@@ -1,0 +1,1 @@
+"""The v4 routes, one module per SDK client."""
