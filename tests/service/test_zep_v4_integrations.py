@@ -1,0 +1,58 @@
+"""Zep's official agent-framework integrations, unmodified, against a real chronomem server at
+``/api/v4``: ``zep-pydantic-ai`` 1.0.0 (a Pydantic AI agent whose model is pydantic-ai's scripted
+``FunctionModel``) and ``zep-langgraph`` 1.0.0 (a LangGraph graph whose node answers by rule, the
+integration's search tool and its ``ZepStore``). Each writes what the conversation says through
+the integration and reads it back, extracted by the server's heuristic stand-in model, in the
+context block and the search results its agent is given.
+
+They run in .venv-zep4 (``zep4/integrations.py``): they need ``zep-cloud>=4``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+import processes
+from service_support import create_key, free_port, start_live_server
+from zep4_support import run_script, zep4_python
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def seen(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    zep4_python()
+    data_dir = tmp_path_factory.mktemp("zep4-integrations")
+    key = create_key(data_dir, "agents")
+    port = free_port()
+    with processes.stopping(start_live_server(data_dir, port, model="heuristic"), grace=20):
+        yield run_script("integrations.py", "--base-url", f"http://127.0.0.1:{port}", "--key", key)
+
+
+def test_pydantic_ai_agent_persists_both_turns_and_is_given_what_was_said(seen: dict[str, Any]) -> None:
+    run = seen["pydantic_ai"]
+    assert run["messages"] == [
+        ["user", "Jane Smith", "I adopted a cat named Miso in March 2024."],
+        ["assistant", "Assistant", "Noted, a cat named Miso."],
+        ["user", "Jane Smith", "What is my cat called?"],
+        ["assistant", "Assistant", "Your cat is called Miso."],
+    ]
+    assert run["graph_uuid"] == run["user_uuid"]
+    # the second run's model was given Zep's context block with the first turn's fact ...
+    later = [p for p in run["prompts"] if "<ZEP_CONTEXT>" in p]
+    assert later and "Miso" in later[-1]
+    # ... and the integration's search tool found it in the user's graph
+    assert run["tool_returns"] and any("Miso" in r for r in run["tool_returns"])
+
+
+def test_langgraph_node_persists_turns_and_reads_context_search_and_store(seen: dict[str, Any]) -> None:
+    run = seen["langgraph"]
+    assert [m[0] for m in run["messages"]] == ["user", "assistant", "user", "assistant"]
+    assert run["messages"][0] == ["user", "Alice Smith", "My sister Beth lives in Porto."]
+    assert "<ZEP_CONTEXT>" not in run["systems"][0]  # nothing was known before the first turn
+    assert "<ZEP_CONTEXT>" in run["systems"][-1] and "Porto" in run["systems"][-1]
+    assert "Beth lives in Porto" in run["search"]
+    assert run["store_get"] == {"text": "Alice's favourite colour is green."}
+    assert any("green" in str(item.get("content")) for item in run["store"])
