@@ -4,6 +4,7 @@ are imported only when asked for."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from chronomem.errors import ConfigurationError
@@ -12,7 +13,7 @@ from chronomem.store.base import Store
 if TYPE_CHECKING:
     from chronomem.store.settings import StoreSettings
 
-__all__ = ["StoreTraits", "open_store", "store_traits"]
+__all__ = ["StoreTraits", "open_store", "sqlite_file", "store_traits"]
 
 _SQLITE = ("sqlite",)
 _FALKORDB = ("falkordb", "falkordb+cluster", "redis")
@@ -57,6 +58,19 @@ def store_traits(url: str) -> StoreTraits:
     return _TRAITS[backend]
 
 
+def sqlite_file(url: str) -> Path | None:
+    """The file of an embedded SQLite store's URL; ``None`` for a server store or ``:memory:``."""
+    backend, rest = _backend(url)
+    if backend != "sqlite":
+        return None
+    path = _sqlite_path(rest)
+    return Path(path) if path and path != ":memory:" else None
+
+
+def _sqlite_path(rest: str) -> str:
+    return rest[1:] if rest.startswith("/") else rest  # sqlite:///x.db -> x.db, sqlite:////abs -> /abs
+
+
 async def open_store(url: str, settings: StoreSettings | None = None) -> Store:
     """``sqlite:///relative.db``, ``sqlite:////abs/path.db``, ``sqlite://:memory:``,
     ``falkordb://host:port`` (or ``falkordb+cluster://host:port`` for a Redis Cluster); ``settings``
@@ -67,8 +81,7 @@ async def open_store(url: str, settings: StoreSettings | None = None) -> Store:
         from chronomem.store.sqlite import SQLiteStore
 
         settings = settings or StoreSettings()
-        path = rest[1:] if rest.startswith("/") else rest  # sqlite:///x.db -> x.db, sqlite:////abs -> /abs
-        return await SQLiteStore.open(path or ":memory:", ann_from=settings.sqlite_ann_from)
+        return await SQLiteStore.open(_sqlite_path(rest) or ":memory:", ann_from=settings.sqlite_ann_from)
     from chronomem.store.falkordb import FalkorDBStore
 
     return await FalkorDBStore.connect(url)
