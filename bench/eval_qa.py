@@ -8,9 +8,10 @@ against answers from the full conversation, graded by the benchmarks' rules; pri
 
 ``--real-sample`` is the run the docs report for a small local model: 30 questions of the two
 shortest LoCoMo conversations and 20 LongMemEval questions in the oracle setting (each haystack cut
-to its evidence sessions) whose whole conversation is at most 7,000 tokens, drawn with seed 1, in
-the local model's 8,192-token window. The LoCoMo conversations do not fit that window: their
-full-context baseline is skipped and the report says so (``qa_full_context_skipped``). Answers
+to its evidence sessions) whose whole conversation is at most 6,000 tokens (estimated at four
+characters a token: a margin for the model's own tokenizer), drawn with seed 1, in the local
+model's 8,192-token window. The LoCoMo conversations do not fit that window: their full-context
+baseline is skipped and the report says so (``qa_full_context_skipped``). Answers
 and verdicts are cached under ``--cache-dir``: a re-run prints the same figures at no model cost.
 Same arguments as ``chronomem eval --qa``; both call :func:`chronomem.eval.qa.run_qa`.
 """
@@ -26,7 +27,7 @@ DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 LOCAL_WINDOW = 8192  # the packaged local model's server runs with this context (ServerOptions.context_tokens)
 # the two shortest LoCoMo conversations (11.5k and 15.6k tokens: past the local window, so their
 # full-context baseline is reported as skipped) and LongMemEval oracle haystacks that fit the window
-REAL_SAMPLE = {"locomo": 30, "lme": 20, "seed": 1, "locomo_max_tokens": 16_000, "lme_max_tokens": 7_000}
+REAL_SAMPLE = {"locomo": 30, "lme": 20, "seed": 1, "locomo_max_tokens": 16_000, "lme_max_tokens": 6_000}
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
