@@ -198,6 +198,7 @@ _LLM_FIELDS = {
     "requests_per_minute": "request rate limit per endpoint and model",
     "tokens_per_minute": "token rate limit per endpoint and model",
     "cache_path": "on-disk response cache (a SQLite file)",
+    "local_threads": "threads of the packaged local model's server (0: the cores, up to 8; 1 on a busy machine)",
 }
 
 

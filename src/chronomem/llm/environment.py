@@ -79,6 +79,12 @@ _PLAIN: tuple[EnvironmentVariable, ...] = (
         "CHRONOMEM_LLM_TPM", "tokens_per_minute", "Tokens per minute per endpoint and model (default: unlimited)."
     ),
     EnvironmentVariable(
+        "CHRONOMEM_LOCAL_MODEL_THREADS",
+        "local_threads",
+        "Threads of the packaged local model's server (default 0: the machine's cores, up to 8). On a machine "
+        "busy with other work, 1: threads that wait for each other slow to a crawl when one is descheduled.",
+    ),
+    EnvironmentVariable(
         "CHRONOMEM_LLM_CACHE", "cache_path", "A SQLite file for the on-disk response cache (default: no cache)."
     ),
     EnvironmentVariable(

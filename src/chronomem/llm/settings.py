@@ -47,6 +47,7 @@ class LLMSettings(ProviderSettings):
     max_tokens_field: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"  # o-series/gpt-5 want the latter
     corrective_retries: int = Field(default=1, ge=0)
     cache_path: Path | None = None
+    local_threads: int = Field(default=0, ge=0)  # the packaged local model's server; 0: the machine's cores
 
     @field_validator("model")
     @classmethod
@@ -98,10 +99,11 @@ def build_adapter(spec: str, settings: LLMSettings) -> LanguageModel:
     if provider == "anthropic":
         return AnthropicModel(model, base_url=settings.base_url_for(provider), **common)
     if provider == "local":
-        from chronomem.llm.local_model import LocalChatModel, server_for
+        from chronomem.llm.local_model import LocalChatModel, ServerOptions, server_for
 
         # the packaged model behind a child llama.cpp server, spoken to like any OpenAI-compatible one
-        return LocalChatModel(server_for(model), model, structured_output=settings.structured_output,
+        server = server_for(model, ServerOptions(threads=settings.local_threads))
+        return LocalChatModel(server, model, structured_output=settings.structured_output,
                               extra_body={"seed": 0}, **common)
     endpoint = openai_compatible_endpoint(
         provider, model, base_url=settings.base_url_for(provider), azure_api_version=settings.azure_api_version
