@@ -85,6 +85,11 @@ async def test_a_rerun_reads_every_answer_and_verdict_from_the_cache(files, tmp_
         options=QaOptions(token_budget=500, full_context=False),
     )
     assert len(third.calls) > 0
+    oracle, seen = reader_and_judge()  # the oracle haystack is another conversation: answered again
+    await run_qa(
+        oracle, files[1], embedder=HashingEmbedder(), cache_dir=tmp_path / "cache", options=QaOptions(lme_oracle=True)
+    )
+    assert {c.question for c in seen if isinstance(c, ReaderContext)} == {"What is my dog's name?", "?"}
 
 
 async def test_conversations_past_the_window_are_not_answered_whole(files, tmp_path):
@@ -93,13 +98,16 @@ async def test_conversations_past_the_window_are_not_answered_whole(files, tmp_p
         model,
         *files,
         embedder=HashingEmbedder(),
-        cache_dir=None,
+        cache_dir=tmp_path / "cache",
         options=QaOptions(context_window=420, prices=(1.0, 2.0)),
     )
     m = report.metrics
     assert m["qa_full_context_skipped"] >= 2 and m["qa_full_context_questions"] == 4 - m["qa_full_context_skipped"]
     assert not any(isinstance(c, ReaderContext) and c.full_conversation and len(c.context) > 400 for c in seen)
     assert m["qa_cost_usd"] > 0 and m["qa_context_window"] == 420
+    wider, _ = reader_and_judge()  # a wider window on the same cache: the whole conversations are answered
+    report = await run_qa(wider, *files, embedder=HashingEmbedder(), cache_dir=tmp_path / "cache")
+    assert report.metrics["qa_full_context_questions"] == 4 and report.metrics["qa_full_context_skipped"] == 0
 
 
 async def test_a_failed_answer_counts_as_wrong_and_is_asked_again_next_time(files, tmp_path):

@@ -452,18 +452,30 @@ async def _read(run: _Run, outcome: Outcome, context: str) -> None:
     outcome.output_tokens = completion.usage.output_tokens
 
 
+def _fits(run: _Run, question: QaQuestion) -> bool:
+    """Whether the whole conversation, in the reader's prompt, leaves room for the answer in the
+    window (tokens estimated at four characters each; not cached: it is cheap, and a window changes)."""
+    prompt = READER.messages(
+        ReaderContext(question.question, _asked_at(question), full_conversation(question), full_conversation=True)
+    )
+    return estimate_message_tokens(prompt) + READER.max_output_tokens <= run.options.context_window
+
+
 async def _answer(run: _Run, question: QaQuestion, mode: str) -> Outcome | None:
     """The question answered from memory or from the full conversation (None: it does not fit)."""
+    if mode == FULL and not _fits(run, question):
+        return None
     key = _key(
         READER_VERSION,
         question.benchmark,
         question.question_id,
+        question.group,  # LongMemEval's oracle haystack is another conversation
         mode,
         model_label(run.reader),
         run.fingerprint(question) if mode == MEMORY else "whole conversation",
     )
     if (cached := run.cache.get(key)) is not None:
-        return Outcome(question, mode, **cached) if cached.get("fits", True) is not False else None
+        return Outcome(question, mode, **cached)
     outcome = Outcome(question, mode)
     if mode == MEMORY:
         await run.ensure_ingested(question)
@@ -474,12 +486,6 @@ async def _answer(run: _Run, question: QaQuestion, mode: str) -> Outcome | None:
             outcome.answer_in_context = answer_in_context(question.gold, context)
     else:
         context = full_conversation(question)
-        prompt_tokens = estimate_message_tokens(
-            READER.messages(ReaderContext(question.question, _asked_at(question), context, full_conversation=True))
-        )
-        if prompt_tokens + READER.max_output_tokens > run.options.context_window:
-            run.cache.put(key, {"fits": False})
-            return None
     outcome.context_tokens = estimate_tokens(context)
     await _read(run, outcome, context)
     if outcome.error is None:
