@@ -94,10 +94,10 @@ async def test_metrics_follow_requests_episodes_model_calls_and_searches(service
     assert delta("chronomem_stage_duration_seconds_count", stage="write", outcome="ok") == 2
     assert delta("chronomem_stage_duration_seconds_count", stage="extract_entities", outcome="error") >= 1
     # model calls, tokens and their cost, and the provider's failures by type
-    calls = delta("chronomem_llm_calls_total", provider="test", model=MODEL)
+    calls = delta("chronomem_llm_calls_total", provider="function", model=MODEL)
     assert calls >= 2
-    input_tokens = delta("chronomem_llm_tokens_total", provider="test", model=MODEL, kind="input")
-    output_tokens = delta("chronomem_llm_tokens_total", provider="test", model=MODEL, kind="output")
+    input_tokens = delta("chronomem_llm_tokens_total", provider="function", model=MODEL, kind="input")
+    output_tokens = delta("chronomem_llm_tokens_total", provider="function", model=MODEL, kind="output")
     assert input_tokens > 100
     assert (
         abs(delta("chronomem_llm_cost_usd_total", model=MODEL) - (input_tokens * 1.0 + output_tokens * 2.0) / 1e6)

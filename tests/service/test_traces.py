@@ -90,7 +90,7 @@ async def test_a_message_is_a_request_span_and_an_episode_tree(service, spans, m
     for call in calls:
         parent = by_id[call.parent.span_id]
         assert parent.name.startswith("stage ")
-        assert call.attributes["chronomem.provider"] == "test"
+        assert call.attributes["chronomem.provider"] == "function"
     extract = next(c for c in calls if c.attributes["chronomem.prompt"] == "extract_entities")
     assert by_id[extract.parent.span_id].attributes["chronomem.stage"] == "extract_entities"
 

@@ -81,7 +81,8 @@ async def answer_prompt(
     provider: str = "other",
 ) -> Completion[Any]:
     """Answer ``prompt`` through ``ask``, validating the answer; see the module docstring.
-    ``provider`` names the adapter in metrics (``openai``, ``anthropic``, ``test``)."""
+    ``provider`` names the adapter in metrics and spans: ``openai``, ``anthropic``, or ``function`` (a
+    Python function answers: the test doubles, the heuristic stand-in)."""
     usage = Usage(model=model)
     started = time.perf_counter()
     error: str | None = None

@@ -145,7 +145,7 @@ class FunctionModel:
             return await self._answer(prompt, context, messages)
 
         completion = await answer_prompt(
-            prompt, context, ask, model=self.model_name, corrective_retries=self.corrective_retries, provider="test"
+            prompt, context, ask, model=self.model_name, corrective_retries=self.corrective_retries, provider="function"
         )
         self.usage.add(completion.usage)
         return completion

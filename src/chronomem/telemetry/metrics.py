@@ -36,6 +36,7 @@ __all__ = [
     "record_search",
     "record_search_method",
     "record_stage",
+    "reference_table",
     "render",
     "serve_metrics",
     "set_in_flight",
@@ -148,6 +149,15 @@ METRICS: tuple[MetricSpec, ...] = (
         "time of one retrieval method (cosine, bm25, bfs) over one scope of one group",
     ),
 )
+
+
+def reference_table() -> str:
+    """The metrics as a Markdown table (docs/operations.md holds it; a test keeps them equal)."""
+    rows = ["| metric | type | labels | what it measures |", "|---|---|---|---|"]
+    for spec in METRICS:
+        labels = ", ".join(f"`{label}`" for label in spec.labels) or "none"
+        rows.append(f"| `{spec.name}` | {spec.kind} | {labels} | {spec.help} |")
+    return "\n".join(rows) + "\n"
 
 
 def available() -> bool:
