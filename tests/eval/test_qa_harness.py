@@ -87,9 +87,14 @@ async def test_a_rerun_reads_every_answer_and_verdict_from_the_cache(files, tmp_
     assert len(third.calls) > 0
     oracle, seen = reader_and_judge()  # the oracle haystack is another conversation: answered again
     await run_qa(
-        oracle, files[1], embedder=HashingEmbedder(), cache_dir=tmp_path / "cache", options=QaOptions(lme_oracle=True)
+        oracle,
+        longmemeval=files[1],
+        embedder=HashingEmbedder(),
+        cache_dir=tmp_path / "cache",
+        options=QaOptions(lme_oracle=True),
     )
-    assert {c.question for c in seen if isinstance(c, ReaderContext)} == {"What is my dog's name?", "?"}
+    wholes = {c.question for c in seen if isinstance(c, ReaderContext) and c.full_conversation}
+    assert wholes == {"What is my dog's name?", "?"}
 
 
 async def test_conversations_past_the_window_are_not_answered_whole(files, tmp_path):
