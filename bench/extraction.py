@@ -221,7 +221,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     episodes = sum(len(c.data["episodes"]) for c in cases)
     print(f"{len(cases)} cases, {episodes} episodes, model {args.model}", file=sys.stderr)
     with tempfile.TemporaryDirectory() as data_dir:
-        llm = LLMSettings(model=args.model, timeout_s=900)
+        llm = LLMSettings.from_env(model=args.model, timeout_s=900)  # CHRONOMEM_LOCAL_MODEL_THREADS and the like count
         if args.base_url:
             llm = llm.model_copy(update={"base_urls": {args.model.partition(":")[0]: args.base_url}})
         settings = Settings(data_dir=Path(data_dir), llm=llm)
