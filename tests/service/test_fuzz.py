@@ -1,8 +1,8 @@
 """A schema-driven fuzz run (schemathesis over the OpenAPI documents of the native API and of the
-Zep-compatible one) against a real server finds no 5xx (but the compatibility API's documented 501
-naming a call it does not implement) and no answer that breaks the document: status codes, content
-types, headers (``Allow`` on 405) and bodies as documented, invalid input refused, authentication
-not ignored."""
+Zep-compatible ones, v3 at /api/v2 and v4 at /api/v4) against a real server finds no 5xx (but the
+compatibility APIs' documented 501 naming a call they do not implement) and no answer that breaks
+the document: status codes, content types, headers (``Allow`` on 405) and bodies as documented,
+invalid input refused, authentication not ignored."""
 
 from __future__ import annotations
 
@@ -49,11 +49,12 @@ CONFIG = SchemathesisConfig.from_dict({"checks": {"negative_data_rejection": {"e
     "400", "401", "403", "404", "405", "406", "409", "413", "415", "422", "428", "429"]}}})
 
 
-# The native API, and the Zep-compatible one (its own document, whose paths are relative to /api/v2,
-# authenticated as the Zep SDK does).
+# The native API, and the Zep-compatible ones (each its own document, whose paths are relative to
+# /api/v2 or /api/v4, authenticated as the Zep SDK does).
 DOCUMENTS = [
     pytest.param("", "/openapi.json", "Bearer", 25, id="native"),
     pytest.param("/api/v2", "/api/v2/openapi.json", "Api-Key", 40, id="zep-compat"),
+    pytest.param("/api/v4", "/api/v4/openapi.json", "Api-Key", 40, id="zep-v4"),
 ]
 
 
@@ -82,7 +83,9 @@ def test_no_input_makes_the_server_fail_or_break_its_schema(live, prefix, docume
             if response.status_code == 501 and prefix:
                 # The compatibility API refuses a Zep call or option it does not implement with a
                 # documented 501 naming it; any other 5xx is a defect.
-                if "does not implement" not in response.json().get("message", ""):
+                body = response.json()
+                message = body.get("message") or body.get("error", {}).get("message", "")  # v2, v4
+                if "does not implement" not in message:
                     failures.append(f"{case.method} {case.formatted_path}: 501 without naming the call")
                 excluded = [*EXCLUDED, checks.not_a_server_error]
             else:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Generic, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StringConstraints
 
 from chronomem.service.compat.models import EdgeTypeIn, EntityPropertyIn, EntityTypeIn, SourceTargetIn
 from chronomem.service.limits import JsonObject
@@ -135,7 +135,7 @@ class UserIn(_In):
     last_name: Short | None = None
     metadata: JsonObject | None = None
     time_zone: Short | None = None
-    disable_default_ontology: bool | None = None
+    disable_default_ontology: StrictBool | None = None
     content_policy: dict[str, Any] | None = None
 
 
@@ -145,7 +145,7 @@ class UserUpdateIn(_In):
     last_name: Short | None = None
     metadata: JsonObject | None = None
     time_zone: Short | None = None
-    disable_default_ontology: bool | None = None
+    disable_default_ontology: StrictBool | None = None
 
 
 class UserOut(_Out):
@@ -221,9 +221,9 @@ class AddMessageIn(_In):
 
 class AddMessagesIn(_In):
     messages: Annotated[list[AddMessageIn], Field(min_length=1, max_length=100)]
-    return_context: bool | None = None
+    return_context: StrictBool | None = None
     ignore_roles: list[RoleType] | None = None
-    strict_ontology: bool | None = None
+    strict_ontology: StrictBool | None = None
 
 
 class MessageOut(_Out):
@@ -266,7 +266,7 @@ class AddEpisodeIn(_In):
     source_description: Short | None = None
     metadata: JsonObject | None = None
     document_id: Short | None = None
-    strict_ontology: bool | None = None
+    strict_ontology: StrictBool | None = None
 
 
 class EpisodeOut(_Out):
@@ -381,7 +381,7 @@ class EdgeIn(_In):
 
 class AddEdgesIn(_In):
     edges: Annotated[list[EdgeIn], Field(min_length=1, max_length=100)]
-    deduplicate: bool | None = None
+    deduplicate: StrictBool | None = None
 
 
 class NodeIn(_In):
@@ -456,7 +456,7 @@ class ListFiltersIn(_In):
     mentioned_node_uuids: Uuids | None = None
     property_filters: list[dict[str, Any]] | None = None
     metadata_filters: dict[str, Any] | None = None
-    content_policy_violated: bool | None = None
+    content_policy_violated: StrictBool | None = None
 
 
 class ListIn(_In):
@@ -470,14 +470,14 @@ class SearchIn(_In):
     center_node_uuid: Id | None = None
     bfs_origin_node_uuids: Annotated[list[Id], Field(max_length=100)] | None = None
     filters: ListFiltersIn | None = None
-    filter_low_quality_results: bool | None = None
+    filter_low_quality_results: StrictBool | None = None
 
 
 class GraphContextIn(_In):
     query: Query
     template_uuid: Id | None = None
-    include_results: bool | None = None
-    max_characters: int | None = None
+    include_results: StrictBool | None = None
+    max_characters: Annotated[StrictInt, Field(ge=1, le=1_000_000)] | None = None
     recency_bias: Any = None
     filters: ListFiltersIn | None = None
 
@@ -495,9 +495,9 @@ class NeighborsIn(_In):
 
 class SubgraphIn(_In):
     seed_node_uuids: Annotated[list[Id], Field(min_length=1, max_length=100)]
-    depth: Annotated[int, Field(ge=0, le=5)] | None = None
-    max_nodes: Annotated[int, Field(ge=1, le=1_000)] | None = None
-    max_edges: Annotated[int, Field(ge=1, le=5_000)] | None = None
+    depth: Annotated[StrictInt, Field(ge=0, le=5)] | None = None
+    max_nodes: Annotated[StrictInt, Field(ge=1, le=1_000)] | None = None
+    max_edges: Annotated[StrictInt, Field(ge=1, le=5_000)] | None = None
     direction: Literal["in", "out", "both", "incoming", "outgoing"] | None = None
     filters: ListFiltersIn | None = None
 
@@ -522,7 +522,7 @@ class OntologyIn(_In):
     entity_types: Annotated[list[TypeIn], Field(max_length=30)] | None = None
     edge_types: Annotated[list[TypeIn], Field(max_length=30)] | None = None
     entity_type_hierarchy: dict[str, Any] | None = None
-    inherited: bool | None = None
+    inherited: StrictBool | None = None
 
 
 class OntologyOut(_Out):

@@ -68,6 +68,7 @@ UNSUPPORTED_CALLS: tuple[tuple[str, str, str], ...] = (
     ("DELETE", r"agents?(/.*)?", "agent.*"),
     ("GET", r"trace-connections?(/.*)?", "trace_connection.*"),
     ("POST", r"trace-connections?(/.*)?", "trace_connection.*"),
+    ("PATCH", r"trace-connections?(/.*)?", "trace_connection.*"),
     ("DELETE", r"trace-connections?(/.*)?", "trace_connection.*"),
 )
 _COMPILED = tuple((method, re.compile(pattern), call) for method, pattern, call in UNSUPPORTED_CALLS)
