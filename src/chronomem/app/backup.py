@@ -1,5 +1,5 @@
-"""Backup and restore of an embedded deployment: the graph store file and the control plane file
-(``chronomem backup DEST``, ``chronomem restore SRC``; docs/operations.md).
+"""Backup and restore of a deployment (``chronomem backup DEST``, ``chronomem restore SRC``;
+docs/operations.md): the embedded store's two SQLite files, or a FalkorDB deployment's shards.
 
 A backup is a directory: one consistent copy of each SQLite file, made with SQLite's online backup
 API while servers and workers keep writing, and ``manifest.json`` naming each file with its size,
@@ -15,6 +15,13 @@ before the backup started is in both copies; one acknowledged while it ran is ei
 or an id in the control plane whose episode the graph copy lacks, which no read shows (the request
 that sent it was answered after the graph copy was taken, and a client resending it with its ids
 gets it stored). The other order could leave an episode outside its thread.
+
+**FalkorDB.** The control plane lives on the store's servers, in one slot. A backup is one
+persistence snapshot (RDB) per primary, fetched over the replication protocol
+(:mod:`chronomem.store.falkordb.snapshot`): each is its shard as of one instant; the shards are
+taken one after another, the one holding the control plane last, so the same argument holds across
+shards. Restore makes server data directories from them (``--falkordb-dir``; a cluster's nodes get
+the slots their shard owned), which servers then start on.
 """
 
 from __future__ import annotations
@@ -24,7 +31,7 @@ import json
 import os
 import sqlite3
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
@@ -52,14 +59,17 @@ class Deployment(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class BackupFile:
-    """One file of a backup: its ``role`` (``graph``, ``control``), name in the backup, size, digest
-    and row count per table."""
+    """One file of a backup: its ``role`` (``graph``, ``control``, or a FalkorDB ``shard``), name in
+    the backup, size, digest, and row count per table (SQLite) or slot ranges and whether it holds the
+    control plane (a shard)."""
 
     role: str
     name: str
     bytes: int
     sha256: str
-    tables: dict[str, int]
+    tables: dict[str, int] = field(default_factory=dict)
+    slots: tuple[tuple[int, int], ...] = ()
+    control: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +80,8 @@ class BackupReport:
     created_at: datetime
     files: tuple[BackupFile, ...]
     seconds: float
+    store: str = "sqlite"  # or "falkordb"
+    cluster: bool = False
 
     @property
     def total_bytes(self) -> int:
@@ -93,6 +105,8 @@ def backup(settings: Deployment, destination: str | Path) -> BackupReport:
     target = Path(destination)
     if target.exists() and any(target.iterdir()):
         raise ConflictError(f"backup destination {target} is not empty; name a new directory")
+    if sqlite_file(settings.resolved_store_url) is None:
+        return _backup_falkordb(settings.resolved_store_url, target, started)
     sources = _sources(settings)
     for _, _, live in sources:
         if not live.is_file():
@@ -114,7 +128,44 @@ def backup(settings: Deployment, destination: str | Path) -> BackupReport:
 
 
 def _as_dict(file: BackupFile) -> dict[str, Any]:
-    return {"role": file.role, "name": file.name, "bytes": file.bytes, "sha256": file.sha256, "tables": file.tables}
+    return {
+        "role": file.role,
+        "name": file.name,
+        "bytes": file.bytes,
+        "sha256": file.sha256,
+        "tables": file.tables,
+        "slots": [list(r) for r in file.slots],
+        "control": file.control,
+    }
+
+
+def _backup_falkordb(url: str, target: Path, started: float) -> BackupReport:
+    from chronomem.store.falkordb.connection import parse_url
+    from chronomem.store.falkordb.snapshot import fetch_snapshot, shards
+
+    connection = parse_url(url)
+    primaries = shards(url)  # the control plane's shard last
+    target.mkdir(parents=True, exist_ok=True)
+    created_at = utc_now()
+    files = []
+    for index, shard in enumerate(primaries):
+        name = f"shard-{index}.rdb"
+        digest = fetch_snapshot(shard, connection, target / name)
+        with open(target / name, "rb+") as handle:
+            os.fsync(handle.fileno())
+        files.append(
+            BackupFile("shard", name, (target / name).stat().st_size, digest, slots=shard.slots, control=shard.control)
+        )
+    manifest = {
+        "format": BACKUP_FORMAT,
+        "created_at": created_at.isoformat(),
+        "store": "falkordb",
+        "cluster": connection.cluster,
+        "namespace": connection.namespace,
+        "files": [_as_dict(f) for f in files],
+    }
+    _write_durably(target / MANIFEST, json.dumps(manifest, indent=2).encode())
+    return BackupReport(target, created_at, tuple(files), time.perf_counter() - started, "falkordb", connection.cluster)
 
 
 def _snapshot(live: Path, copy: Path) -> None:
@@ -170,18 +221,25 @@ def verify(source: str | Path) -> BackupReport:
         found = manifest.get("format") if isinstance(manifest, dict) else None
         raise InvalidInputError(f"backup {directory}: format {found!r}; this version reads {BACKUP_FORMAT}")
     try:
-        files = tuple(BackupFile(**entry) for entry in manifest["files"])
+        files = tuple(
+            BackupFile(**{**entry, "slots": tuple(tuple(r) for r in entry.get("slots", ()))})
+            for entry in manifest["files"]
+        )
         created_at = datetime.fromisoformat(manifest["created_at"])
+        store, cluster = manifest.get("store", "sqlite"), bool(manifest.get("cluster", False))
     except (KeyError, TypeError, ValueError) as exc:
         raise InvalidInputError(f"backup {directory} is damaged: its manifest is incomplete ({exc})") from None
-    if sorted(f.role for f in files) != ["control", "graph"]:
-        raise InvalidInputError(f"backup {directory} is damaged: its manifest must list a graph and a control file")
+    expected = ["control", "graph"] if store == "sqlite" else ["shard"] * len(files)
+    if sorted(f.role for f in files) != expected or (store == "falkordb" and sum(f.control for f in files) != 1):
+        raise InvalidInputError(
+            f"backup {directory} is damaged: its manifest does not list the files a {store} backup holds"
+        )
     for file in files:
-        _check(directory, file)
-    return BackupReport(directory, created_at, files, time.perf_counter() - started)
+        _check(directory, file, sqlite=store == "sqlite")
+    return BackupReport(directory, created_at, files, time.perf_counter() - started, store, cluster)
 
 
-def _check(directory: Path, file: BackupFile) -> None:
+def _check(directory: Path, file: BackupFile, *, sqlite: bool) -> None:
     path = directory / file.name
     if Path(file.name).name != file.name or not path.is_file():
         raise InvalidInputError(f"backup {directory} is damaged: {file.name} is missing")
@@ -195,6 +253,11 @@ def _check(directory: Path, file: BackupFile) -> None:
         raise InvalidInputError(
             f"backup {directory} is damaged: {file.name}'s SHA-256 is {digest}, the manifest says {file.sha256}"
         )
+    if not sqlite:
+        with open(path, "rb") as handle:
+            if handle.read(5) != b"REDIS":
+                raise InvalidInputError(f"backup {directory} is damaged: {file.name} is not a Redis snapshot")
+        return
     try:
         with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
             result = db.execute("PRAGMA integrity_check").fetchone()[0]
@@ -207,10 +270,18 @@ def _check(directory: Path, file: BackupFile) -> None:
         raise InvalidInputError(f"backup {directory} is damaged: {file.name} fails SQLite's integrity check ({result})")
 
 
-def restore(source: str | Path, settings: Deployment) -> BackupReport:
+def restore(
+    source: str | Path, settings: Deployment, *, falkordb_dir: str | Path | None = None, first_port: int | None = None
+) -> BackupReport:
     """Restore a backup into the settings' data files, which must not exist yet (a fresh data
-    directory; no server may be running on it). Everything is checked before anything is written."""
+    directory; no server may be running on it). Everything is checked before anything is written.
+
+    A FalkorDB backup becomes server data directories under ``falkordb_dir`` (new or empty): the
+    directory itself for one server, ``node-<port>`` for each cluster node on ports ``first_port``,
+    ``first_port + 1``, … (see :func:`chronomem.store.falkordb.snapshot.data_dirs_from_snapshots`)."""
     report = verify(source)
+    if report.store == "falkordb":
+        return _restore_falkordb(report, falkordb_dir, first_port)
     by_role = {file.role: file for file in report.files}
     targets = {role: live for role, _, live in _sources(settings)}
     present = [str(path) for path in targets.values() if path.exists()]
@@ -243,3 +314,20 @@ def _copy(source: Path, destination: Path) -> str:
         writer.flush()
         os.fsync(writer.fileno())
     return digest.hexdigest()
+
+
+def _restore_falkordb(report: BackupReport, falkordb_dir: str | Path | None, first_port: int | None) -> BackupReport:
+    from chronomem.store.falkordb.snapshot import data_dirs_from_snapshots
+
+    if falkordb_dir is None:
+        raise InvalidInputError("a FalkorDB backup is restored into server data directories: pass --falkordb-dir")
+    if report.cluster and first_port is None:
+        raise InvalidInputError("a cluster backup needs the ports its restored nodes will listen on: pass --port")
+    directory = Path(falkordb_dir)
+    if directory.exists() and any(directory.iterdir()):
+        raise ConflictError(f"restore would write into {directory}, which is not empty: name a new directory")
+    shards = sorted(report.files, key=lambda f: f.slots)  # the cluster's nodes in slot order, as it was formed
+    data_dirs_from_snapshots(
+        [(report.directory / f.name, f.slots) for f in shards], directory, cluster=report.cluster, first_port=first_port
+    )
+    return report

@@ -457,8 +457,9 @@ def backup(
     ctx: typer.Context,
     destination: Annotated[Path, typer.Argument(help="A new (or empty) directory for the backup.")],
 ) -> None:
-    """Back up the embedded store and its control plane while they serve (SQLite's online backup),
-    with a manifest of checksums. Restore with `chronomem restore`."""
+    """Back up the store and its control plane while they serve, with a manifest of checksums: the
+    embedded store's files (SQLite's online backup), or one snapshot per FalkorDB shard. Restore with
+    `chronomem restore`."""
     from chronomem.app.backup import backup as make_backup
 
     with _clean_errors():
@@ -471,20 +472,28 @@ def restore(
     ctx: typer.Context,
     source: Annotated[Path, typer.Argument(help="A directory written by `chronomem backup`.")],
     check: Annotated[bool, typer.Option("--check", help="Only verify the backup; write nothing.")] = False,
+    falkordb_dir: Annotated[Path | None, typer.Option(
+        help="FalkorDB backup: a new directory for the servers' data (a cluster: node-<port> per node).")] = None,
+    port: Annotated[int | None, typer.Option(
+        help="FalkorDB cluster backup: the first port of the restored nodes (one port per shard from it).")] = None,
 ) -> None:
     """Restore a backup into a fresh data directory (--data-dir), after checking every file against
-    its manifest (size, SHA-256, integrity); a damaged backup is refused and nothing is written."""
+    its manifest (size, SHA-256, integrity); a damaged backup is refused and nothing is written.
+    A FalkorDB backup becomes server data directories (--falkordb-dir) to start the servers on."""
     from chronomem.app.backup import restore as restore_backup
     from chronomem.app.backup import verify
 
     with _clean_errors():
-        report = verify(source) if check else restore_backup(source, _settings(ctx))
+        report = verify(source) if check else restore_backup(source, _settings(ctx), falkordb_dir=falkordb_dir,
+                                                             first_port=port)
     _say_backup(report, "checked" if check else "restored")
 
 
 def _say_backup(report: Any, done: str) -> None:
     for file in report.files:
         rows = ", ".join(f"{n} {c}" for n, c in file.tables.items() if c and not n.startswith(("fts", "index_log")))
+        if file.slots:
+            rows = "slots " + " ".join(f"{a}-{b}" for a, b in file.slots) + (", control plane" if file.control else "")
         err_console.print(f"  {file.name} ({file.role}): {file.bytes:,} bytes, sha256 {file.sha256[:12]}…; {rows}",
                           highlight=False, markup=False)
     console.print(f"{done} {report.directory} ({report.total_bytes:,} bytes, made {report.created_at.isoformat()}) "
