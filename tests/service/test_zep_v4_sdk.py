@@ -152,3 +152,19 @@ def test_deletes_answer_a_task_and_the_object_is_gone(seen: dict[str, Any]) -> N
     for name in ("hyperedge_deleted", "edge_deleted", "node_deleted", "episode_deleted", "graph_deleted",
                  "thread_deleted", "user_deleted"):
         assert seen[name] == ["succeeded", 404], name
+
+
+def test_batches_queue_messages_and_episodes_as_one_task(seen: dict[str, Any]) -> None:
+    added, rejected, status = seen["batch_items"]
+    assert (added, rejected, status) == (2, [2], "draft")  # the item naming an unknown graph is refused
+    assert seen["batch_process"] == ["succeeded", "succeeded", ["succeeded", "succeeded"]]
+    assert seen["batch_again"] == 409 and seen["batch_listed"]
+    assert "Acme Corp opened an office in Oslo." in seen["batch_found"]
+
+
+def test_project_and_user_settings(seen: dict[str, Any]) -> None:
+    assert seen["project_ontology"] == [False, ["Pet"], True]
+    assert seen["summary_instructions"] == [False, ["tone"], False]
+    assert seen["thread_summary_list"] == 2  # the v4 thread and the native one
+    assert seen["warm"] == "succeeded"
+    assert seen["hyperedge_updated"] == "Grace, Alan and Ada met in 1950"

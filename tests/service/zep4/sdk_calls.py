@@ -21,6 +21,7 @@ from typing import Any
 import httpx
 from zep_cloud import (
     AddMessage,
+    BatchItemInput,
     DateFilter,
     DateFilterGroup,
     DateFilters,
@@ -31,6 +32,7 @@ from zep_cloud import (
     EntityProperty,
     EntityType,
     HyperedgeInput,
+    UserInstruction,
 )
 from zep_cloud.client import AsyncZep, Zep
 from zep_cloud.core.api_error import ApiError
@@ -201,6 +203,8 @@ async def scenario(zep: Any, other: Any, stranger: Any, native: httpx.Client, ta
                         {h.uuid_ for h in await collect(zep.graph.hyperedge.list(graph.uuid_))}}
     out["hyperedge_two_nodes"] = await failure(lambda: zep.graph.hyperedge.add(graph.uuid_, fact="A and B", edges=[
         HyperedgeInput(name="KNOWS", source_node=EdgeNodeRef(name="A"), target_node=EdgeNodeRef(name="B"))]))
+    corrected = await call(zep.graph.hyperedge.update(graph.uuid_, hyper_uuid, fact="Grace, Alan and Ada met in 1950"))
+    out["hyperedge_updated"] = corrected.fact
     deleted = await call(zep.graph.hyperedge.delete(graph.uuid_, hyper_uuid))
     gone = await status(lambda: zep.graph.hyperedge.get(graph.uuid_, hyper_uuid))
     out["hyperedge_deleted"] = [deleted.task.status, gone]
@@ -223,6 +227,34 @@ async def scenario(zep: Any, other: Any, stranger: Any, native: httpx.Client, ta
     out["templated_context"] = (await call(zep.thread.get_context(thread.uuid_, template_uuid=template.uuid_))).context
     await call(zep.context.delete_template(template.uuid_))
     out["template_deleted"] = await status(lambda: zep.context.get_template(template.uuid_))
+
+    project = await call(zep.project.set_ontology(entity_types=[EntityType(name="Pet", description="An animal.")]))
+    out["project_ontology"] = [project.inherited, [t.name for t in project.entity_types or []],
+                               (await call(zep.project.set_ontology(inherited=True))).inherited]
+    instructions = await call(zep.user.set_summary_instructions(
+        ada.uuid_, instructions=[UserInstruction(name="tone", text="Note the user's preferred tone.")]))
+    out["summary_instructions"] = [instructions.inherited, [i.name for i in instructions.instructions or []],
+                                   (await call(zep.user.get_summary_instructions(ada.uuid_))).inherited]
+    out["thread_summary_list"] = len(await collect(zep.graph.thread_summary.list(ada.uuid_)))
+    out["warm"] = (await call(zep.graph.warm(graph.uuid_))).task.status
+
+    # -- a batch: messages and episodes queued as one unit ---------------------------------------
+    batch = await call(zep.batch.create(metadata={"source": "import"}))
+    items = await call(zep.batch.add_items(batch.uuid_, items=[
+        BatchItemInput(type="thread_message", thread_uuid=thread.uuid_, role="user", name="Ada",
+                       content="I started learning the cello.", reference_time="2024-06-01T09:00:00Z"),
+        BatchItemInput(type="graph_episode", graph_uuid=graph.uuid_, data="Acme Corp opened an office in Oslo.",
+                       data_type="text"),
+        BatchItemInput(type="graph_episode", graph_uuid=str(uuid.uuid4()), data="lost", data_type="text"),
+    ]))
+    out["batch_items"] = [len(items.items), [r.index for r in items.rejected_items or []],
+                          (await call(zep.batch.get(batch.uuid_))).status]
+    processed = await call(zep.batch.process(batch.uuid_))
+    out["batch_process"] = [await wait(zep, processed.task.uuid_), (await call(zep.batch.get(batch.uuid_))).status,
+                            sorted(i.status for i in await collect(zep.batch.list_items(batch.uuid_)))]
+    out["batch_again"] = await status(lambda: zep.batch.process(batch.uuid_))
+    out["batch_listed"] = batch.uuid_ in {b.uuid_ for b in await collect(zep.batch.list())}
+    out["batch_found"] = [e.content for e in await collect(zep.graph.search_episodes(graph.uuid_, query="Oslo office"))]
 
     # -- clone, tasks, deletes ----------------------------------------------------------------------
     clone = await call(zep.graph.clone(graph.uuid_, request={"name": f"{tag}-copy"}))

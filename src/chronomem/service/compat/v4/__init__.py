@@ -22,7 +22,7 @@ from fastapi import FastAPI, Request, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from chronomem.service.compat.v4.errors import ERROR_RESPONSES, http_error, install_error_handlers
-from chronomem.service.compat.v4.routes import graphs, items, project, threads, unsupported, users
+from chronomem.service.compat.v4.routes import batches, graphs, items, project, threads, unsupported, users
 
 __all__ = ["V4_PREFIX", "create_v4_app", "mount_v4"]
 
@@ -38,7 +38,7 @@ def create_v4_app(parent: FastAPI) -> FastAPI:
     )
     app.state = parent.state
     install_error_handlers(app)
-    for module in (users, threads, graphs, items, project):
+    for module in (users, threads, graphs, items, project, batches):
         app.include_router(module.router, responses=ERROR_RESPONSES)
     app.include_router(unsupported.router)  # last: it answers whatever the others did not
     return app

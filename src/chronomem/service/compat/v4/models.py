@@ -559,3 +559,93 @@ class ContextTemplateOut(_Out):
     name: str
     template: str
     created_at: datetime | None = None
+
+
+# -- batches -----------------------------------------------------------------------------------------
+
+
+class BatchIn(_In):
+    metadata: JsonObject | None = None
+    ignore_roles: list[RoleType] | None = None
+    strict_ontology: StrictBool | None = None
+
+
+class BatchItemIn(_In):
+    type: Literal["graph_episode", "thread_message"]
+    content: Annotated[str, StringConstraints(max_length=50_000)] | None = None  # a thread_message's
+    data: Annotated[str, StringConstraints(max_length=50_000)] | None = None  # a graph_episode's
+    data_type: Literal["text", "json", "message"] | None = None
+    graph_uuid: Id | None = None
+    user_uuid: Id | None = None
+    thread_uuid: Id | None = None
+    role: RoleType | None = None
+    name: Short | None = None
+    reference_time: datetime | None = None
+    source_description: Short | None = None
+    metadata: JsonObject | None = None
+    document_id: Short | None = None
+
+
+class BatchItemsIn(_In):
+    items: Annotated[list[BatchItemIn], Field(min_length=1, max_length=1_000)]
+
+
+class BatchProgressOut(_Out):
+    total_items: int
+    succeeded_items: int
+    failed_items: int
+    processing_items: int
+
+
+class BatchOut(_Out):
+    uuid: str
+    status: Literal["draft", "queued", "processing", "succeeded", "partial", "failed"]
+    metadata: dict[str, Any] | None = None
+    created_at: datetime
+    progress: BatchProgressOut
+
+
+class BatchItemOut(_Out):
+    uuid: str
+    type: Literal["graph_episode", "thread_message"]
+    sequence_index: int
+    status: Literal["pending", "queued", "processing", "succeeded", "failed"]
+    graph_uuid: str | None = None
+    user_uuid: str | None = None
+    thread_uuid: str | None = None
+    episode_uuid: str | None = None
+    created_at: datetime
+
+
+class RejectedItemOut(_Out):
+    index: int
+    reason: str
+
+
+class BatchItemsOut(_Out):
+    items: list[BatchItemOut]
+    rejected_items: list[RejectedItemOut]
+
+
+class ProcessBatchOut(_Out):
+    batch: BatchOut
+    task: TaskOut
+
+
+class InstructionIn(_In):
+    name: Annotated[str, StringConstraints(min_length=1, max_length=100)]
+    text: Annotated[str, StringConstraints(min_length=1, max_length=5_000)]
+
+
+class InstructionsIn(_In):
+    instructions: Annotated[list[InstructionIn], Field(max_length=50)] | None = None
+    inherited: StrictBool | None = None
+
+
+class InstructionsOut(_Out):
+    instructions: list[InstructionIn]
+    inherited: bool
+
+
+class HyperedgeUpdateIn(_In):
+    fact: Text

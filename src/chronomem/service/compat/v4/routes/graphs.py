@@ -38,6 +38,7 @@ from chronomem.service.compat.v4.models import (
     ThreadSummaryOut,
     v2_types,
 )
+from chronomem.service.compat.v4.ontology import ontology_out
 from chronomem.service.compat.v4.pages import DEFAULT_PAGE, Cursor, PageSize, page_of, window
 from chronomem.service.compat.v4.routes.threads import summary_of
 from chronomem.service.compat.v4.routes.users import lookup_one
@@ -170,15 +171,6 @@ async def get_context(graph_uuid: str, body: GraphContextIn, zep: Zep4) -> Graph
 # -- ontology ----------------------------------------------------------------------------------------
 
 
-def _ontology_out(body: dict[str, Any], *, inherited: bool) -> OntologyOut:
-    def lower(t: dict[str, Any]) -> dict[str, Any]:
-        properties = [p | {"type": str(p["type"]).lower()} for p in t.get("properties") or ()]
-        return {k: v for k, v in (t | {"properties": properties}).items() if v is not None}
-
-    return OntologyOut(entity_types=[lower(t) for t in body["entity_types"]],
-                       edge_types=[lower(t) for t in body["edge_types"]], inherited=inherited)
-
-
 @router.get("/graphs/{graph_uuid}/ontology", response_model=OntologyOut)
 async def get_ontology(graph_uuid: str, zep: Zep4) -> OntologyOut:
     """The graph's own entity and edge types, else the project's (``inherited``)."""
@@ -186,8 +178,8 @@ async def get_ontology(graph_uuid: str, zep: Zep4) -> OntologyOut:
     pid = zep.space.project.id
     own = stored_types(zep.control, pid, target.group_id)
     if own is not None:
-        return _ontology_out(own, inherited=False)
-    return _ontology_out(stored_types(zep.control, pid, "") or {"entity_types": [], "edge_types": []},
+        return ontology_out(own, inherited=False)
+    return ontology_out(stored_types(zep.control, pid, "") or {"entity_types": [], "edge_types": []},
                          inherited=True)
 
 
@@ -255,6 +247,27 @@ async def search_thread_summaries(graph_uuid: str, body: SearchIn, zep: Zep4, pa
     scored = sorted(((s.model_copy(update={"score": _overlap(body.query, s.summary)})) for s in summaries),
                     key=lambda s: -(s.score or 0.0))
     return Page[ThreadSummaryOut](items=scored[: page_size or 10])
+
+
+@router.post("/graphs/{graph_uuid}/thread-summaries/list", response_model=Page[ThreadSummaryOut])
+async def list_thread_summaries(graph_uuid: str, zep: Zep4, page_size: PageSize = DEFAULT_PAGE,
+                                cursor: Cursor = None) -> Page[ThreadSummaryOut]:
+    """The summaries of the user's threads, oldest thread first (a named graph has none)."""
+    target = zep.addresses.graph(graph_uuid)
+    if target.user is None:
+        return Page[ThreadSummaryOut](items=[], total_size=0)
+    offset = window(cursor)
+    threads = zep.space.list_threads(user_id=target.user.user_id, limit=page_size, offset=offset)
+    total = zep.control.count_threads(zep.space.project.id, user_id=target.user.user_id)
+    return page_of([await summary_of(zep, t) for t in threads], offset, page_size, total)
+
+
+@router.post("/graphs/{graph_uuid}/warm", status_code=202, response_model=AsyncResultOut)
+async def warm(graph_uuid: str, zep: Zep4) -> AsyncResultOut:
+    """Nothing to warm: a graph's indexes are loaded when it is first searched. Answers a task
+    already succeeded."""
+    zep.addresses.graph(graph_uuid)
+    return AsyncResultOut(task=zep.tasks.done("graph_warm", {"graph_uuid": graph_uuid}))
 
 
 @router.post("/graphs/{graph_uuid}/search/observations", response_model=Page[dict[str, Any]])

@@ -26,6 +26,7 @@ from chronomem.service.compat.v4.models import (
     EpisodeOut,
     HyperedgeMemberOut,
     HyperedgeOut,
+    HyperedgeUpdateIn,
     ListIn,
     NeighborEntryOut,
     NeighborsIn,
@@ -329,3 +330,11 @@ async def delete_hyperedge(graph_uuid: str, hyperedge_uuid: str, zep: Zep4) -> A
     fact = await _hyper_fact(zep, target, hyperedge_uuid)
     await zep.space.delete_fact(target.ref, fact.id)
     return AsyncResultOut(task=zep.tasks.done("hyperedge_delete", {"hyperedge_uuid": hyperedge_uuid}))
+
+
+@router.patch("/graphs/{graph_uuid}/hyperedges/{hyperedge_uuid}", response_model=HyperedgeOut)
+async def update_hyperedge(graph_uuid: str, hyperedge_uuid: str, body: HyperedgeUpdateIn, zep: Zep4) -> HyperedgeOut:
+    """Correct a hyperedge's text: a new version of the fact, the old one kept in its history."""
+    target = zep.addresses.graph(graph_uuid)
+    fact = await _hyper_fact(zep, target, hyperedge_uuid)
+    return _hyperedge(await zep.space.update_fact(target.ref, fact.id, fact=body.fact), target)

@@ -9,19 +9,28 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Query
 
+from chronomem.app.tenancy import SUMMARY_INSTRUCTION
 from chronomem.errors import ChronomemError
+from chronomem.service.compat.ontology import clear_types, store_types, stored_types
 from chronomem.service.compat.v4.addresses import Addresses
-from chronomem.service.compat.v4.deps import Zep4
+from chronomem.service.compat.v4.deps import Zep4, Zep4Space
 from chronomem.service.compat.v4.errors import refuse_unsupported
 from chronomem.service.compat.v4.idempotency import IdempotentRoute
 from chronomem.service.compat.v4.models import (
     AsyncResultOut,
     ContextTemplateIn,
     ContextTemplateOut,
+    InstructionIn,
+    InstructionsIn,
+    InstructionsOut,
+    OntologyIn,
+    OntologyOut,
     Page,
     TaskOut,
     TemplateFilterIn,
+    v2_types,
 )
+from chronomem.service.compat.v4.ontology import ontology_out
 from chronomem.service.compat.v4.pages import DEFAULT_PAGE, Cursor, PageSize, page_of, window
 from chronomem.service.compat.v4.templates import render_template, template_name
 
@@ -108,3 +117,65 @@ async def lookup_batch(zep: Zep4, body: Annotated[dict[str, Any] | None, Body()]
                 item |= {"uuid": find(str(legacy)), "found": True}
             items.append(item)
     return {"items": items}
+
+
+# -- the project's ontology and summary instructions --------------------------------------------------
+
+
+@router.get("/project/ontology", response_model=OntologyOut)
+async def get_project_ontology(zep: Zep4) -> OntologyOut:
+    """The project's entity and edge types (``inherited``: it has none, the server's apply)."""
+    stored = stored_types(zep.control, zep.space.project.id, "")
+    return ontology_out(stored or {"entity_types": [], "edge_types": []}, inherited=stored is None)
+
+
+@router.put("/project/ontology", response_model=OntologyOut)
+async def set_project_ontology(body: OntologyIn, zep: Zep4) -> OntologyOut:
+    """Replace the project's types (``inherited: true``: drop them)."""
+    refuse_unsupported("project.set_ontology", entity_type_hierarchy=body.entity_type_hierarchy)
+    if body.inherited:
+        clear_types(zep.control, zep.space.project.id, "")
+    else:
+        store_types(zep.control, zep.space.project.id, "", *v2_types(body))
+    return await get_project_ontology(zep)
+
+
+def _instructions(zep: Zep4Space, scope: str) -> list[InstructionIn]:
+    documents = zep.control.list_documents(zep.space.project.id, SUMMARY_INSTRUCTION, scope=scope)
+    return [InstructionIn(name=d.name, text=d.body) for d in documents]
+
+
+def _replace_instructions(zep: Zep4Space, scope: str, body: InstructionsIn) -> None:
+    pid = zep.space.project.id
+    for document in zep.control.list_documents(pid, SUMMARY_INSTRUCTION, scope=scope):
+        zep.control.delete_document(pid, SUMMARY_INSTRUCTION, scope, document.name)
+    if not body.inherited:
+        for instruction in body.instructions or ():
+            zep.control.put_document(pid, SUMMARY_INSTRUCTION, scope, instruction.name, instruction.text)
+
+
+@router.get("/project/user-summary-instructions", response_model=InstructionsOut)
+async def get_project_summary_instructions(zep: Zep4) -> InstructionsOut:
+    """What every user summary of the project follows."""
+    return InstructionsOut(instructions=_instructions(zep, ""), inherited=False)
+
+
+@router.put("/project/user-summary-instructions", response_model=InstructionsOut)
+async def set_project_summary_instructions(body: InstructionsIn, zep: Zep4) -> InstructionsOut:
+    _replace_instructions(zep, "", body)
+    return await get_project_summary_instructions(zep)
+
+
+@router.get("/users/{user_uuid}/summary-instructions", response_model=InstructionsOut)
+async def get_user_summary_instructions(user_uuid: str, zep: Zep4) -> InstructionsOut:
+    """The user's own instructions, else the project's (``inherited``); a user's summary follows
+    both."""
+    own = _instructions(zep, zep.addresses.user(user_uuid).group_id)
+    return InstructionsOut(instructions=own or _instructions(zep, ""), inherited=not own)
+
+
+@router.put("/users/{user_uuid}/summary-instructions", response_model=InstructionsOut)
+async def set_user_summary_instructions(user_uuid: str, body: InstructionsIn, zep: Zep4) -> InstructionsOut:
+    """Replace the user's own instructions (``inherited: true``: drop them)."""
+    _replace_instructions(zep, zep.addresses.user(user_uuid).group_id, body)
+    return await get_user_summary_instructions(user_uuid, zep)
