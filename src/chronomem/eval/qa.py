@@ -215,7 +215,7 @@ def select_questions(locomo: str | Path | None, longmemeval: str | Path | None, 
         questions += _lme_questions(load_longmemeval(longmemeval), options.lme_oracle)
     questions = [q for q in questions if _wanted(q, types)]
     if options.max_conversation_tokens is not None:
-        questions = [q for q in questions if _conversation_tokens(q) <= options.max_conversation_tokens]
+        questions = _short_enough(questions, options.max_conversation_tokens)
     if options.sample is not None and options.sample < len(questions):
         picked = set(random.Random(options.seed).sample(range(len(questions)), options.sample))
         questions = [q for i, q in enumerate(questions) if i in picked]
@@ -254,14 +254,13 @@ def full_conversation(question: QaQuestion) -> str:
     raise InvalidInputError(f"question {question.question_id} carries no conversation")
 
 
-_conversation_sizes: dict[tuple[str, str], int] = {}
-
-
-def _conversation_tokens(question: QaQuestion) -> int:
-    key = (question.benchmark, question.group)
-    if key not in _conversation_sizes:
-        _conversation_sizes[key] = estimate_tokens(full_conversation(question))
-    return _conversation_sizes[key]
+def _short_enough(questions: Sequence[QaQuestion], most: int) -> list[QaQuestion]:
+    """The questions whose whole conversation is at most ``most`` tokens (each conversation measured once)."""
+    sizes: dict[str, int] = {}
+    for q in questions:
+        if q.group not in sizes:
+            sizes[q.group] = estimate_tokens(full_conversation(q))
+    return [q for q in questions if sizes[q.group] <= most]
 
 
 def _asked_at(question: QaQuestion) -> str:
