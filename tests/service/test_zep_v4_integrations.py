@@ -9,26 +9,35 @@ They run in .venv-zep4 (``zep4/integrations.py``): they need ``zep-cloud>=4``.""
 
 from __future__ import annotations
 
+import os
+import re
+import subprocess
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 import processes
-from service_support import create_key, free_port, start_live_server
+from service_support import ROOT, create_key, free_port, start_live_server
 from zep4_support import run_script, zep4_python
 
 pytestmark = pytest.mark.integration
 
 
 @pytest.fixture(scope="module")
-def seen(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
     zep4_python()
     data_dir = tmp_path_factory.mktemp("zep4-integrations")
     key = create_key(data_dir, "agents")
     port = free_port()
     with processes.stopping(start_live_server(data_dir, port, model="heuristic"), grace=20):
-        yield run_script("integrations.py", "--base-url", f"http://127.0.0.1:{port}", "--key", key)
+        yield f"http://127.0.0.1:{port}", key
+
+
+@pytest.fixture(scope="module")
+def seen(served: tuple[str, str]) -> dict[str, Any]:
+    base, key = served
+    return run_script("integrations.py", "--base-url", base, "--key", key)
 
 
 def test_pydantic_ai_agent_persists_both_turns_and_is_given_what_was_said(seen: dict[str, Any]) -> None:
@@ -56,3 +65,18 @@ def test_langgraph_node_persists_turns_and_reads_context_search_and_store(seen: 
     assert "Beth lives in Porto" in run["search"]
     assert run["store_get"] == {"text": "Alice's favourite colour is green."}
     assert any("green" in str(item.get("content")) for item in run["store"])
+
+
+def test_the_readme_example_runs(served: tuple[str, str]) -> None:
+    """The README's "Coming from Zep" example, as printed there, with pydantic-ai's test model."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    match = re.search(r"<!-- example: zep-v4-pydantic-ai -->\n```python\n(.*?)```", readme, re.S)
+    assert match, "no zep-v4-pydantic-ai example in the README"
+    base, key = served
+    env = os.environ | {"BASE": base, "KEY": key, "AGENT_MODEL": "test"}
+    done = subprocess.run([str(zep4_python()), "-c", match.group(1)], env=env, capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert done.returncode == 0, done.stderr[-4000:]
+    lines = done.stdout.splitlines()
+    assert lines[0] == "user I adopted a cat named Miso."
+    assert len(lines) == 2 and lines[1].startswith("assistant ")  # the reply, persisted after the run

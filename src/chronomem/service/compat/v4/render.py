@@ -32,7 +32,7 @@ def thread(record: ThreadRecord, owner: UserRecord, addresses: Addresses) -> Thr
 def graph(target: Target) -> GraphOut:
     if target.user is not None:
         owner = target.user
-        return GraphOut(uuid=target.uuid, type="user", user_uuid=target.uuid, name=owner.user_id,
+        return GraphOut(uuid=target.uuid, type="user", user_uuid=target.uuid, name=external_id(owner.user_id),
                         created_at=owner.created_at, updated_at=owner.updated_at)
     record: GraphRecord | None = target.graph
     assert record is not None
