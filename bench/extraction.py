@@ -233,6 +233,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                     found = sum(v["found"] for v in case.verdicts)
                     print(f"[{number}/{len(cases)}] {case.id}: {found}/{len(case.verdicts)} found, "
                           f"{case.seconds:.0f} s", file=sys.stderr)
+                    if args.show:
+                        _show(case)
     verdicts = [v for c in cases for v in c.verdicts]
     found = [v for v in verdicts if v["found"]]
     dated = [v for v in found if "date_right" in v]
@@ -267,6 +269,24 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     return figures
 
 
+def _show(case: Case) -> None:
+    """The case's graph facts and its gold facts missed or wrong, on stderr, as the run goes."""
+    for fact in case.facts:
+        span = f"[{_day(fact.valid_at)} .. {_day(fact.invalid_at)}]{' expired' if fact.expired_at else ''}"
+        print(f"    graph: {fact.fact} {span}", file=sys.stderr)
+    golds = {g["id"]: g for g in case.data["facts"]}
+    for verdict in case.verdicts:
+        gold = golds[verdict["id"]]
+        wrong = [k for k in ("date_right", "state_right") if k in verdict and not verdict[k]]
+        if not verdict["found"] or wrong:
+            print(f"    {'missed' if not verdict['found'] else ', '.join(wrong) + ' wrong'}: {gold['fact']}",
+                  file=sys.stderr)
+
+
+def _day(moment: datetime | None) -> str:
+    return moment.date().isoformat() if moment else "-"
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", default="local", help="'provider:model' or local[:name] (default: local)")
@@ -276,6 +296,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--limit", type=int, help="only the first N cases")
     parser.add_argument("--per-domain", type=int, help="only the first K cases of each domain")
     parser.add_argument("--report", help="write the per-case graph and verdicts here (JSON)")
+    parser.add_argument("--show", action="store_true", help="print each case's graph and misses as it is judged")
     args = parser.parse_args(argv)
     for name, value in asyncio.run(run(args)).items():
         print(f"{name}: {value}")
