@@ -36,6 +36,7 @@ case's graph and verdicts as JSON.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import asyncio
 import json
 import re
@@ -224,7 +225,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         llm = LLMSettings.from_env(model=args.model, timeout_s=900)  # CHRONOMEM_LOCAL_MODEL_THREADS and the like count
         if args.base_url:
             llm = llm.model_copy(update={"base_urls": {args.model.partition(":")[0]: args.base_url}})
-        settings = Settings(data_dir=Path(data_dir), llm=llm)
+        # CHRONOMEM_INGEST_* and the config file count; the data dir and the model are the run's own
+        settings = dataclasses.replace(Settings.from_env(), data_dir=Path(data_dir), llm=llm)
         async with await Chronomem.open(settings) as memory:
             with usage_scope() as usage:
                 for number, case in enumerate(cases, start=1):
