@@ -36,8 +36,8 @@ case's graph and verdicts as JSON.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import asyncio
+import dataclasses
 import json
 import re
 import sys
