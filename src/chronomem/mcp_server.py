@@ -1,8 +1,9 @@
 """The MCP server: chronomem's operations as tools for agents (official ``mcp`` SDK, ``MCPServer``).
 
 Tools: ``add_memory``, ``search_facts``, ``search_entities``, ``get_context``, ``get_episodes``,
-``delete_episode``, ``delete_fact``, ``delete_entity``, ``task_status``, ``fact_history`` and ``get_configuration``
-(the model, ontology and JSON mappings memories are extracted with). Each parses its
+``delete_episode``, ``delete_fact``, ``delete_entity``, ``task_status``, ``fact_history``,
+``get_neighbors`` and ``get_subgraph`` (graph navigation) and ``get_configuration`` (the model,
+ontology and JSON mappings memories are extracted with). Each parses its
 arguments, calls one operation of the application core (:class:`~chronomem.app.groups.GroupOperations`,
 the same the HTTP API runs for a project's graphs) and returns plain JSON. Memories are
 queued durably and extracted by an in-process worker pool, as in the HTTP service; ``task_status``
@@ -11,7 +12,8 @@ follows an added memory. Library errors come back as tool errors with their mess
 Zep's context types come from a project (``space``, a
 :class:`~chronomem.app.tenancy.ProjectSpace`; ``chronomem mcp --project``, default
 ``default``), whose users, threads and templates the HTTP API manages: ``get_user_summary``,
-``get_thread_summary``, and ``list_/get_/create_/replace_/delete_context_template``; ``get_context``
+``get_thread_summary``, ``lookup`` (a user's, graph's or thread's group by its id or UUID), and
+``list_/get_/create_/replace_/delete_context_template``; ``get_context``
 then takes ``template_id`` (the project's stored template) and ``user_id`` or ``thread_id`` (whose
 context, with their summaries), besides ``include_evidence``. Without a space those tools are not
 served and ``get_context`` refuses their parameters.
@@ -225,6 +227,7 @@ def build_mcp_server(
         return _episode(await groups.get_episode(group(group_id), episode_id))
 
     _history_tools(server, groups, group)
+    _navigation_tools(server, groups, group)
     _add_configuration_tool(server, memory)
     _project_tools(server, space)
     return server
@@ -235,6 +238,7 @@ def _project_tools(server: MCPServer[Any], space: ProjectSpace | None) -> None:
     if space is not None:
         _summary_tools(server, space)
         _template_tools(server, space)
+        _lookup_tool(server, space)
 
 
 async def _context(operations: GroupOperations, space: ProjectSpace | None, groups: list[str], query: str, *,
@@ -324,6 +328,66 @@ def _history_tools(server: MCPServer[Any], groups: GroupOperations, group: Calla
         """Every version of a fact, oldest first: what we believed, and from when to when
         (recorded_from, recorded_to; the last is what we believe now)."""
         return [_version(v) for v in await groups.fact_history(group(group_id), fact_id)]
+
+
+def _navigation_tools(server: MCPServer[Any], groups: GroupOperations, group: Callable[[str | None], str]) -> None:
+    @server.tool()
+    @_tool_errors
+    async def get_neighbors(entity_id: str, group_id: str | None = None,
+                            direction: Literal["in", "out", "both"] = "both") -> list[dict[str, Any]]:
+        """The entities one current fact away from an entity, each with the facts that join them
+        (direction: out = facts it is the source of, in = facts pointing at it)."""
+        found = await groups.neighbours(group(group_id), entity_id, direction=direction)
+        return [{"entity": _entity(n.entity), "facts": [_fact(f) for f in n.facts]} for n in found]
+
+    @server.tool()
+    @_tool_errors
+    async def get_subgraph(
+        entity_ids: Annotated[list[str], Field(min_length=1, max_length=100)],
+        group_id: str | None = None,
+        depth: Annotated[int, Field(ge=0, le=5)] = 1,
+        max_entities: Annotated[int, Field(ge=1, le=1_000)] = 100,
+        max_facts: Annotated[int, Field(ge=1, le=5_000)] = 500,
+    ) -> dict[str, Any]:
+        """The entities within depth facts of the given ones and the current facts among them,
+        breadth first; truncated says a bound cut it."""
+        found = await groups.subgraph(group(group_id), entity_ids, depth=depth, max_nodes=max_entities,
+                                      max_edges=max_facts)
+        return {"entities": [_entity(e) for e in found.entities], "facts": [_fact(f) for f in found.facts],
+                "truncated": found.truncated, "truncation_reason": found.reason}
+
+
+def _lookup_tool(server: MCPServer[Any], space: ProjectSpace) -> None:
+    from chronomem.controlplane import GraphRecord, UserRecord
+
+    @server.tool()
+    @_tool_errors
+    async def lookup(user_id: str | None = None, graph_id: str | None = None, thread_id: str | None = None,
+                     uuid: str | None = None) -> dict[str, Any]:
+        """The graph of a project's user, named graph or thread, by its id or by its UUID (Zep v4's
+        address): its group_id, which the other tools take, and its UUID."""
+        given = [v for v in (user_id, graph_id, thread_id, uuid) if v is not None]
+        if len(given) != 1:
+            raise ToolError("give exactly one of user_id, graph_id, thread_id and uuid")
+        addresses = space.addresses()
+        if uuid is not None:
+            found: Any = addresses.find(uuid)
+        elif user_id is not None:
+            found = space.get_user(user_id)
+        elif graph_id is not None:
+            found = space.get_graph(graph_id)
+        else:
+            assert thread_id is not None
+            found = space.get_thread(thread_id)
+        if isinstance(found, UserRecord):
+            return {"kind": "user", "user_id": found.user_id, "uuid": addresses.user_uuid(found),
+                    "group_id": found.group_id}
+        if isinstance(found, GraphRecord):
+            return {"kind": "graph", "graph_id": found.graph_id, "uuid": addresses.graph_uuid(found),
+                    "group_id": found.group_id}
+        owner = space.get_user(found.user_id)
+        return {"kind": "thread", "thread_id": found.thread_id, "user_id": found.user_id,
+                "uuid": addresses.thread_uuid(found), "group_id": owner.group_id}
 
 
 def _add_configuration_tool(server: MCPServer[Any], memory: Chronomem) -> None:

@@ -20,8 +20,9 @@ from chronomem.store import GraphWrite
 from chronomem.store.factory import open_store
 from mcp import Client
 
-PROJECT_TOOLS = {"get_user_summary", "get_thread_summary", "list_context_templates", "get_context_template",
-                 "create_context_template", "replace_context_template", "delete_context_template"}
+PROJECT_TOOLS = {"get_user_summary", "get_thread_summary", "lookup", "list_context_templates",
+                 "get_context_template", "create_context_template", "replace_context_template",
+                 "delete_context_template"}
 TEMPLATE = "WHO:\n%{user_summary}\nWHAT:\n%{edges limit=3 types=[LIVES_IN,OWNS]}"
 
 

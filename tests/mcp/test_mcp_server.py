@@ -21,7 +21,8 @@ from mcp import Client, StdioServerParameters
 from service_support import free_port
 
 TOOLS = {"add_memory", "search_facts", "search_entities", "get_context", "get_episodes", "delete_episode",
-         "delete_fact", "delete_entity", "task_status", "fact_history", "get_configuration"}
+         "delete_fact", "delete_entity", "task_status", "fact_history", "get_neighbors", "get_subgraph",
+         "get_configuration"}
 FAST = WorkerSettings(retry_base_s=0.01, poll_interval_s=0.05)
 
 

@@ -12,10 +12,10 @@ from types import SimpleNamespace
 
 import pytest
 
+from chronomem.app.addresses import external_id, group_uuid, minted_id, object_id, wire_id
 from chronomem.config.settings import Settings
 from chronomem.service.app import create_app
 from chronomem.service.compat.v4 import create_v4_app
-from chronomem.service.compat.v4.addresses import external_id, group_uuid, minted_id, object_id, wire_id
 from chronomem.service.compat.v4.models import DateFilterGroupIn, DateFilterIn, DateFiltersIn
 from chronomem.service.compat.v4.routes.unsupported import sdk_call
 from chronomem.service.compat.v4.search import dates_pass

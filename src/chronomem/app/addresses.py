@@ -1,5 +1,6 @@
-"""Zep v4 addresses every user, thread, graph and template by a server-made UUID; chronomem's control
-plane names them by id. This module maps one onto the other.
+"""The UUID of each user, graph and thread of a project, and back: Zep v4 addresses them so (the
+compatibility API at ``/api/v4``), while chronomem's control plane names them by id; the native
+API's ``/lookup`` and the MCP server's ``lookup`` tool go from one to the other for every shell.
 
 - A user's or a named graph's UUID is its store group's (``u_<hex>`` / ``g_<hex>``, minted when it was
   made, so a user deleted and made again gets a new one); a user's graph is addressed by the user's
@@ -156,6 +157,16 @@ class Addresses:
             if isinstance(hit, GraphRecord):
                 return Target(wanted, hit.group_id, graph=hit)
         raise NotFoundError(f"graph {address!r} not found")
+
+    def find(self, address: str) -> UserRecord | GraphRecord | ThreadRecord:
+        """Whatever of the project ``address`` is the UUID of (``NotFoundError`` else)."""
+        wanted = _canonical(address)
+        if wanted is not None:
+            hit = self._indexed(wanted) or self._scan_users(wanted) or self._scan_graphs(wanted)
+            hit = hit or self._scan_threads(wanted)
+            if hit is not None:
+                return hit
+        raise NotFoundError(f"{address!r} is the UUID of no user, graph or thread of this project")
 
     def target_of_user(self, user: UserRecord) -> Target:
         return Target(self.user_uuid(user), user.group_id, user=user)

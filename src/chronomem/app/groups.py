@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+from chronomem.app import navigation
+from chronomem.app.navigation import Direction, Neighbour, Subgraph
 from chronomem.domain import Entity, Episode, Fact, FactSource, FactVersion, to_relation_type
 from chronomem.errors import InvalidInputError
 from chronomem.memory import Chronomem
@@ -199,6 +201,16 @@ class GroupOperations:
         """A group's facts (superseded versions included), oldest first, one page at a time."""
         offset = decode_cursor(cursor)
         return _page(await self.memory.list_facts(group_id, limit=limit + 1, offset=offset), limit, offset)
+
+    async def neighbours(self, group_id: str, entity_id: str, *, direction: Direction = "both") -> list[Neighbour]:
+        """The entities one current fact away, with the facts that join them
+        (:func:`chronomem.app.navigation.neighbours`)."""
+        return await navigation.neighbours(self.memory, group_id, entity_id, direction=direction)
+
+    async def subgraph(self, group_id: str, seeds: Sequence[str], **bounds: Any) -> Subgraph:
+        """The entities within ``depth`` facts of ``seeds`` and the facts among them
+        (:func:`chronomem.app.navigation.subgraph`)."""
+        return await navigation.subgraph(self.memory, group_id, seeds, **bounds)
 
     # -- forgetting --------------------------------------------------------------------------------
 

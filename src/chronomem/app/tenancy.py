@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from chronomem.app import project_config
 from chronomem.app import templates as context_templates
 from chronomem.app.groups import GroupOperations, Page
+from chronomem.app.navigation import Direction, Neighbour, Subgraph
 from chronomem.app.project_config import InForce
 from chronomem.app.summaries import (
     THREAD_SUMMARY,
@@ -45,6 +46,7 @@ from chronomem.search.context import fact_line
 from chronomem.search.templates import Template, parse_template
 
 if TYPE_CHECKING:
+    from chronomem.app.addresses import Addresses
     from chronomem.search.searcher import SearchResults
 
 __all__ = [
@@ -124,6 +126,12 @@ class ProjectSpace:
     @property
     def _pid(self) -> str:
         return self.project.id
+
+    def addresses(self) -> Addresses:
+        """The UUIDs of the project's users, graphs and threads, both ways (Zep v4's addresses)."""
+        from chronomem.app.addresses import Addresses  # it builds on this module
+
+        return Addresses(self, self._control)
 
     # -- users -------------------------------------------------------------------------------------
 
@@ -387,6 +395,12 @@ class ProjectSpace:
 
     async def delete_fact(self, ref: GraphRef, fact_id: str) -> Fact:
         return await self._groups.delete_fact(self.group_of(ref), fact_id)
+
+    async def neighbours(self, ref: GraphRef, entity_id: str, *, direction: Direction = "both") -> list[Neighbour]:
+        return await self._groups.neighbours(self.group_of(ref), entity_id, direction=direction)
+
+    async def subgraph(self, ref: GraphRef, seeds: Sequence[str], **bounds: Any) -> Subgraph:
+        return await self._groups.subgraph(self.group_of(ref), seeds, **bounds)
 
     async def list_entities(self, ref: GraphRef, *, limit: int, cursor: str | None = None) -> Page[Entity]:
         """A graph's entities, oldest first, one page at a time."""

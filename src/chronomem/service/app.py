@@ -37,7 +37,17 @@ from chronomem.service.errors import install_error_handlers
 from chronomem.service.limits import BodySizeLimit
 from chronomem.service.observability import RequestTelemetry, metrics_router
 from chronomem.service.pages import mount_pages
-from chronomem.service.routers import explorer, graph, probes, project_config, tasks, templates, threads, users
+from chronomem.service.routers import (
+    explorer,
+    graph,
+    lookup,
+    probes,
+    project_config,
+    tasks,
+    templates,
+    threads,
+    users,
+)
 from chronomem.telemetry import configure as configure_telemetry
 from chronomem.telemetry import metrics
 
@@ -103,7 +113,7 @@ def create_app(
     app.include_router(probes.router)
     if settings.telemetry.metrics:
         app.include_router(metrics_router)
-    for module in (users, threads, graph, tasks, templates, project_config, explorer):
+    for module in (users, threads, graph, tasks, templates, project_config, explorer, lookup):
         app.include_router(module.router, prefix=API_PREFIX)
     mount_compat(app)  # /api/v2: Zep's SDK works unchanged
     mount_v4(app)  # /api/v4: Zep's 4.x SDK and its framework integrations

@@ -40,13 +40,18 @@ __all__ = [
     "GraphList",
     "GraphOut",
     "Health",
+    "LookupOut",
     "MessageIn",
     "MessageList",
     "MessageOut",
+    "NeighborList",
+    "NeighborOut",
     "Ready",
     "SearchFiltersIn",
     "SearchRequest",
     "SearchResponse",
+    "SubgraphRequest",
+    "SubgraphResponse",
     "SummaryResponse",
     "TaskEpisode",
     "TaskOut",
@@ -543,6 +548,44 @@ class SearchRequest(_Target):
         if self.reranker == "node_distance" and self.center_node_uuid is None:
             raise ValueError("the node_distance reranker needs center_node_uuid")
         return self
+
+
+class NeighborOut(BaseModel):
+    """An entity one fact away, and the current facts that join them (oldest first)."""
+
+    entity: EntityOut
+    facts: list[FactOut]
+
+
+class NeighborList(BaseModel):
+    neighbors: list[NeighborOut]
+
+
+class SubgraphRequest(_Target):
+    """The entities within ``depth`` facts of the seeds, and the current facts among them."""
+
+    seed_entity_uuids: Annotated[list[Name], Field(min_length=1, max_length=100)]
+    depth: Annotated[int, Field(ge=0, le=5)] = 1
+    max_entities: Annotated[int, Field(ge=1, le=1_000)] = 100
+    max_facts: Annotated[int, Field(ge=1, le=5_000)] = 500
+    direction: Literal["in", "out", "both"] = "both"
+
+
+class SubgraphResponse(BaseModel):
+    entities: list[EntityOut]
+    facts: list[FactOut]
+    truncated: bool  # a bound (max_entities, max_facts) cut the walk
+    truncation_reason: Literal["max_nodes", "max_edges"] | None = None
+
+
+class LookupOut(BaseModel):
+    """What a UUID (Zep v4's address of a user, graph or thread) names in this API."""
+
+    kind: Literal["user", "graph", "thread"]
+    uuid: str
+    user_id: str | None = None  # a user, or a thread's user
+    graph_id: str | None = None
+    thread_id: str | None = None
 
 
 class SearchResponse(BaseModel):

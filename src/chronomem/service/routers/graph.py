@@ -6,7 +6,7 @@ Every graph route names its graph with exactly one of ``user_id`` (a user's grap
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Query, Response
 
@@ -28,8 +28,12 @@ from chronomem.service.schemas import (
     GraphCreate,
     GraphList,
     GraphOut,
+    NeighborList,
+    NeighborOut,
     SearchRequest,
     SearchResponse,
+    SubgraphRequest,
+    SubgraphResponse,
 )
 from chronomem.service.search_mapping import render_results, search_options
 
@@ -183,6 +187,28 @@ async def get_entity(uuid: str, target: Target, space: Space) -> EntityOut:
 async def delete_entity(uuid: str, target: Target, space: Space) -> Response:
     await space.delete_entity(target, uuid)
     return Response(status_code=204)
+
+
+# -- navigation --------------------------------------------------------------------------------------
+
+
+@router.get("/graph/entities/{uuid}/neighbors", response_model=NeighborList,
+            summary="The entities one current fact away, each with the facts that join them")
+async def neighbors(uuid: str, target: Target, space: Space,
+                    direction: Literal["in", "out", "both"] = "both") -> NeighborList:
+    found = await space.neighbours(target, uuid, direction=direction)
+    return NeighborList(neighbors=[NeighborOut(entity=EntityOut.from_domain(n.entity),
+                                               facts=[FactOut.from_domain(f) for f in n.facts]) for n in found])
+
+
+@router.post("/graph/subgraph", response_model=SubgraphResponse,
+             summary="The entities within depth facts of the seeds, and the current facts among them")
+async def subgraph(body: SubgraphRequest, space: Space) -> SubgraphResponse:
+    found = await space.subgraph(_ref(body), body.seed_entity_uuids, depth=body.depth, max_nodes=body.max_entities,
+                                 max_edges=body.max_facts, direction=body.direction)
+    return SubgraphResponse(entities=[EntityOut.from_domain(e) for e in found.entities],
+                            facts=[FactOut.from_domain(f) for f in found.facts], truncated=found.truncated,
+                            truncation_reason=found.reason)  # type: ignore[arg-type]
 
 
 # -- search ------------------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ A FastAPI application of its own beside the v3 one at ``/api/v2`` (:mod:`chronom
 with Zep's v4 error body and its own OpenAPI document (``/api/v4/openapi.json``). Its routes map
 each SDK call onto the same project operations (:mod:`chronomem.app.tenancy`) and the same search,
 context, ontology and user-node code as v3; what v4 adds is addressing by UUID
-(:mod:`~chronomem.service.compat.v4.addresses`), tasks for every write
+(:mod:`~chronomem.app.addresses`), tasks for every write
 (:mod:`~chronomem.service.compat.v4.tasks`), ``Idempotency-Key``
 (:mod:`~chronomem.service.compat.v4.idempotency`) and cursor pages. Calls outside the memory
 subset answer 501 naming the call (:mod:`~chronomem.service.compat.v4.routes.unsupported`).

@@ -7,10 +7,10 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
+from chronomem.app.addresses import Addresses
 from chronomem.app.tenancy import ProjectSpace
 from chronomem.controlplane import ControlPlane
 from chronomem.memory import Chronomem
-from chronomem.service.compat.v4.addresses import Addresses
 from chronomem.service.compat.v4.tasks import Tasks
 from chronomem.service.deps import project_space, service_state
 
@@ -28,7 +28,7 @@ class Zep4Space:
 
 async def zep4_space(request: Request, space: Annotated[ProjectSpace, Depends(project_space)]) -> Zep4Space:
     state = service_state(request)
-    return Zep4Space(space, state.control, state.memory, Addresses(space, state.control), Tasks(space, state.control))
+    return Zep4Space(space, state.control, state.memory, space.addresses(), Tasks(space, state.control))
 
 
 Zep4 = Annotated[Zep4Space, Depends(zep4_space)]

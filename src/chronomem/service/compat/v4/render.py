@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from chronomem.app.addresses import Addresses, Target, external_id, wire_id
 from chronomem.controlplane import GraphRecord, ThreadRecord, UserRecord
 from chronomem.domain import Entity, Episode, EpisodeStatus, Fact
 from chronomem.service.compat.render import role_type
-from chronomem.service.compat.v4.addresses import Addresses, Target, external_id, wire_id
 from chronomem.service.compat.v4.models import EdgeOut, EpisodeOut, GraphOut, MessageOut, NodeOut, ThreadOut, UserOut
 
 __all__ = ["edge", "episode", "graph", "message", "node", "thread", "user"]

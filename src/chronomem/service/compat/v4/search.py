@@ -13,10 +13,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from chronomem.app.addresses import Target, object_id
 from chronomem.errors import InvalidInputError
 from chronomem.service.compat.models import DateFilterIn, SearchFiltersIn, SearchRequest, SearchScope
 from chronomem.service.compat.search import Hits, date_filters_pass, run_search
-from chronomem.service.compat.v4.addresses import Target, object_id
 from chronomem.service.compat.v4.deps import Zep4Space
 from chronomem.service.compat.v4.errors import refuse_unsupported
 from chronomem.service.compat.v4.models import DateFiltersIn, ListFiltersIn, SearchIn

@@ -15,11 +15,11 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from chronomem.app.addresses import object_id, wire_id
 from chronomem.app.tenancy import ProjectSpace, TaskView
 from chronomem.controlplane import ControlPlane, TaskRecord
 from chronomem.domain import EpisodeStatus, new_id
 from chronomem.errors import NotFoundError
-from chronomem.service.compat.v4.addresses import object_id, wire_id
 from chronomem.service.compat.v4.models import ErrorBodyOut, TaskOut
 from chronomem.timeutil import utc_now
 

@@ -16,10 +16,10 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 
+from chronomem.app.addresses import object_id, wire_id
 from chronomem.domain import EpisodeStatus, new_id
 from chronomem.errors import ChronomemError, ConflictError, InvalidInputError, NotFoundError
 from chronomem.memory import NewMessage
-from chronomem.service.compat.v4.addresses import object_id, wire_id
 from chronomem.service.compat.v4.deps import Zep4, Zep4Space
 from chronomem.service.compat.v4.errors import refuse_unsupported
 from chronomem.service.compat.v4.idempotency import IdempotentRoute

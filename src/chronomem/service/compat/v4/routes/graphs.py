@@ -9,11 +9,10 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body, Query
 
 from chronomem.app import templates as context_templates
-from chronomem.app.navigation import subgraph
+from chronomem.app.addresses import Target, minted_id, object_id
 from chronomem.errors import InvalidInputError
 from chronomem.service.compat.ontology import clear_types, store_types, stored_types
 from chronomem.service.compat.v4 import render
-from chronomem.service.compat.v4.addresses import Target, minted_id, object_id
 from chronomem.service.compat.v4.deps import Zep4, Zep4Space
 from chronomem.service.compat.v4.errors import refuse_unsupported
 from chronomem.service.compat.v4.idempotency import IdempotentRoute
@@ -284,9 +283,10 @@ async def get_subgraph(graph_uuid: str, body: SubgraphIn, zep: Zep4) -> Subgraph
     ``max_edges`` edges; ``truncated`` says when a bound cut it)."""
     refuse_unsupported("graph.get_subgraph", filters=body.filters)
     target = zep.addresses.graph(graph_uuid)
-    found = await subgraph(zep.memory, target.group_id, [object_id(s) for s in body.seed_node_uuids],
-                           depth=body.depth if body.depth is not None else 1, max_nodes=body.max_nodes or 100,
-                           max_edges=body.max_edges or 500, direction=body.direction or "both")
+    found = await zep.space.subgraph(target.ref, [object_id(s) for s in body.seed_node_uuids],
+                                     depth=body.depth if body.depth is not None else 1,
+                                     max_nodes=body.max_nodes or 100, max_edges=body.max_edges or 500,
+                                     direction=body.direction or "both")
     names = {e.id: e.name for e in found.entities}
     return SubgraphOut(nodes=[render.node(e, target) for e in found.entities],
                        edges=[render.edge(f, target, names=names) for f in found.facts], truncated=found.truncated,

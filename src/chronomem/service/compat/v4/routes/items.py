@@ -6,12 +6,11 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Body
 
-from chronomem.app.navigation import neighbours
+from chronomem.app.addresses import Target, object_id, wire_id
 from chronomem.domain import Entity, Fact
 from chronomem.errors import InvalidInputError, NotFoundError
 from chronomem.service.compat.search import edge_passes
 from chronomem.service.compat.v4 import render
-from chronomem.service.compat.v4.addresses import Target, object_id, wire_id
 from chronomem.service.compat.v4.deps import Zep4, Zep4Space
 from chronomem.service.compat.v4.errors import refuse_unsupported
 from chronomem.service.compat.v4.idempotency import IdempotentRoute
@@ -256,8 +255,8 @@ async def list_neighbors(graph_uuid: str, node_uuid: str, zep: Zep4, body: Annot
                        order_by=order_by if order_by not in (None, "created_at") else None,
                        order=order if order not in (None, "asc") else None)
     target = zep.addresses.graph(graph_uuid)
-    found = await neighbours(zep.memory, target.group_id, object_id(node_uuid),
-                             direction=(body.direction if body and body.direction else "both"))
+    found = await zep.space.neighbours(target.ref, object_id(node_uuid),
+                                       direction=(body.direction if body and body.direction else "both"))
     offset = window(cursor)
     shown = found[offset:offset + page_size]
     names = {n.entity.id: n.entity.name for n in shown} | {object_id(node_uuid): ""}

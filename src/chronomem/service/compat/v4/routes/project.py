@@ -9,10 +9,10 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Query
 
+from chronomem.app.addresses import Addresses
 from chronomem.app.tenancy import SUMMARY_INSTRUCTION
 from chronomem.errors import ChronomemError
 from chronomem.service.compat.ontology import clear_types, store_types, stored_types
-from chronomem.service.compat.v4.addresses import Addresses
 from chronomem.service.compat.v4.deps import Zep4, Zep4Space
 from chronomem.service.compat.v4.errors import refuse_unsupported
 from chronomem.service.compat.v4.idempotency import IdempotentRoute

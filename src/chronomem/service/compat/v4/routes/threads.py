@@ -6,12 +6,12 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
+from chronomem.app.addresses import Addresses, minted_id, object_id
 from chronomem.controlplane import ThreadRecord
 from chronomem.domain import Episode
 from chronomem.errors import InvalidInputError, NotFoundError
 from chronomem.memory import NewMessage
 from chronomem.service.compat.v4 import render
-from chronomem.service.compat.v4.addresses import Addresses, minted_id, object_id
 from chronomem.service.compat.v4.deps import Zep4, Zep4Space
 from chronomem.service.compat.v4.errors import refuse_unsupported
 from chronomem.service.compat.v4.idempotency import IdempotentRoute

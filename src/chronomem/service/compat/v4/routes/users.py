@@ -6,11 +6,11 @@ from typing import Annotated
 
 from fastapi import APIRouter, Body
 
+from chronomem.app.addresses import Addresses, minted_id
 from chronomem.controlplane import UserRecord
 from chronomem.errors import InvalidInputError, NotFoundError
 from chronomem.service.compat.context import user_entity
 from chronomem.service.compat.v4 import render
-from chronomem.service.compat.v4.addresses import Addresses, minted_id
 from chronomem.service.compat.v4.deps import Zep4, Zep4Space
 from chronomem.service.compat.v4.errors import DuplicateError, refuse_unsupported
 from chronomem.service.compat.v4.idempotency import IdempotentRoute
