@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Body
 
-from chronomem.app.addresses import Addresses, minted_id
+from chronomem.app.addresses import MINTED_PREFIX, Addresses, external_id, minted_id
 from chronomem.controlplane import UserRecord
 from chronomem.errors import InvalidInputError, NotFoundError
 from chronomem.service.compat.context import user_entity
@@ -36,6 +36,8 @@ _PROFILE = {"email", "first_name", "last_name", "metadata"}
 async def create(body: UserIn, zep: Zep4) -> UserOut:
     refuse_unsupported("user.create", time_zone=body.time_zone, content_policy=body.content_policy,
                        disable_default_ontology=body.disable_default_ontology)
+    if body.user_id is not None and external_id(body.user_id) is None:
+        raise InvalidInputError(f"user_id: {MINTED_PREFIX!r} starts the ids chronomem makes itself")
     if body.user_id is not None:
         try:
             holder = zep.space.get_user(body.user_id)
