@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from chronomem.ingest.pairs import NamedTogether, named_together
 
 
@@ -37,3 +39,31 @@ def test_without_a_speaker_first_person_names_no_one_and_the_list_is_bounded() -
     assert len(_pairs(text, names)) == 10
     assert _pairs(text, names, limit=3) == [("Ann", "Bob"), ("Ann", "Cy"), ("Ann", "Di")]
     assert named_together(text, names, limit=1) == [NamedTogether("Ann", "Bob", 1)]
+
+
+async def test_the_fact_call_is_shown_the_pairs_of_the_message_and_renders_them_after_the_entities(store, embedder):
+    from ingest_doubles import Script
+
+    from chronomem.domain import Episode
+    from chronomem.ingest import Ingestor
+    from chronomem.ingest.prompts import FACT_EXTRACTION
+    from chronomem.llm.testing import FunctionModel
+
+    script = Script()
+    script.episodes["Sam"] = (["Lena", "Sam", "Denver", "Brightway"], [
+        {"source": "Sam", "relation_type": "LIVES_IN", "target": "Denver", "fact": "Sam moved to Denver"},
+    ])
+    seen: list[Any] = []
+
+    def answer(prompt: Any, context: Any) -> Any:
+        if prompt.name == "extract_facts":
+            seen.append(context)
+        return script(prompt, context)
+
+    ingestor = Ingestor(store, embedder, FunctionModel(answer))
+    await ingestor.add_episode(Episode(group_id="g", speaker="Lena", content="My brother Sam moved to Denver. "
+                                       "He quit Brightway on Friday."))
+    (context,) = seen
+    assert context.pairs == (("Lena", "Sam"), ("Lena", "Denver"), ("Sam", "Denver"), ("Brightway", "Sam"))
+    data = FACT_EXTRACTION.build(context)[-1].content
+    assert data.index("<ENTITIES>") < data.index("<NAMED TOGETHER>\n- Lena + Sam\n- Lena + Denver")

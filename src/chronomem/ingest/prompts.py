@@ -403,8 +403,8 @@ class FactExtractionContext:
     instructions: str = ""
     existing: tuple[CandidateFact, ...] = ()  # current facts of these entities, near the episode
     ambiguous: tuple[EntityQuestion, ...] = ()  # extracted names that may be existing entities
-    # (entity, entity, sentence number): the ENTITIES each sentence of the message names together
-    pairs: tuple[tuple[str, str, int], ...] = ()
+    # the ENTITIES each sentence of the message names together, in reading order
+    pairs: tuple[tuple[str, str], ...] = ()
 
 
 _FACT_SCHEMA = (
@@ -498,7 +498,7 @@ def _build_fact_extraction(ctx: FactExtractionContext) -> list[Message]:
         f"{c.index}: {c.relation_type}: {c.fact}{_span(c.valid_at, c.invalid_at)}" for c in ctx.existing
     )
     questions = "\n".join(_render_entity_question(q) for q in ctx.ambiguous)
-    together = "\n".join(f"- {a} + {b}" for a, b, _ in ctx.pairs)
+    together = "\n".join(f"- {a} + {b}" for a, b in ctx.pairs)
     return [
         _static("You extract dated facts between entities for a temporal knowledge graph.",
                 f"{_FACT_GUIDELINES}\n{_FOLDED_FACTS}\n{_FOLDED_ENTITIES}",

@@ -193,13 +193,12 @@ async def extract_facts(
     return FactExtraction(answer.facts, shown)
 
 
-def _pairs(resolved: ResolvedEntities, text: EpisodeText, limit: int) -> tuple[tuple[str, str, int], ...]:
+def _pairs(resolved: ResolvedEntities, text: EpisodeText, limit: int) -> tuple[tuple[str, str], ...]:
     """The entities each sentence of the message names together, by the names listed to the model."""
     spellings = [[name, *names_of(resolved.entities[eid])] for name, eid in resolved.mentioned]
     spellings += [[n.name] for n, _ in resolved.ambiguous]
     speaker = next((s[0] for s in spellings if text.speaker and name_key(s[0]) == name_key(text.speaker)), None)
-    return tuple((p.first, p.second, p.sentence)
-                 for p in named_together(text.current, spellings, speaker, limit=limit))
+    return tuple((p.first, p.second) for p in named_together(text.current, spellings, speaker, limit=limit))
 
 
 def _facts_to_show(session: Session, resolved: ResolvedEntities, nearby: Sequence[Fact]) -> dict[int, Fact]:
