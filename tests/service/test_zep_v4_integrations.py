@@ -1,7 +1,9 @@
 """Zep's official agent-framework integrations, unmodified, against a real chronomem server at
 ``/api/v4``: ``zep-pydantic-ai`` 1.0.0 (a Pydantic AI agent whose model is pydantic-ai's scripted
-``FunctionModel``) and ``zep-langgraph`` 1.0.0 (a LangGraph graph whose node answers by rule, the
-integration's search tool and its ``ZepStore``). Each writes what the conversation says through
+``FunctionModel``), ``zep-langgraph`` 1.0.0 (a LangGraph graph whose node answers by rule, the
+integration's search tool and its ``ZepStore``), ``zep-adk`` 1.0.0 (a Google ADK agent whose model is
+a ``BaseLlm`` answering by rule, its context tool, callback and memory service) and ``zep-autogen``
+2.0.0 (AutoGen's ``ZepUserMemory``). Each writes what the conversation says through
 the integration and reads it back, extracted by the server's heuristic stand-in model, in the
 context block and the search results its agent is given.
 
@@ -65,6 +67,25 @@ def test_langgraph_node_persists_turns_and_reads_context_search_and_store(seen: 
     assert "Beth lives in Porto" in run["search"]
     assert run["store_get"] == {"text": "Alice's favourite colour is green."}
     assert any("green" in str(item.get("content")) for item in run["store"])
+
+
+def test_google_adk_agent_persists_turns_and_is_given_what_was_said(seen: dict[str, Any]) -> None:
+    run = seen["adk"]
+    assert run["messages"] == [
+        ["user", "Omar Haddad", "I play the oud every evening."],
+        ["assistant", "Assistant", "Noted, thank you."],
+        ["user", "Omar Haddad", "What instrument do I play?"],
+        ["assistant", "Assistant", "Noted, thank you."],
+    ]
+    assert "<ZEP_CONTEXT>" in run["instructions"][-1] and "oud" in run["instructions"][-1]
+    assert any("oud" in memory for memory in run["memories"])  # ZepMemoryService.search_memory
+
+
+def test_autogen_memory_stores_messages_and_data_and_reads_them_back(seen: dict[str, Any]) -> None:
+    run = seen["autogen"]
+    assert any("Bergen" in item for item in run["query"]) and any("aquarium" in item for item in run["query"])
+    assert run["context"][0] == "Where do I live?"
+    assert "<ZEP_CONTEXT>" in run["context"][-1] and "Bergen" in run["context"][-1]
 
 
 def test_the_readme_example_runs(served: tuple[str, str]) -> None:

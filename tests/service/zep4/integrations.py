@@ -2,7 +2,8 @@
 
 Run by tests/service/test_zep_v4_integrations.py inside .venv-zep4. No LLM is involved: the
 Pydantic AI agent's model is pydantic-ai's own ``FunctionModel`` (a scripted model that calls the
-Zep search tool, then answers), and the LangGraph graph's node answers by rule. Each
+Zep search tool, then answers), the LangGraph graph's node answers by rule, the Google ADK agent's
+model is a ``BaseLlm`` that answers by rule, and AutoGen's memory is driven directly. Each
 integration writes through its own calls (``thread.add_messages``, ``graph.episode.add``) and reads
 context and search results back; the script prints what the agents saw as JSON.
 
@@ -121,13 +122,91 @@ async def langgraph(zep: AsyncZep) -> dict[str, Any]:
             "store": found, "store_get": (await store.aget(("memories", "alice"), "colour")).value}
 
 
+async def adk(zep: AsyncZep) -> dict[str, Any]:
+    from collections.abc import AsyncIterator
+
+    from google.adk.agents import Agent
+    from google.adk.models.base_llm import BaseLlm
+    from google.adk.models.llm_request import LlmRequest
+    from google.adk.models.llm_response import LlmResponse
+    from google.adk.runners import Runner
+    from google.adk.sessions import InMemorySessionService
+    from google.genai import types
+    from zep_adk import ZepContextTool, ZepMemoryService, create_after_model_callback, create_thread, create_user
+
+    instructions: list[str] = []  # the system instruction each model call was given
+
+    class Scripted(BaseLlm):  # ADK's model port, answering by rule
+        model: str = "scripted"
+
+        async def generate_content_async(self, llm_request: LlmRequest,
+                                         stream: bool = False) -> AsyncIterator[LlmResponse]:
+            instructions.append(str(llm_request.config.system_instruction or ""))
+            yield LlmResponse(content=types.Content(role="model", parts=[types.Part(text="Noted, thank you.")]))
+
+    user = await create_user(zep, first_name="Omar", last_name="Haddad")
+    thread = await create_thread(zep, user_uuid=user.uuid_)
+    agent = Agent(name="assistant", model=Scripted(), instruction="You are a helpful assistant.",
+                  tools=[ZepContextTool(zep_client=zep)], after_model_callback=create_after_model_callback(zep))
+    sessions = InMemorySessionService()
+    runner = Runner(agent=agent, app_name="app", session_service=sessions)
+    await sessions.create_session(app_name="app", user_id="omar", session_id="s1", state={
+        "zep_user_uuid": user.uuid_, "zep_thread_uuid": thread.uuid_, "zep_graph_uuid": user.graph_uuid,
+        "zep_first_name": "Omar", "zep_last_name": "Haddad"})
+
+    async def say(text: str) -> None:
+        message = types.Content(role="user", parts=[types.Part(text=text)])
+        async for _ in runner.run_async(user_id="omar", session_id="s1", new_message=message):
+            pass
+
+    await say("I play the oud every evening.")
+    await processed(zep, thread.uuid_, 2)
+    await say("What instrument do I play?")
+    await processed(zep, thread.uuid_, 4)
+    memory = ZepMemoryService(zep=zep, graph_uuid=user.graph_uuid)
+    found = await memory.search_memory(app_name="app", user_id="omar", query="Omar plays the oud")
+    stored = [m async for m in await zep.thread.list_messages(thread.uuid_)]
+    return {"messages": [[m.role, m.name, m.content] for m in stored], "instructions": instructions,
+            "memories": [p.text for e in found.memories for p in (e.content.parts or []) if p.text]}
+
+
+async def autogen(zep: AsyncZep) -> dict[str, Any]:
+    from autogen_core.memory import MemoryContent, MemoryMimeType
+    from autogen_core.model_context import BufferedChatCompletionContext
+    from autogen_core.models import UserMessage
+    from zep_autogen import ZepUserMemory, create_thread, create_user
+
+    user = await create_user(zep, first_name="Lena", last_name="Berg")
+    thread = await create_thread(zep, user_uuid=user.uuid_)
+    memory = ZepUserMemory(client=zep, user_uuid=user.uuid_, thread_uuid=thread.uuid_)
+    await memory.add(MemoryContent(content="I moved to Bergen last spring.", mime_type=MemoryMimeType.TEXT,
+                                   metadata={"type": "message", "role": "user", "name": "Lena Berg"}))
+    await memory.add(MemoryContent(content="Lena Berg works at the Bergen aquarium.", mime_type=MemoryMimeType.TEXT,
+                                   metadata={"type": "data"}))
+    await processed(zep, thread.uuid_, 1)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        episodes = [e async for e in await zep.graph.episode.list(user.graph_uuid)]
+        if len(episodes) >= 2 and all(e.processed for e in episodes):
+            break
+        await asyncio.sleep(0.1)
+    found = await memory.query("Where does Lena live and work?")
+    context = BufferedChatCompletionContext(buffer_size=10)
+    await context.add_message(UserMessage(content="Where do I live?", source="user"))
+    await memory.update_context(context)
+    return {"query": [str(r.content) for r in found.results],
+            "context": [str(m.content) for m in await context.get_messages()]}
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--base-url", required=True)
     parser.add_argument("--key", required=True)
     args = parser.parse_args()
     zep = AsyncZep(api_key=args.key, base_url=args.base_url.rstrip("/") + "/api/v4", max_retries=0, timeout=30)
-    print(json.dumps({"pydantic_ai": await pydantic_ai(zep), "langgraph": await langgraph(zep)}, default=str))
+    report = {"pydantic_ai": await pydantic_ai(zep), "langgraph": await langgraph(zep), "adk": await adk(zep),
+              "autogen": await autogen(zep)}
+    print(json.dumps(report, default=str))
 
 
 if __name__ == "__main__":
