@@ -10,6 +10,7 @@ with exponential backoff until ``retry_seconds`` have passed, then surface as
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -174,10 +175,22 @@ class FalkorConnection:
         return str(self._client.get_node_from_key(key).name)
 
     async def on_every_primary(self, *args: Any) -> list[Any]:
-        """Run a keyless command on every primary (one server: just that one)."""
+        """Run a keyless command on every primary (one server: just that one). When a primary does
+        not answer, the cluster's topology is read again before the next attempt: after a failover
+        its replica is the primary now, and the dead node must not be asked forever
+        (bench/failover.py found the worker and every search stuck on it)."""
         if not self.settings.cluster:
             return [await self.execute(*args)]
         if not self.primaries():
             await self._retrying(self._client.initialize)
-        nodes = self.primaries()
-        return list(await asyncio.gather(*(self.execute(*args, target_nodes=node) for node in nodes)))
+
+        async def attempt() -> list[Any]:
+            nodes = self.primaries()
+            try:
+                return list(await asyncio.gather(*(self._client.execute_command(*args, target_nodes=n) for n in nodes)))
+            except self._retryable:
+                with contextlib.suppress(Exception):  # no node answered yet: the next attempt reads it again
+                    await self._client.nodes_manager.initialize()
+                raise
+
+        return await self._retrying(attempt)
