@@ -73,6 +73,10 @@ def test_errors_come_in_zeps_v4_shape(seen: dict[str, Any]) -> None:
     assert "3 distinct nodes" in seen["hyperedge_two_nodes"]["error"]["message"]
 
 
+def test_another_projects_key_reaches_nothing_by_uuid(seen: dict[str, Any]) -> None:
+    assert seen["other_project"] == [404] * 9  # reads, a search, a task, a batch and two deletes
+
+
 def test_calls_outside_the_subset_answer_501_naming_the_call(seen: dict[str, Any]) -> None:
     refused = seen["not_implemented"]
     assert (refused["status"], refused["error"]["code"]) == (501, "not_implemented")

@@ -256,6 +256,14 @@ async def scenario(zep: Any, other: Any, stranger: Any, native: httpx.Client, ta
     out["batch_listed"] = batch.uuid_ in {b.uuid_ for b in await collect(zep.batch.list())}
     out["batch_found"] = [e.content for e in await collect(zep.graph.search_episodes(graph.uuid_, query="Oslo office"))]
 
+    # -- another project's key reaches nothing of this one -------------------------------------------
+    out["other_project"] = [await status(make) for make in (
+        lambda: other.thread.get(thread.uuid_), lambda: other.graph.get(graph.uuid_),
+        lambda: other.graph.edge.get(graph.uuid_, edge_uuid), lambda: other.graph.node.get(graph.uuid_, grace.uuid_),
+        lambda: other.graph.search_edges(ada.uuid_, query="Lisbon"), lambda: other.task.get(episode.task.uuid_),
+        lambda: other.batch.get(batch.uuid_), lambda: other.graph.episode.delete(graph.uuid_, episode.episode.uuid_),
+        lambda: other.user.delete(ada.uuid_))]
+
     # -- clone, tasks, deletes ----------------------------------------------------------------------
     clone = await call(zep.graph.clone(graph.uuid_, request={"name": f"{tag}-copy"}))
     copied = await collect(zep.graph.edge.list(clone.graph.uuid_))
