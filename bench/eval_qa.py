@@ -6,8 +6,8 @@ against answers from the full conversation, graded by the benchmarks' rules; pri
     CHRONOMEM_LLM_MODEL=openai:gpt-4o-mini .venv/bin/python bench/eval_qa.py --sample 200   # a hosted model
     .venv/bin/python bench/eval_qa.py --model lexical --limit 5 --hashing    # offline plumbing check, no model
 
-``--real-sample`` is the run the docs report for a small local model: 30 questions of the two
-shortest LoCoMo conversations and 20 LongMemEval questions in the oracle setting (each haystack cut
+``--real-sample`` is the run the docs report for a small local model: 16 questions of the two
+shortest LoCoMo conversations and 10 LongMemEval questions in the oracle setting (each haystack cut
 to its evidence sessions) whose whole conversation is at most 6,000 tokens (estimated at four
 characters a token: a margin for the model's own tokenizer), drawn with seed 1, in the local
 model's 8,192-token window. The LoCoMo conversations do not fit that window: their full-context
@@ -28,7 +28,7 @@ LOCAL_WINDOW = 8192  # the packaged local model's server runs with this context 
 # the two shortest LoCoMo conversations (conv-30 and conv-26, 13.0k and 17.9k tokens as the baseline
 # writes them: past the local window, so their full-context baseline is reported as skipped) and
 # LongMemEval oracle haystacks that fit the window
-REAL_SAMPLE = {"locomo": 30, "lme": 20, "seed": 1, "locomo_max_tokens": 18_000, "lme_max_tokens": 6_000}
+REAL_SAMPLE = {"locomo": 16, "lme": 10, "seed": 1, "locomo_max_tokens": 18_000, "lme_max_tokens": 6_000}
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
