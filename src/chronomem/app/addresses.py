@@ -9,10 +9,11 @@ API's ``/lookup`` and the MCP server's ``lookup`` tool go from one to the other 
   control-plane id of the form ``zep4~<hex>``, shown as no external id; objects made through
   ``/api/v2`` or ``/api/v3`` keep theirs, which ``lookup`` resolves.
 - Going back from a UUID uses an index in the control plane (project documents of kind
-  ``zep_v4_address``, written when ``/api/v4`` makes an object): one keyed read. A UUID the index
-  lacks (an object made through another API) is searched among the project's users, graphs or
-  threads once, then indexed. Every hit is checked against the object found, so an entry of a
-  deleted object answers 404.
+  ``zep_v4_address``), written when a user, graph or thread is made, through any API
+  (:class:`~chronomem.app.tenancy.ProjectSpace` calls :meth:`Addresses.remember`): one keyed read.
+  Objects made before there was an index are indexed by one pass over the project's users, graphs
+  or threads, the first time a UUID is not found (a marker document records it was done). Every
+  hit is checked against the object found, so the entry of a deleted object answers 404.
 - Episodes, nodes and edges already have UUID4 ids (stored as hex): they are shown in the
   canonical form and read back in either.
 """
@@ -39,6 +40,7 @@ __all__ = [
 
 MINTED_PREFIX = "zep4~"
 INDEX = "zep_v4_address"  # project document kind: name = UUID, body = {"kind", "id"}
+_SCANNED = "scanned:"  # an index document named so says the objects of a kind made before are indexed
 _NAMESPACE = uuid.UUID("5d0c6f61-8a43-4d4b-9d3e-6a1c1c2f0b4e")
 _SCAN = 1_000
 Kind = Literal["user", "graph", "thread"]
@@ -130,43 +132,44 @@ class Addresses:
         return str(uuid.uuid5(_NAMESPACE, f"thread\0{self._pid}\0{thread.thread_id}\0{stamp}"))
 
     def index(self, kind: Kind, address: str, control_id: str) -> None:
-        """Record where ``address`` points (called when ``/api/v4`` makes an object)."""
+        """Record where ``address`` points."""
         self._control.put_document(self._pid, INDEX, "", address, {"kind": kind, "id": control_id})
+
+    def remember(self, record: UserRecord | GraphRecord | ThreadRecord) -> str:
+        """Index a user, graph or thread just made (``ProjectSpace`` does, whichever API made it);
+        its UUID."""
+        address = self.uuid_of(record)
+        self.index(_kind(record), address, _control_id(record))
+        return address
+
+    def uuid_of(self, record: UserRecord | GraphRecord | ThreadRecord) -> str:
+        if isinstance(record, UserRecord):
+            return self.user_uuid(record)
+        return self.graph_uuid(record) if isinstance(record, GraphRecord) else self.thread_uuid(record)
 
     # -- back --------------------------------------------------------------------------------------
 
     def user(self, address: str) -> UserRecord:
-        found = self._resolve("user", address, self._scan_users)
+        found = self._resolve(address, ("user",))
         assert isinstance(found, UserRecord)
         return found
 
     def thread(self, address: str) -> ThreadRecord:
-        found = self._resolve("thread", address, self._scan_threads)
+        found = self._resolve(address, ("thread",))
         assert isinstance(found, ThreadRecord)
         return found
 
     def graph(self, address: str) -> Target:
         """A user's graph (by the user's UUID) or a named graph."""
-        wanted = _canonical(address)
-        if wanted is not None:
-            hit = self._indexed(wanted)
-            if hit is None:
-                hit = self._scan_users(wanted) or self._scan_graphs(wanted)
-            if isinstance(hit, UserRecord):
-                return Target(wanted, hit.group_id, user=hit)
-            if isinstance(hit, GraphRecord):
-                return Target(wanted, hit.group_id, graph=hit)
-        raise NotFoundError(f"graph {address!r} not found")
+        found = self._resolve(address, ("user", "graph"), what="graph")
+        if isinstance(found, UserRecord):
+            return self.target_of_user(found)
+        assert isinstance(found, GraphRecord)
+        return self.target_of_graph(found)
 
     def find(self, address: str) -> UserRecord | GraphRecord | ThreadRecord:
         """Whatever of the project ``address`` is the UUID of (``NotFoundError`` else)."""
-        wanted = _canonical(address)
-        if wanted is not None:
-            hit = self._indexed(wanted) or self._scan_users(wanted) or self._scan_graphs(wanted)
-            hit = hit or self._scan_threads(wanted)
-            if hit is not None:
-                return hit
-        raise NotFoundError(f"{address!r} is the UUID of no user, graph or thread of this project")
+        return self._resolve(address, ("user", "graph", "thread"), what="user, graph or thread")
 
     def target_of_user(self, user: UserRecord) -> Target:
         return Target(self.user_uuid(user), user.group_id, user=user)
@@ -174,62 +177,68 @@ class Addresses:
     def target_of_graph(self, graph: GraphRecord) -> Target:
         return Target(self.graph_uuid(graph), graph.group_id, graph=graph)
 
-    def _resolve(self, kind: Kind, address: str, scan: object) -> UserRecord | GraphRecord | ThreadRecord:
+    def _resolve(self, address: str, kinds: tuple[Kind, ...],
+                 what: str | None = None) -> UserRecord | GraphRecord | ThreadRecord:
         wanted = _canonical(address)
         if wanted is not None:
             hit = self._indexed(wanted)
-            if hit is None:
-                assert callable(scan)
-                hit = scan(wanted)
-            if hit is not None and _kind(hit) == kind:
+            for kind in kinds:
+                if hit is None:
+                    hit = self._scan_once(kind, wanted)
+            if hit is not None and _kind(hit) in kinds:
                 return hit
-        raise NotFoundError(f"{kind} {address!r} not found")
+        raise NotFoundError(f"{what or kinds[0]} {address!r} not found")
 
     def _indexed(self, wanted: str) -> UserRecord | GraphRecord | ThreadRecord | None:
+        """The object the index names for ``wanted``, if it still is the one (a user deleted and
+        made again under the same id has a new UUID)."""
         try:
             entry = self._control.get_document(self._pid, INDEX, "", wanted).body
-        except NotFoundError:
-            return None
-        try:
+            found: UserRecord | GraphRecord | ThreadRecord
             match entry["kind"]:
                 case "user":
-                    user = self._control.get_user(self._pid, entry["id"])
-                    return user if self.user_uuid(user) == wanted else None
+                    found = self._control.get_user(self._pid, entry["id"])
                 case "graph":
-                    graph = self._control.get_graph(self._pid, entry["id"])
-                    return graph if self.graph_uuid(graph) == wanted else None
-                case "thread":
-                    thread = self._control.get_thread(self._pid, entry["id"])
-                    return thread if self.thread_uuid(thread) == wanted else None
+                    found = self._control.get_graph(self._pid, entry["id"])
+                case _:
+                    found = self._control.get_thread(self._pid, entry["id"])
         except NotFoundError:
             return None
-        return None
+        return found if self.uuid_of(found) == wanted else None
 
-    def _scan_users(self, wanted: str) -> UserRecord | None:
-        for kind, name, group_id in self._control.owned_groups(self._pid):
-            if kind == "user" and group_uuid(group_id) == wanted:
-                self.index("user", wanted, name)
-                return self._control.get_user(self._pid, name)
-        return None
+    def _scan_once(self, kind: Kind, wanted: str) -> UserRecord | GraphRecord | ThreadRecord | None:
+        """Index every ``kind`` of the project made before objects were indexed when made, once
+        per project (a marker says it was done), and return the one at ``wanted`` if any."""
+        marker = f"{_SCANNED}{kind}"
+        try:
+            self._control.get_document(self._pid, INDEX, "", marker)
+            return None
+        except NotFoundError:
+            pass
+        hit = None
+        for record in self._all(kind):
+            if self.remember(record) == wanted:
+                hit = record
+        self._control.put_document(self._pid, INDEX, "", marker, {"scanned": True})
+        return hit
 
-    def _scan_graphs(self, wanted: str) -> GraphRecord | None:
-        for kind, name, group_id in self._control.owned_groups(self._pid):
-            if kind == "graph" and group_uuid(group_id) == wanted:
-                self.index("graph", wanted, name)
-                return self._control.get_graph(self._pid, name)
-        return None
+    def _all(self, kind: Kind) -> list[UserRecord | GraphRecord | ThreadRecord]:
+        if kind == "thread":
+            found: list[UserRecord | GraphRecord | ThreadRecord] = []
+            while batch := self._control.list_threads(self._pid, limit=_SCAN, offset=len(found)):
+                found += batch
+                if len(batch) < _SCAN:
+                    break
+            return found
+        owned = [name for k, name, _ in self._control.owned_groups(self._pid) if k == kind]
+        get = self._control.get_user if kind == "user" else self._control.get_graph
+        return [get(self._pid, name) for name in owned]
 
-    def _scan_threads(self, wanted: str) -> ThreadRecord | None:
-        offset = 0
-        while True:
-            threads = self._control.list_threads(self._pid, limit=_SCAN, offset=offset)
-            for thread in threads:
-                if self.thread_uuid(thread) == wanted:
-                    self.index("thread", wanted, thread.thread_id)
-                    return thread
-            if len(threads) < _SCAN:
-                return None
-            offset += _SCAN
+
+def _control_id(record: UserRecord | GraphRecord | ThreadRecord) -> str:
+    if isinstance(record, UserRecord):
+        return record.user_id
+    return record.graph_id if isinstance(record, GraphRecord) else record.thread_id
 
 
 def _kind(record: UserRecord | GraphRecord | ThreadRecord) -> Kind:

@@ -136,7 +136,9 @@ class ProjectSpace:
     # -- users -------------------------------------------------------------------------------------
 
     def create_user(self, user_id: str, **profile: Any) -> UserRecord:
-        return self._control.create_user(self._pid, user_id, **profile)
+        user = self._control.create_user(self._pid, user_id, **profile)
+        self.addresses().remember(user)
+        return user
 
     def get_user(self, user_id: str) -> UserRecord:
         return self._control.get_user(self._pid, user_id)
@@ -156,7 +158,9 @@ class ProjectSpace:
     # -- named graphs ------------------------------------------------------------------------------
 
     def create_graph(self, graph_id: str, *, name: str = "", description: str = "") -> GraphRecord:
-        return self._control.create_graph(self._pid, graph_id, name=name, description=description)
+        graph = self._control.create_graph(self._pid, graph_id, name=name, description=description)
+        self.addresses().remember(graph)
+        return graph
 
     def get_graph(self, graph_id: str) -> GraphRecord:
         return self._control.get_graph(self._pid, graph_id)
@@ -182,7 +186,9 @@ class ProjectSpace:
     # -- threads -----------------------------------------------------------------------------------
 
     def create_thread(self, thread_id: str, user_id: str) -> ThreadRecord:
-        return self._control.create_thread(self._pid, thread_id, user_id)
+        thread = self._control.create_thread(self._pid, thread_id, user_id)
+        self.addresses().remember(thread)
+        return thread
 
     def get_thread(self, thread_id: str) -> ThreadRecord:
         return self._control.get_thread(self._pid, thread_id)

@@ -62,7 +62,6 @@ async def create(body: GraphIn, zep: Zep4) -> GraphOut:
     refuse_unsupported("graph.create", time_zone=body.time_zone, content_policy=body.content_policy)
     graph = zep.space.create_graph(minted_id(), name=body.name or "", description=body.description or "")
     target = zep.addresses.target_of_graph(graph)
-    zep.addresses.index("graph", target.uuid, graph.graph_id)
     return render.graph(target)
 
 
@@ -126,7 +125,6 @@ async def clone(graph_uuid: str, zep: Zep4, body: Annotated[dict[str, Any] | Non
     description = options.get("description") if isinstance(options.get("description"), str) else ""
     copy = zep.space.create_graph(minted_id(), name=(name or "")[:512], description=(description or "")[:5_000])
     target = zep.addresses.target_of_graph(copy)
-    zep.addresses.index("graph", target.uuid, copy.graph_id)
     await zep.memory.import_group(await zep.memory.export_group(source.group_id), group_id=copy.group_id)
     task = zep.tasks.done("graph_clone", {"source_graph_uuid": source.uuid, "graph_uuid": target.uuid})
     return {"graph": render.graph(target).model_dump(mode="json"), "task": task.model_dump(mode="json")}

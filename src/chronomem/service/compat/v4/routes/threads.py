@@ -45,7 +45,6 @@ def _out(zep: Zep4Space, thread: ThreadRecord) -> ThreadOut:
 async def create(body: ThreadIn, zep: Zep4) -> ThreadOut:
     user = zep.addresses.user(body.user_uuid)
     thread = zep.space.create_thread(minted_id(), user.user_id)
-    zep.addresses.index("thread", zep.addresses.thread_uuid(thread), thread.thread_id)
     return render.thread(thread, user, zep.addresses)
 
 

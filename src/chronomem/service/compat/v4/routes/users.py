@@ -47,7 +47,6 @@ async def create(body: UserIn, zep: Zep4) -> UserOut:
             raise DuplicateError(f"user_id {body.user_id!r} is in use", uuid=Addresses.user_uuid(holder))
     fields = body.model_dump(include=_PROFILE, exclude_none=True)
     user = zep.space.create_user(body.user_id or minted_id(), **fields)
-    zep.addresses.index("user", Addresses.user_uuid(user), user.user_id)
     return render.user(user)
 
 
