@@ -70,7 +70,11 @@ async def list_episodes(graph_uuid: str, zep: Zep4, body: OptionalList = None, p
         refuse_unsupported("graph.episode.list", metadata_filters=filters.metadata_filters,
                            content_policy_violated=filters.content_policy_violated)
     target = zep.addresses.graph(graph_uuid)
-    episodes = await zep.memory.list_episodes(target.group_id)
+    offset = window(cursor)
+    mentioned_only = filters is not None and bool(filters.mentioned_node_uuids)
+    # newest first, unfiltered: read no further than the page (and one more, to know there is a next)
+    reach = None if order == "asc" or mentioned_only else offset + page_size + 1
+    episodes = await zep.memory.list_episodes(target.group_id, limit=reach)
     if filters is not None and filters.mentioned_node_uuids:
         nodes = [object_id(n) for n in filters.mentioned_node_uuids]
         mentioned = {e for ids in (await zep.memory.store.episodes_of_entities(target.group_id, nodes)).values()
@@ -78,9 +82,8 @@ async def list_episodes(graph_uuid: str, zep: Zep4, body: OptionalList = None, p
         episodes = [e for e in episodes if e.id in mentioned]
     if order == "asc":
         episodes.reverse()
-    offset = window(cursor)
-    shown = [render.episode(e, target) for e in episodes[offset:offset + page_size]]
-    return page_of(shown, offset, page_size, len(episodes))
+    shown = [render.episode(e, target) for e in episodes[offset:offset + page_size + 1]]
+    return page_of(shown, offset, page_size, len(episodes) if reach is None else None)
 
 
 @router.get("/graphs/{graph_uuid}/episodes/{episode_uuid}", response_model=EpisodeOut)
