@@ -85,6 +85,9 @@ def test_calls_outside_the_subset_answer_501_naming_the_call(seen: dict[str, Any
 
 def test_a_retried_write_with_the_same_idempotency_key_is_applied_once(seen: dict[str, Any]) -> None:
     assert seen["idempotent_create"]  # the second create replays the first answer instead of a 409
+    same_answer, stored, other_path = seen["idempotent_add_messages"]
+    assert same_answer and stored == 1  # the retried add_messages was applied once
+    assert other_path == 400  # the key sent again with another path is refused
 
 
 def test_threads_messages_context_and_summary(seen: dict[str, Any]) -> None:

@@ -256,6 +256,18 @@ async def scenario(zep: Any, other: Any, stranger: Any, native: httpx.Client, ta
     out["batch_listed"] = batch.uuid_ in {b.uuid_ for b in await collect(zep.batch.list())}
     out["batch_found"] = [e.content for e in await collect(zep.graph.search_episodes(graph.uuid_, query="Oslo office"))]
 
+    # -- a retried add_messages (same Idempotency-Key) adds its messages once -------------------------
+    retried = await call(zep.thread.create(user_uuid=ada.uuid_))
+    key = f"{tag}-{uuid.uuid4()}"
+    sent = [AddMessage(role="user", name="Ada", content="I booked a trip to Porto.")]
+    first_add = await call(zep.thread.add_messages(retried.uuid_, messages=sent, idempotency_key=key))
+    second_add = await call(zep.thread.add_messages(retried.uuid_, messages=sent, idempotency_key=key))
+    out["idempotent_add_messages"] = [
+        [m.uuid_ for m in first_add.messages] == [m.uuid_ for m in second_add.messages],
+        len(await collect(zep.thread.list_messages(retried.uuid_))),
+        await status(lambda: zep.thread.add_messages(thread.uuid_, messages=sent, idempotency_key=key)),
+    ]
+
     # -- another project's key reaches nothing of this one -------------------------------------------
     out["other_project"] = [await status(make) for make in (
         lambda: other.thread.get(thread.uuid_), lambda: other.graph.get(graph.uuid_),
