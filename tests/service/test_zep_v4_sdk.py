@@ -137,6 +137,8 @@ def test_edges_nodes_neighbours_subgraph_and_hyperedges(seen: dict[str, Any]) ->
     assert seen["edge_updated"] == "Grace Hopper lives in Arlington, VA"
     assert seen["edge_list"] and seen["edge_list_typed"] == ["LIVES_IN"]
     assert seen["node_get"] == "Grace Hopper" and seen["node_updated"] == "Computer scientist."
+    assert seen["node_add"] == [["Ada Lovelace", "Grace Hopper"], "succeeded"]
+    assert seen["node_added"] == [["Person"], "Wrote the first program.", True]
     assert "Arlington" in seen["neighbors"]
     subgraph = seen["subgraph"]
     assert {"Grace Hopper", "Arlington"} <= set(subgraph["nodes"]) and subgraph["edges"] >= 1

@@ -102,6 +102,33 @@ class GroupOperations:
                        **options: Any) -> Fact:
         return await self.memory.add_fact(group_id, source, relation_type, target, fact, **options)
 
+    async def add_entity(self, group_id: str, name: str, *, summary: str = "", labels: Sequence[str] = (),
+                         attributes: dict[str, Any] | None = None) -> tuple[Entity, bool]:
+        """Add an entity by hand (Zep's ``node.add``), recorded as an edit episode that mentions it,
+        as every hand edit is (:mod:`chronomem.edits`). An entity the group already has under an
+        equal name (resolution's evidence) is returned unchanged instead; the flag says whether
+        the entity is new."""
+        from chronomem.edits import changed_fields, edit_episode, edit_mention
+
+        name = name.strip()
+        if not name:
+            raise InvalidInputError("an entity's name cannot be empty")
+        found = await self.memory.store.find_entities_by_names(group_id, [name])
+        if found:
+            return found[0], False
+        try:
+            entity = Entity(group_id=group_id, name=name, summary=summary, summary_source="edit" if summary else "",
+                            labels=tuple(labels) or ("Entity",), attributes=attributes or {})
+        except ValueError as exc:
+            raise InvalidInputError(str(exc)) from exc
+        fields = entity.model_dump(include={"name", "summary", "labels", "attributes"})
+        episode = edit_episode(entity, changed_fields({}, fields), source=self._source)
+        vectors = await self.memory.embedder.embed([entity.name, episode.text])
+        await self.memory.store.write(GraphWrite(
+            group_id, episodes=[episode], entities=[entity], mentions=[edit_mention(entity, episode)],
+            entity_vectors={entity.id: vectors[0]}, episode_vectors={episode.id: vectors[1]}))
+        return entity, True
+
     async def update_entity(self, group_id: str, entity_id: str, **changes: Any) -> Entity:
         """Rename an entity or change its summary, labels or attributes; recorded as an edit."""
         return await self.memory.update_entity(group_id, entity_id, source=self._source, **changes)

@@ -416,6 +416,10 @@ class ProjectSpace:
         """A graph's facts (superseded versions included), oldest first, one page at a time."""
         return await self._groups.list_facts(self.group_of(ref), limit=limit, cursor=cursor)
 
+    async def add_entity(self, ref: GraphRef, name: str, **fields: Any) -> tuple[Entity, bool]:
+        """Add an entity by hand (see :meth:`GroupOperations.add_entity`)."""
+        return await self._groups.add_entity(self.group_of(ref), name, **fields)
+
     async def update_entity(self, ref: GraphRef, entity_id: str, **changes: Any) -> Entity:
         """Rename an entity or change its summary, labels or attributes; recorded as an edit."""
         return await self._groups.update_entity(self.group_of(ref), entity_id, **changes)

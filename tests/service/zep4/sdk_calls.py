@@ -32,6 +32,7 @@ from zep_cloud import (
     EntityProperty,
     EntityType,
     HyperedgeInput,
+    NodeInput,
     UserInstruction,
 )
 from zep_cloud.client import AsyncZep, Zep
@@ -182,7 +183,13 @@ async def scenario(zep: Any, other: Any, stranger: Any, native: httpx.Client, ta
     out["search_nodes"] = [n.name for n in await collect(zep.graph.search_nodes(graph.uuid_, query="Grace Hopper"))]
     out["search_episodes"] = [e.content for e in await collect(zep.graph.search_episodes(graph.uuid_, query="CTO"))]
     out["search_too_many"] = await failure(lambda: zep.graph.search_edges(graph.uuid_, query="x", page_size=51))
+    added_nodes = await call(zep.graph.node.add(graph.uuid_, nodes=[
+        NodeInput(name="Ada Lovelace", label="Person", summary="Wrote the first program."),
+        NodeInput(name="Grace Hopper")]))  # Grace is in the graph already: answered as she is
+    out["node_add"] = [[n.name for n in added_nodes.nodes], added_nodes.task.status]
     nodes = {n.name: n for n in await collect(zep.graph.node.list(graph.uuid_, page_size=1))}
+    out["node_added"] = [nodes["Ada Lovelace"].labels, nodes["Ada Lovelace"].summary,
+                         added_nodes.nodes[1].uuid_ == nodes["Grace Hopper"].uuid_]
     grace = nodes["Grace Hopper"]
     out["node_get"] = (await call(zep.graph.node.get(graph.uuid_, grace.uuid_))).name
     out["node_updated"] = (await call(zep.graph.node.update(graph.uuid_, grace.uuid_,

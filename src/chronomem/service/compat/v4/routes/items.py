@@ -19,6 +19,7 @@ from chronomem.service.compat.v4.models import (
     AddEpisodeIn,
     AddEpisodeOut,
     AddHyperedgeIn,
+    AddNodesIn,
     AsyncResultOut,
     EdgeOut,
     EdgeUpdateIn,
@@ -200,6 +201,24 @@ async def delete_edge(graph_uuid: str, edge_uuid: str, zep: Zep4) -> AsyncResult
 async def _node_out(zep: Zep4Space, target: Target, entity: Entity) -> NodeOut:
     mentions = (await zep.memory.store.episodes_of_entities(target.group_id, [entity.id])).get(entity.id, [])
     return render.node(entity, target, episode_ids=mentions)
+
+
+@router.post("/graphs/{graph_uuid}/nodes", status_code=202, response_model=dict[str, Any])
+async def add_nodes(graph_uuid: str, body: AddNodesIn, zep: Zep4) -> dict[str, Any]:
+    """Nodes added by hand, written at once, each recorded as an edit episode that mentions it; a
+    node the graph already has under an equal name is answered as it is."""
+    target = zep.addresses.graph(graph_uuid)
+    added = []
+    for item in body.nodes:
+        refuse_unsupported("graph.node.add", metadata=item.metadata)
+        entity, _ = await zep.space.add_entity(target.ref, item.name, summary=item.summary or "",
+                                               labels=[item.label] if item.label else [],
+                                               attributes=item.attributes)
+        added.append({"uuid": wire_id(entity.id), "name": entity.name, "label": entity.labels[0],
+                      "summary": entity.summary, "attributes": entity.attributes,
+                      "created_at": entity.created_at.isoformat()})
+    task = zep.tasks.done("node_add", {"nodes": [{"node_uuid": a["uuid"]} for a in added]})
+    return {"nodes": added, "task": task.model_dump(mode="json")}
 
 
 @router.post("/graphs/{graph_uuid}/nodes/list", response_model=Page[NodeOut])

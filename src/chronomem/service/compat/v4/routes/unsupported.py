@@ -29,7 +29,6 @@ UNSUPPORTED_CALLS: tuple[tuple[str, str, str], ...] = (
     ("GET", rf"{_G}/episodes/{_ID}/ingestion-traces", "graph.episode.list_ingestion_traces"),
     ("POST", rf"{_G}/hyperedges/{_ID}/edges", "graph.hyperedge.create_edge"),
     ("DELETE", rf"{_G}/hyperedges/{_ID}/edges/{_ID}", "graph.hyperedge.delete_edge"),
-    ("POST", rf"{_G}/nodes", "graph.node.add"),
     ("POST", rf"{_G}/observations/list", "graph.observation.list"),
     ("GET", rf"{_G}/observations/{_ID}", "graph.observation.get"),
     ("POST", r"graphs/query", "graph.query"),
