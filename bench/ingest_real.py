@@ -9,7 +9,8 @@ RAM cache: every prompt resumes from the longest prefix it has evaluated). Each 
 server and a fresh store, so neither warms the other.
 
 Per pass, on the same episodes: ``seconds_per_episode`` (wall time of ``add_episode``),
-``prompt_tokens_per_episode``, ``cached_prompt_tokens_share`` (prompt tokens the server did not
+``prompt_seconds_per_episode`` and ``writing_seconds_per_episode`` (the server's own split of that
+time, from its log), ``prompt_tokens_per_episode``, ``cached_prompt_tokens_share`` (prompt tokens the server did not
 evaluate again, read from its log), ``output_tokens_per_episode``, ``llm_calls_per_episode``; the
 "off" pass's figures are prefixed ``off_``, and ``speedup`` is off / on.
 
@@ -65,6 +66,7 @@ async def one_pass(episodes: list[Episode], model_name: str, *, cache: bool, thr
         llm = LocalChatModel(server, model_name, timeout_s=600, temperature=0.0, extra_body={"seed": 0})
         memory = await Chronomem.open(Settings(data_dir=Path(data)), llm=llm)
         seconds = 0.0
+        log_start = server.log_size()
         try:
             with usage_scope() as usage:
                 for number, episode in enumerate(episodes, start=1):
@@ -76,9 +78,13 @@ async def one_pass(episodes: list[Episode], model_name: str, *, cache: bool, thr
         finally:
             await memory.close()
             await llm.aclose()
+        reading, writing = server.seconds_since(log_start)
     count = len(episodes)
     return {
         "seconds_per_episode": round(seconds / count, 1),
+        # the server's own split of that time: reading prompts (what caching saves) and writing answers
+        "prompt_seconds_per_episode": round(reading / count, 1),
+        "writing_seconds_per_episode": round(writing / count, 1),
         "prompt_tokens_per_episode": round(usage.input_tokens / count),
         "cached_prompt_tokens_share": round(usage.cached_input_tokens / max(1, usage.input_tokens), 3),
         "output_tokens_per_episode": round(usage.output_tokens / count),

@@ -118,3 +118,19 @@ async def test_a_managed_server_that_died_is_started_again_on_the_next_call(tmp_
         assert not server.running
         assert (await model.complete(PERSON, Question(text="Ada: hi again"))).output.name == "Ada"
         assert server.running and server.restarts == 1
+
+
+def test_the_servers_log_tells_prompt_reuse_and_where_the_time_went(tmp_path) -> None:
+    log = tmp_path / "server.log"
+    log.write_text("Llama.generate: 600 prefix-match hit, remaining 20 prompt tokens to eval\n"
+                   "llama_perf_context_print: prompt eval time =    1500.00 ms /    20 tokens\n"
+                   "llama_perf_context_print:        eval time =    4000.50 ms /    50 runs\n")
+    server = LocalServer(tmp_path / "model.gguf", ServerOptions(), log_path=log)
+    offset = server.log_size()
+    with log.open("a") as more:
+        more.write("Llama.generate: 700 prefix-match hit, remaining 30 prompt tokens to eval\n"
+                   "llama_perf_context_print: prompt eval time =     500.00 ms /    30 tokens\n"
+                   "llama_perf_context_print:        eval time =    2000.00 ms /    25 runs\n")
+    assert server.cached_tokens_since(0) == 1300 and server.cached_tokens_since(offset) == 700
+    assert server.seconds_since(0) == (2.0, 6.0005)
+    assert server.seconds_since(offset) == (0.5, 2.0)

@@ -295,6 +295,16 @@ class LocalServer:
             text = log.read().decode("utf-8", errors="replace")
         return sum(int(hit) for hit in _PREFIX_HIT.findall(text))
 
+    def seconds_since(self, offset: int) -> tuple[float, float]:
+        """Seconds the server spent reading prompts and writing answers in the calls logged after
+        ``offset``: where an episode's time goes (llama.cpp logs both per call)."""
+        with self.log_path.open("rb") as log:
+            log.seek(offset)
+            text = log.read().decode("utf-8", errors="replace")
+        reading = sum(float(ms) for ms in _PROMPT_MS.findall(text)) / 1000
+        writing = sum(float(ms) for ms in _WRITING_MS.findall(text)) / 1000
+        return reading, writing
+
     @property
     def process(self) -> subprocess.Popen[bytes] | None:
         return self._process
@@ -324,6 +334,8 @@ class LocalServer:
 
 
 _PREFIX_HIT = re.compile(r"Llama\.generate: (\d+) prefix-match hit")
+_PROMPT_MS = re.compile(r"prompt eval time =\s*([\d.]+) ms")
+_WRITING_MS = re.compile(r"(?<!prompt )eval time =\s*([\d.]+) ms")
 
 
 class LocalChatModel(OpenAIChatModel):
