@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 import socket
 import sys
 from collections.abc import AsyncIterator
@@ -143,13 +144,17 @@ def serve_processes(
     import uvicorn
 
     os.environ.update(settings.environment())
-    metrics.prepare_multiprocess()  # before the processes start: they share one metrics directory
+    made = metrics.prepare_multiprocess()  # before the processes start: they share one metrics directory
     # The supervisor kills a process that has not answered its ping for this long, resetting every
     # connection it holds. uvicorn's default is 5 s; a CI run on a loaded two-core machine saw a
     # connection reset mid-test, most likely this kill of a healthy but slow process. A hung one
     # is still replaced, later.
-    uvicorn.run("chronomem.service.app:app_from_env", factory=True, host=host, port=port, workers=processes,
-                log_level=log_level, timeout_worker_healthcheck=WORKER_HEALTHCHECK_S)
+    try:
+        uvicorn.run("chronomem.service.app:app_from_env", factory=True, host=host, port=port, workers=processes,
+                    log_level=log_level, timeout_worker_healthcheck=WORKER_HEALTHCHECK_S)
+    finally:
+        if made is not None:
+            shutil.rmtree(made, ignore_errors=True)
 
 
 async def serve_app(

@@ -302,13 +302,14 @@ def serve_metrics(port: int, host: str = "127.0.0.1") -> Callable[[], None]:
     return stop
 
 
-def prepare_multiprocess() -> str:
-    """Before starting several server processes: a fresh directory their metrics share (kept when
-    the operator set ``PROMETHEUS_MULTIPROC_DIR``, which must then be emptied between runs)."""
+def prepare_multiprocess() -> str | None:
+    """Before starting several server processes: a fresh directory their metrics share, returned so
+    the caller removes it when they have stopped; ``None`` when the operator set
+    ``PROMETHEUS_MULTIPROC_DIR`` (theirs to empty between runs)."""
     given = os.environ.get(MULTIPROC_ENV)
     if given:
         os.makedirs(given, exist_ok=True)
-        return given
+        return None
     directory = tempfile.mkdtemp(prefix="chronomem-metrics-")
     os.environ[MULTIPROC_ENV] = directory
     return directory
