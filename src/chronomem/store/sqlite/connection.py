@@ -62,6 +62,11 @@ def apply_migrations(conn: sqlite3.Connection) -> int:
                 continue
             conn.execute("BEGIN IMMEDIATE")
             try:
+                # another process opening the same new file may have applied it since we looked
+                # (bench/soak.py: "duplicate column name"); under the write lock we know for sure
+                if conn.execute("SELECT 1 FROM schema_migrations WHERE version = ?", (version,)).fetchone():
+                    conn.execute("COMMIT")
+                    continue
                 for statement in _statements(script):
                     conn.execute(statement)
                 conn.execute(
