@@ -85,7 +85,8 @@ class EpisodeStatus(StrEnum):
 
 
 class Episode(_Frozen):
-    """The raw input, immutable and never deduplicated: the root of all provenance."""
+    """The raw input, never deduplicated: the root of all provenance. What it says never changes;
+    its metadata, which is not provenance, can be replaced (``EpisodeQueue.set_episode_metadata``)."""
 
     id: str = Field(default_factory=new_id, min_length=1)
     group_id: str = Field(min_length=1)

@@ -7,11 +7,11 @@ from collections.abc import Sequence
 
 import pytest
 
-from chronomem.app.groups import GroupOperations, decode_cursor, encode_cursor
+from chronomem.app.groups import GroupOperations, decode_cursor, encode_cursor, merge_metadata
 from chronomem.config.settings import Settings
 from chronomem.domain import Episode
 from chronomem.embed.testing import HashingEmbedder
-from chronomem.errors import ConflictError, InvalidInputError
+from chronomem.errors import ConflictError, InvalidInputError, NotFoundError
 from chronomem.memory import Chronomem
 
 
@@ -54,3 +54,36 @@ def test_cursors_round_trip_and_foreign_ones_are_refused():
     for foreign in ("nope", encode_cursor(1).replace("o", "x", 1) + "!!"):
         with pytest.raises(InvalidInputError, match="not one this server issued"):
             decode_cursor(foreign)
+
+
+def test_metadata_merges_removes_on_null_and_keeps_other_keys():
+    stored = {"a": 1, "b": "x", "c": [1, "y", True]}
+    assert merge_metadata(stored, {"b": None, "d": 2.5, "e": False}) == {"a": 1, "c": [1, "y", True], "d": 2.5,
+                                                                         "e": False}
+    assert merge_metadata(stored, {"gone": None}) == stored
+    assert stored == {"a": 1, "b": "x", "c": [1, "y", True]}  # not changed in place
+
+
+@pytest.mark.parametrize(("changes", "message"), [
+    ({"nested": {"k": "v"}}, "'nested'"),
+    ({"deep": [["a"]]}, "'deep'"),
+    ({"deep": [{"k": 1}]}, "'deep'"),
+    ({"nan": float("nan")}, "'nan'"),
+    ({f"k{n}": n for n in range(8)}, "at most 10 keys after the merge, this one would hold 11"),
+])
+def test_metadata_that_breaks_the_rules_is_refused(changes, message):
+    with pytest.raises(InvalidInputError, match=message):
+        merge_metadata({"a": 1, "b": 2, "c": 3}, changes)
+
+
+async def test_an_episodes_metadata_update_changes_nothing_on_bad_input(memory):
+    groups = GroupOperations(memory)
+    [episode], _ = await groups.queue([Chronomem.new_episode("g", "Ann moved to Lyon", metadata={"a": 1})],
+                                      record=lambda _: None)
+    updated = await groups.update_episode_metadata("g", episode.id, {"a": None, "b": ["x", 2]})
+    assert updated.metadata == {"b": ["x", 2]} and updated.content == "Ann moved to Lyon"
+    with pytest.raises(InvalidInputError):
+        await groups.update_episode_metadata("g", episode.id, {"c": 1, "d": {"nested": True}})
+    with pytest.raises(NotFoundError):
+        await groups.update_episode_metadata("other", episode.id, {"c": 1})
+    assert (await groups.get_episode("g", episode.id)).metadata == {"b": ["x", 2]}

@@ -131,6 +131,20 @@ def test_named_graphs_their_episodes_and_search(seen: dict[str, Any]) -> None:
     assert "Arlington" in seen["graph_context"]
 
 
+def test_an_episodes_metadata_is_merged_and_bad_input_changes_nothing(seen: dict[str, Any]) -> None:
+    update = seen["episode_update"]
+    assert update["first"] == {"source": "press", "year": 2021, "tags": ["cto", "acme"], "checked": True}
+    assert update["merged"] == {"source": "press", "year": 2022, "tags": ["cto", "acme"]}  # null removes a key
+    assert update["content"] == "Grace Hopper joined Acme Corp as CTO in 2021."
+    for bad, words in (("eleven_keys", "at most 10 keys"), ("nested", "'place'")):
+        refused = update[bad]
+        assert (refused["status"], refused["type"], refused["error"]["code"]) == (400, "BadRequestError",
+                                                                                   "bad_request"), bad
+        assert words in refused["error"]["message"], bad
+    assert update["other_project"] == 404
+    assert update["after"] == update["merged"]  # neither the refused updates nor the stranger changed it
+
+
 def test_edges_nodes_neighbours_subgraph_and_hyperedges(seen: dict[str, Any]) -> None:
     assert seen["edge"] == {"name": "LIVES_IN", "source": "Grace Hopper", "target": "Arlington",
                             "valid_at": "2020-01-01T00:00:00Z"}

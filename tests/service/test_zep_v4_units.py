@@ -44,7 +44,8 @@ def test_every_route_of_the_installed_sdk_is_served_or_answers_501_naming_its_ca
             unnamed.append(f"{call}: {method} {template}")
     assert unnamed == []
     for call in ("user.create", "thread.add_messages", "thread.get_context", "graph.get_context", "graph.search_edges",
-                 "graph.episode.add", "graph.node.list_neighbors", "graph.get_subgraph", "task.get", "lookup.batch"):
+                 "graph.episode.add", "graph.episode.update", "graph.node.list_neighbors", "graph.get_subgraph",
+                 "task.get", "lookup.batch"):
         assert call in served, call
     assert "project.get" in refused and len(served) >= 60
 

@@ -929,6 +929,37 @@ async def test_queue_transitions_count_attempts_and_keep_the_last_error(store: S
         await store.set_episode_status(OTHER, episode.id, EpisodeStatus.DONE)
 
 
+async def test_an_episodes_metadata_is_replaced_whole_and_its_text_stays(store: Store) -> None:
+    episode, _ = await store.insert_episode(
+        Episode(group_id=G, content="Ann moved to Lyon", metadata={"channel": "sms", "n": 1}))
+    updated = await store.set_episode_metadata(G, episode.id, {"n": 2, "tags": ["a", "b"], "ok": True})
+    assert updated == episode.model_copy(update={"metadata": {"n": 2, "tags": ["a", "b"], "ok": True}})
+    assert await store.get_episodes(G, [episode.id]) == [updated]
+    assert [e.id for e in await store.fulltext_search(G, Scope.EPISODES, "Lyon")] == [episode.id]
+    assert (await store.set_episode_metadata(G, episode.id, {})).metadata == {}
+    with pytest.raises(NotFoundError):
+        await store.set_episode_metadata(G, "missing", {"n": 3})
+    with pytest.raises(NotFoundError):
+        await store.set_episode_metadata(OTHER, episode.id, {"n": 3})
+    with pytest.raises(InvalidInputError):
+        await store.set_episode_metadata(G, episode.id, {"when": object()})
+    assert (await store.get_episodes(G, [episode.id]))[0].metadata == {}
+
+
+async def test_rewriting_a_stored_episode_keeps_the_metadata_set_since(store: Store) -> None:
+    """A worker finishing an episode writes it back as it read it: a metadata update made while it
+    extracted is not undone."""
+    episode, _ = await store.insert_episode(Episode(group_id=G, content="work", metadata={"v": 1}))
+    await store.set_episode_metadata(G, episode.id, {"v": 2})
+    finished = episode.model_copy(update={"status": EpisodeStatus.DONE, "attempts": 1})
+    await store.write(GraphWrite(G, episodes=[finished]))
+    [stored] = await store.get_episodes(G, [episode.id])
+    assert (stored.status, stored.attempts, stored.metadata) == (EpisodeStatus.DONE, 1, {"v": 2})
+    fresh = Episode(group_id=G, content="new", metadata={"v": 7})
+    await store.write(GraphWrite(G, episodes=[fresh]))
+    assert (await store.get_episodes(G, [fresh.id]))[0].metadata == {"v": 7}
+
+
 async def test_reset_processing_and_pending_groups(store: Store) -> None:
     first, _ = await store.insert_episode(Episode(group_id=G, content="one"))
     second, _ = await store.insert_episode(Episode(group_id=OTHER, content="two"))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -27,7 +28,7 @@ from chronomem.telemetry import annotate
 if TYPE_CHECKING:
     from chronomem.search.searcher import SearchResults
 
-__all__ = ["GroupOperations", "Page", "decode_cursor", "encode_cursor"]
+__all__ = ["MAX_EPISODE_METADATA_KEYS", "GroupOperations", "Page", "decode_cursor", "encode_cursor", "merge_metadata"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -64,6 +65,34 @@ def decode_cursor(cursor: str | None) -> int:
 def _page(found: list[T], limit: int, offset: int) -> Page[T]:
     more = len(found) > limit
     return Page(found[:limit], encode_cursor(offset + limit) if more else None)
+
+
+MAX_EPISODE_METADATA_KEYS = 10
+"""The most keys an episode's metadata may hold after an update merges onto it (Zep v4's bound)."""
+
+
+def _scalar(value: Any) -> bool:
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return isinstance(value, str | int | bool)
+
+
+def merge_metadata(stored: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
+    """``stored`` with ``changes`` merged onto it: a key set to ``None`` is removed, any other key
+    is set. Values must be strings, finite numbers, booleans or arrays of those, and the result may
+    hold at most :data:`MAX_EPISODE_METADATA_KEYS` keys; else ``InvalidInputError`` naming the
+    first offending key (the check reads ``changes`` only: keys stored before are kept as they are)."""
+    for key, value in changes.items():
+        if value is None or _scalar(value) or (isinstance(value, list) and all(_scalar(v) for v in value)):
+            continue
+        raise InvalidInputError(f"metadata[{key!r}]: a value must be a string, number, boolean or an array of "
+                                f"those, not {type(value).__name__}")
+    merged = {k: v for k, v in stored.items() if k not in changes}
+    merged |= {k: v for k, v in changes.items() if v is not None}
+    if len(merged) > MAX_EPISODE_METADATA_KEYS:
+        raise InvalidInputError(f"metadata: at most {MAX_EPISODE_METADATA_KEYS} keys after the merge, "
+                                f"this one would hold {len(merged)}")
+    return merged
 
 
 class GroupOperations:
@@ -195,6 +224,18 @@ class GroupOperations:
             batch.fact_vectors = {updated.id: vectors[1]}
         await self.memory.store.write(batch)
         return await self.memory.get_fact(group_id, fact_id)  # as stored: the store numbers the version
+
+    async def update_episode_metadata(self, group_id: str, episode_id: str, changes: dict[str, Any]) -> Episode:
+        """Merge ``changes`` onto an episode's metadata (:func:`merge_metadata`: a ``None`` removes
+        a key) and return the episode as stored. Its text is not touched: it stays the root of
+        provenance, and metadata is not part of it. Bad input changes nothing
+        (``InvalidInputError``); an unknown episode is ``NotFoundError``. Two updates of one
+        episode at the same moment are not merged with each other: the later write wins whole."""
+        stored = await self.memory.get_episode(group_id, episode_id)
+        merged = merge_metadata(stored.metadata, changes)
+        if not changes:
+            return stored
+        return await self.memory.store.set_episode_metadata(group_id, episode_id, merged)
 
     # -- reads -------------------------------------------------------------------------------------
 

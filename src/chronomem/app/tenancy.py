@@ -390,6 +390,10 @@ class ProjectSpace:
     async def delete_episode(self, ref: GraphRef, episode_id: str) -> None:
         await self._groups.delete_episode(self.group_of(ref), episode_id)
 
+    async def update_episode_metadata(self, ref: GraphRef, episode_id: str, changes: dict[str, Any]) -> Episode:
+        """Merge metadata onto an episode (see :meth:`GroupOperations.update_episode_metadata`)."""
+        return await self._groups.update_episode_metadata(self.group_of(ref), episode_id, changes)
+
     async def get_entity(self, ref: GraphRef, entity_id: str) -> Entity:
         return await self._groups.get_entity(self.group_of(ref), entity_id)
 

@@ -13,8 +13,8 @@ backend implements::
 
     GroupAdmin      close, list_groups, delete_group, stats                  service, CLI
     EpisodeReader   get_episodes, list_episodes                              (shared by the two below)
-    EpisodeQueue    + insert_episode, set_episode_status, reset_processing,  ingestion, worker pool
-                      pending_groups
+    EpisodeQueue    + insert_episode, set_episode_status, set_episode_metadata, ingestion, worker pool,
+                      reset_processing, pending_groups                        episode edits
     GraphReader     + objects by id, listings, lookups, entity_edges         resolution, search, communities
     GraphWriter     write                                                    ingestion, communities, removal
     BulkLoader      bulk_load                                                import, benchmarks
@@ -99,10 +99,12 @@ class GraphWrite:
     Objects are upserted by id. A fact is versioned (``chronomem.store.history.revise``): re-sent
     with a change to what it says (text, participants, attributes, timestamps) it becomes a new
     version and the stored one is kept in its history; re-sent with new provenance only, its latest
-    version is updated in place. Deletions run before upserts. A deleted entity takes its mentions, its vector and its
-    community memberships with it; a deleted episode its mentions (facts keep other provenance: the
-    caller rewrites or deletes them explicitly). ``replace_communities`` drops every community of the
-    group not in ``communities``.
+    version is updated in place. An episode re-sent keeps the metadata stored with it (only
+    :meth:`EpisodeQueue.set_episode_metadata` changes that). Deletions run before upserts. A
+    deleted entity takes its mentions, its vector and its community memberships with it; a deleted
+    episode its mentions (facts keep other provenance: the caller rewrites or deletes them
+    explicitly). ``replace_communities`` drops every community of the group not in
+    ``communities``.
 
     ``fact_history`` restores earlier versions as they were (an import, :mod:`chronomem.archive`):
     each belongs to a fact of ``facts`` that the group does not hold yet, which is then written
@@ -193,6 +195,12 @@ class EpisodeQueue(EpisodeReader, Protocol):
     ) -> Episode:
         """Move an episode through the queue. Entering ``processing`` counts an attempt; ``error``
         is recorded as ``last_error`` (cleared on ``done``). Raises ``NotFoundError``."""
+
+    async def set_episode_metadata(self, group_id: str, episode_id: str, metadata: dict[str, Any]) -> Episode:
+        """Replace an episode's metadata whole (its text stays as it was: the root of provenance)
+        and return the episode as stored. This is the only way stored metadata changes: ``write``
+        re-sending a stored episode (a worker finishing it) keeps the metadata it holds. Raises
+        ``NotFoundError``; ``InvalidInputError`` for metadata that is not JSON."""
 
     async def reset_processing(self) -> int:
         """Return every ``processing`` episode of every group to ``pending`` (crash recovery at

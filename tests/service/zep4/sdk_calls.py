@@ -160,6 +160,20 @@ async def scenario(zep: Any, other: Any, stranger: Any, native: httpx.Client, ta
     out["episode_add"] = {"source": episode.episode.source, "task": await wait(zep, episode.task.uuid_)}
     out["episode_get"] = (await call(zep.graph.episode.get(graph.uuid_, episode.episode.uuid_))).content
     out["episode_list"] = len(await collect(zep.graph.episode.list(graph.uuid_, page_size=1)))
+    episode_uuid = episode.episode.uuid_
+    first_update = await call(zep.graph.episode.update(graph.uuid_, episode_uuid, metadata={
+        "source": "press", "year": 2021, "tags": ["cto", "acme"], "checked": True}))
+    merged = await call(zep.graph.episode.update(graph.uuid_, episode_uuid, metadata={"checked": None, "year": 2022}))
+    out["episode_update"] = {
+        "first": first_update.metadata, "merged": merged.metadata, "content": merged.content,
+        "eleven_keys": await failure(lambda: zep.graph.episode.update(
+            graph.uuid_, episode_uuid, metadata={f"k{n}": n for n in range(11)})),
+        "nested": await failure(lambda: zep.graph.episode.update(
+            graph.uuid_, episode_uuid, metadata={"year": 2023, "place": {"city": "Arlington"}})),
+        "other_project": await status(lambda: other.graph.episode.update(
+            graph.uuid_, episode_uuid, metadata={"year": 1999})),
+        "after": (await call(zep.graph.episode.get(graph.uuid_, episode_uuid))).metadata,
+    }
     added_edges = await call(zep.graph.edge.add(graph.uuid_, edges=[EdgeInput(
         fact="Grace Hopper lives in Arlington", fact_name="LIVES_IN", source_node=EdgeNodeRef(name="Grace Hopper"),
         target_node=EdgeNodeRef(name="Arlington"), valid_at="2020-01-01T00:00:00Z")]))

@@ -18,6 +18,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from chronomem.domain import Community, Entity, Episode, Fact, FactSource, FactVersion
+from chronomem.errors import InvalidInputError
 from chronomem.store.base import fact_attributes_column, split_fact_attributes
 from chronomem.store.falkordb.fulltext import fold
 
@@ -36,6 +37,7 @@ __all__ = [
     "fact_from_row",
     "fact_props",
     "from_micros",
+    "metadata_text",
     "to_micros",
     "version_props",
 ]
@@ -68,6 +70,14 @@ def from_micros(value: int | None) -> datetime | None:
 
 def _dumps(value: dict[str, Any]) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+
+
+def metadata_text(metadata: dict[str, Any]) -> str:
+    """Metadata as its stored property, refused (``InvalidInputError``) unless it is JSON."""
+    try:
+        return json.dumps(metadata, ensure_ascii=False, sort_keys=True)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(f"metadata is not JSON: {exc}") from exc
 
 
 def episode_props(episode: Episode) -> dict[str, Any]:

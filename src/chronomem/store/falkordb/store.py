@@ -46,6 +46,7 @@ from chronomem.store.falkordb.records import (
     episode_props,
     fact_from_row,
     from_micros,
+    metadata_text,
     to_micros,
 )
 from chronomem.store.falkordb.schema import SchemaManager
@@ -72,6 +73,8 @@ _SET_STATUS = (
     "e.last_error = CASE WHEN $clear_error THEN null WHEN $error IS NULL THEN e.last_error ELSE $error END "
     f"RETURN {columns('Episode', 'e')}"
 )
+
+_SET_METADATA = f"MATCH (e:Episode {{id: $id}}) SET e.metadata = $metadata RETURN {columns('Episode', 'e')}"
 
 
 class FalkorDBStore:
@@ -243,6 +246,16 @@ class FalkorDBStore:
         }
         try:
             rows = await self._connection.query(self._keys.graph(group_id), _SET_STATUS, params)
+        except MissingGraphError:
+            rows = []
+        if not rows:
+            raise NotFoundError(f"episode {episode_id!r} not found in group {group_id!r}")
+        return episode_from_row(group_id, rows[0])
+
+    async def set_episode_metadata(self, group_id: str, episode_id: str, metadata: dict[str, Any]) -> Episode:
+        params = {"id": episode_id, "metadata": metadata_text(metadata)}
+        try:
+            rows = await self._connection.query(self._keys.graph(group_id), _SET_METADATA, params)
         except MissingGraphError:
             rows = []
         if not rows:

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from chronomem.domain import FactVersion
+from chronomem.domain import Episode, FactVersion
 from chronomem.errors import InvalidInputError
 from chronomem.store.base import GraphWrite
 from chronomem.store.falkordb.cypher import VECTOR_LINK, VERSION_LINK
@@ -58,7 +58,9 @@ _SECTIONS: tuple[tuple[str, str], ...] = (
                         "OPTIONAL MATCH (dc_v:CommunityVec {id: dc}) DELETE dc_c, dc_v"),
     ("keep_communities", "MATCH (kc_c:Community) WHERE NOT kc_c.id IN $keep_communities "
                          "OPTIONAL MATCH (kc_v:CommunityVec {id: kc_c.id}) DELETE kc_c, kc_v"),
-    ("episodes", "UNWIND $episodes AS ue MERGE (ue_e:Episode {id: ue.id}) SET ue_e += ue"),
+    # an episode re-sent keeps its stored metadata (set_episode_metadata is what changes it)
+    ("episodes", "UNWIND $episodes AS ue MERGE (ue_e:Episode {id: ue.props.id}) "
+                 "ON CREATE SET ue_e.metadata = ue.metadata SET ue_e += ue.props"),
     ("entities", "UNWIND $entities AS un MERGE (un_n:Entity {id: un.id}) SET un_n += un"),
     ("facts", "UNWIND $facts AS uf MERGE (uf_f:Fact {id: uf.id}) SET uf_f += uf"),
     # An earlier version hangs off its fact, unchanged (see store.history): one the head replaces
@@ -85,6 +87,11 @@ def _check_group(batch: GraphWrite) -> None:
     check_restored(batch.facts, batch.fact_history)
 
 
+def _episode_row(episode: Episode) -> dict[str, Any]:
+    props = episode_props(episode)
+    return {"metadata": props.pop("metadata"), "props": props}
+
+
 def _vectors(vectors: dict[str, np.ndarray]) -> list[dict[str, Any]]:
     return [{"id": key, "v": np.asarray(v, dtype=np.float32)} for key, v in vectors.items()]
 
@@ -96,7 +103,7 @@ def _rows(batch: GraphWrite, versions: list[FactVersion]) -> dict[str, Any]:
         "del_entities": list(batch.delete_entity_ids),
         "del_episodes": list(batch.delete_episode_ids),
         "del_communities": list(batch.delete_community_ids),
-        "episodes": [episode_props(e) for e in batch.episodes],
+        "episodes": [_episode_row(e) for e in batch.episodes],
         "entities": [entity_props(e) for e in batch.entities],
         "fact_versions": [version_props(v) for v in (*versions, *batch.fact_history)],
         "facts": [fact_props(f) for f in batch.facts],

@@ -38,7 +38,7 @@ from chronomem.store.base import BfsResult, GraphWrite, GroupStats, Scope, Score
 from chronomem.store.sqlite import reads
 from chronomem.store.sqlite.ann import ANN_FROM
 from chronomem.store.sqlite.changefeed import ChangeFeed, head
-from chronomem.store.sqlite.codec import EPISODE_COLUMNS, episode_from_row
+from chronomem.store.sqlite.codec import EPISODE_COLUMNS, dumps, episode_from_row
 from chronomem.store.sqlite.connection import apply_migrations, connect
 from chronomem.store.sqlite.graph import breadth_first
 from chronomem.store.sqlite.indexes import DEFAULT_MEMORY_BUDGET, IndexChange, IndexRegistry, Kind
@@ -295,6 +295,21 @@ class SQLiteStore:
                         episode_id,
                     ),
                 ).fetchone()
+            if changed is None:
+                raise NotFoundError(f"no episode {episode_id!r} in group {group_id!r}")
+            return _episode(conn, group_id, episode_id)
+
+        return await self._write(update)
+
+    async def set_episode_metadata(self, group_id: str, episode_id: str, metadata: dict[str, Any]) -> Episode:
+        text = dumps(metadata)
+
+        def update(conn: sqlite3.Connection) -> Episode:
+            changed = conn.execute(
+                "UPDATE episodes SET metadata = ? WHERE gid = (SELECT gid FROM groups WHERE name = ?) AND id = ? "
+                "RETURNING 1",
+                (text, group_id, episode_id),
+            ).fetchone()
             if changed is None:
                 raise NotFoundError(f"no episode {episode_id!r} in group {group_id!r}")
             return _episode(conn, group_id, episode_id)

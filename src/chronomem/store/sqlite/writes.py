@@ -270,7 +270,7 @@ def _upsert_episode(tx: _Tx, episode: Episode, *, replace: bool) -> bool:
     conflict = (
         "DO UPDATE SET kind = excluded.kind, content = excluded.content, speaker = excluded.speaker, "
         "role = excluded.role, reference_time = excluded.reference_time, created_at = excluded.created_at, "
-        "source_description = excluded.source_description, metadata = excluded.metadata, "
+        "source_description = excluded.source_description, "  # metadata: set_episode_metadata's
         "status = excluded.status, attempts = excluded.attempts, last_error = excluded.last_error, "
         "usage = excluded.usage"
     )

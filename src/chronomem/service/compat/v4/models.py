@@ -42,6 +42,7 @@ __all__ = [
     "EdgeOut",
     "EdgeUpdateIn",
     "EpisodeOut",
+    "EpisodeUpdateIn",
     "ErrorBodyOut",
     "ErrorOut",
     "GraphContextIn",
@@ -295,6 +296,10 @@ class AddEpisodeIn(_In):
     metadata: JsonObject | None = None
     document_id: Short | None = None
     strict_ontology: StrictBool | None = None
+
+
+class EpisodeUpdateIn(_In):
+    metadata: JsonObject | None = None
 
 
 class EpisodeOut(_Out):

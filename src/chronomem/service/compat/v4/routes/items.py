@@ -24,6 +24,7 @@ from chronomem.service.compat.v4.models import (
     EdgeOut,
     EdgeUpdateIn,
     EpisodeOut,
+    EpisodeUpdateIn,
     HyperedgeMemberOut,
     HyperedgeOut,
     HyperedgeUpdateIn,
@@ -91,6 +92,15 @@ async def list_episodes(graph_uuid: str, zep: Zep4, body: OptionalList = None, p
 async def get_episode(graph_uuid: str, episode_uuid: str, zep: Zep4) -> EpisodeOut:
     target = zep.addresses.graph(graph_uuid)
     return render.episode(await zep.space.get_episode(target.ref, object_id(episode_uuid)), target)
+
+
+@router.patch("/graphs/{graph_uuid}/episodes/{episode_uuid}", response_model=EpisodeOut)
+async def update_episode(graph_uuid: str, episode_uuid: str, body: EpisodeUpdateIn, zep: Zep4) -> EpisodeOut:
+    """Merge metadata onto an episode (a key set to null is removed; at most 10 keys after the
+    merge; strings, numbers, booleans or arrays of those). Its content never changes."""
+    target = zep.addresses.graph(graph_uuid)
+    episode = await zep.space.update_episode_metadata(target.ref, object_id(episode_uuid), body.metadata or {})
+    return render.episode(episode, target)
 
 
 @router.delete("/graphs/{graph_uuid}/episodes/{episode_uuid}", response_model=AsyncResultOut)

@@ -24,7 +24,6 @@ UNSUPPORTED_CALLS: tuple[tuple[str, str, str], ...] = (
     ("POST", r"debug-logs/enable", "debug_log.enable"),
     ("POST", rf"{_G}/document-summaries/list", "graph.document_summary.list"),
     ("GET", rf"{_G}/documents/{_ID}/episodes", "graph.episode.list_for_document"),
-    ("PATCH", rf"{_G}/episodes/{_ID}", "graph.episode.update"),
     ("GET", rf"{_G}/episodes/{_ID}/debug-logs", "graph.episode.get_debug_logs"),
     ("GET", rf"{_G}/episodes/{_ID}/ingestion-traces", "graph.episode.list_ingestion_traces"),
     ("POST", rf"{_G}/hyperedges/{_ID}/edges", "graph.hyperedge.create_edge"),
