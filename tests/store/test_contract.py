@@ -25,6 +25,7 @@ from chronomem.store.base import (
     GraphReader,
     GraphWriter,
     GroupAdmin,
+    QueueDepth,
     SearchIndex,
 )
 
@@ -973,6 +974,18 @@ async def test_reset_processing_and_pending_groups(store: Store) -> None:
     assert await store.pending_groups() == sorted([G, OTHER])
     assert (await store.get_episodes(G, [first.id]))[0].status is EpisodeStatus.PENDING
     assert await store.reset_processing() == 0
+
+
+async def test_the_queue_depth_counts_every_group_whatever_else_it_holds(store: Store) -> None:
+    assert await store.queue_depth() == {}
+    held, _ = await store.insert_episode(Episode(group_id=G, content="held", created_at=day(2)))
+    await store.insert_episode(Episode(group_id=OTHER, content="waits", created_at=day(3)))
+    await store.insert_episode(Episode(group_id=OTHER, content="waits longer", created_at=day(1)))
+    await store.set_episode_status(G, held.id, EpisodeStatus.PROCESSING)  # G: nothing pending
+    assert await store.queue_depth() == {EpisodeStatus.PENDING: QueueDepth(2, day(1)),
+                                         EpisodeStatus.PROCESSING: QueueDepth(1, day(2))}
+    await store.set_episode_status(G, held.id, EpisodeStatus.DONE)
+    assert EpisodeStatus.PROCESSING not in await store.queue_depth()
 
 
 async def test_list_episodes_orders_filters_and_limits(store: Store) -> None:

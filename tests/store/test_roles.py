@@ -29,7 +29,7 @@ def _all_methods(protocol: type) -> set[str]:
 def test_every_store_method_is_declared_by_exactly_one_role() -> None:
     declared = [name for role in ROLES for name in _methods(role)]
     assert len(declared) == len(set(declared))  # no method in two roles
-    assert len(declared) == 32 and set(declared) == _all_methods(Store)
+    assert len(declared) == 33 and set(declared) == _all_methods(Store)
     assert _methods(Store) == set()  # the union adds nothing of its own
 
 

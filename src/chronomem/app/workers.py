@@ -275,20 +275,19 @@ _QUEUED = (EpisodeStatus.PENDING, EpisodeStatus.PROCESSING)
 
 
 async def refresh_queue_metrics(store: QueueStore) -> dict[str, int]:
-    """Set the queue gauges (episodes pending and processing, the oldest one's age) from the store
-    and return the depths. It reads the groups that have pending episodes (one query, then one per
-    such group), so an episode ``processing`` in a group with nothing pending is not counted."""
-    depth = dict.fromkeys(_QUEUED, 0)
-    oldest: dict[EpisodeStatus, float] = dict.fromkeys(_QUEUED, 0.0)
+    """Set the queue gauges (episodes pending and processing in every group, the oldest one's age)
+    from one read of the store (:meth:`~chronomem.store.base.EpisodeQueue.queue_depth`) and return
+    the depths."""
+    found = await store.queue_depth()
     now = utc_now()
-    for group_id in await store.pending_groups():
-        for episode in await store.list_episodes(group_id, statuses=list(_QUEUED)):
-            depth[episode.status] += 1
-            age = (now - episode.created_at).total_seconds()
-            oldest[episode.status] = max(oldest[episode.status], age)
+    depth: dict[str, int] = {}
     for status in _QUEUED:
-        metrics.set_queue(status.value, depth[status], oldest[status])
-    return {status.value: count for status, count in depth.items()}
+        queued = found.get(status)
+        count = queued.episodes if queued else 0
+        age = max((now - queued.oldest_created_at).total_seconds(), 0.0) if queued else 0.0
+        metrics.set_queue(status.value, count, age)
+        depth[status.value] = count
+    return depth
 
 
 QUEUE_METRICS_EVERY_S = 15.0  # how often a worker serving /metrics reads the queue's depth

@@ -13,6 +13,7 @@ from chronomem.store.base import (
     GraphWriter,
     GroupAdmin,
     GroupStats,
+    QueueDepth,
     Scope,
     ScoredId,
     SearchIndex,
@@ -23,6 +24,6 @@ from chronomem.store.factory import StoreTraits, open_store, store_traits
 
 __all__ = [
     "BfsResult", "BulkLoader", "EpisodeQueue", "EpisodeReader", "GraphReader", "GraphWrite", "GraphWriter",
-    "GroupAdmin", "GroupStats", "Scope", "ScoredId", "SearchIndex", "Store", "StoreTraits", "WeightedEdge",
-    "open_store", "store_traits",
+    "GroupAdmin", "GroupStats", "QueueDepth", "Scope", "ScoredId", "SearchIndex", "Store", "StoreTraits",
+    "WeightedEdge", "open_store", "store_traits",
 ]

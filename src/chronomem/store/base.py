@@ -14,7 +14,7 @@ backend implements::
     GroupAdmin      close, list_groups, delete_group, stats                  service, CLI
     EpisodeReader   get_episodes, list_episodes                              (shared by the two below)
     EpisodeQueue    + insert_episode, set_episode_status, set_episode_metadata, ingestion, worker pool,
-                      reset_processing, pending_groups                        episode edits
+                      reset_processing, pending_groups, queue_depth           episode edits, metrics
     GraphReader     + objects by id, listings, lookups, entity_edges         resolution, search, communities
     GraphWriter     write                                                    ingestion, communities, removal
     BulkLoader      bulk_load                                                import, benchmarks
@@ -45,6 +45,7 @@ __all__ = [
     "GraphWriter",
     "GroupAdmin",
     "GroupStats",
+    "QueueDepth",
     "Scope",
     "ScoredId",
     "SearchIndex",
@@ -90,6 +91,14 @@ class GroupStats:
     facts: int
     current_facts: int
     communities: int
+
+
+@dataclass(frozen=True, slots=True)
+class QueueDepth:
+    """The episodes in one state of the ingestion queue: how many, and when the oldest was ingested."""
+
+    episodes: int
+    oldest_created_at: datetime
 
 
 @dataclass(slots=True)
@@ -209,6 +218,10 @@ class EpisodeQueue(EpisodeReader, Protocol):
 
     async def pending_groups(self) -> list[str]:
         """Groups with at least one ``pending`` episode."""
+
+    async def queue_depth(self) -> dict[EpisodeStatus, QueueDepth]:
+        """The queue across every group: for ``pending`` and ``processing``, how many episodes are
+        in that state and the oldest one's ``created_at`` (a state no episode is in is left out)."""
 
 
 @runtime_checkable

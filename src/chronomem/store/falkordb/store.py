@@ -27,14 +27,14 @@ import contextlib
 import dataclasses
 from collections.abc import AsyncIterator, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from chronomem.domain import Community, Entity, Episode, EpisodeStatus, Fact, FactVersion
 from chronomem.errors import InvalidInputError, NotFoundError
 from chronomem.filters import SearchFilters
-from chronomem.store.base import BfsResult, GraphWrite, GroupStats, Scope, ScoredId, WeightedEdge
+from chronomem.store.base import BfsResult, GraphWrite, GroupStats, QueueDepth, Scope, ScoredId, WeightedEdge
 from chronomem.store.falkordb import graph_reads as reads
 from chronomem.store.falkordb.connection import FalkorConnection, MissingGraphError, parse_url
 from chronomem.store.falkordb.cypher import LABELS, VERSION_LINK, columns, vector_label
@@ -271,6 +271,19 @@ class FalkorDBStore:
     async def pending_groups(self) -> list[str]:
         found = await self._all_groups_run("MATCH (e:Episode {status: 'pending'}) RETURN e.id LIMIT 1")
         return [group for group, rows in found.items() if rows]
+
+    async def queue_depth(self) -> dict[EpisodeStatus, QueueDepth]:
+        found = await self._all_groups_run(
+            "MATCH (e:Episode) WHERE e.status IN ['pending', 'processing'] "
+            "RETURN e.status, count(e), min(e.created_at)")
+        counts: dict[EpisodeStatus, int] = {}
+        oldest: dict[EpisodeStatus, int] = {}
+        for status_value, count, first in (row for rows in found.values() for row in rows):
+            status = EpisodeStatus(status_value)
+            counts[status] = counts.get(status, 0) + count
+            oldest[status] = min(oldest.get(status, first), first)
+        # every episode has a created_at, so a state with episodes has an oldest one
+        return {status: QueueDepth(n, cast(datetime, from_micros(oldest[status]))) for status, n in counts.items()}
 
     # -- reads by id -----------------------------------------------------------------------------
 

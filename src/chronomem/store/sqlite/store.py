@@ -27,18 +27,18 @@ import threading
 from collections.abc import AsyncIterator, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import numpy as np
 
 from chronomem.domain import Community, Entity, Episode, EpisodeStatus, Fact, FactVersion
 from chronomem.errors import InvalidInputError, NotFoundError, StoreError, StoreUnavailableError
 from chronomem.filters import SearchFilters
-from chronomem.store.base import BfsResult, GraphWrite, GroupStats, Scope, ScoredId, WeightedEdge
+from chronomem.store.base import BfsResult, GraphWrite, GroupStats, QueueDepth, Scope, ScoredId, WeightedEdge
 from chronomem.store.sqlite import reads
 from chronomem.store.sqlite.ann import ANN_FROM
 from chronomem.store.sqlite.changefeed import ChangeFeed, head
-from chronomem.store.sqlite.codec import EPISODE_COLUMNS, dumps, episode_from_row
+from chronomem.store.sqlite.codec import EPISODE_COLUMNS, dumps, episode_from_row, from_us
 from chronomem.store.sqlite.connection import apply_migrations, connect
 from chronomem.store.sqlite.graph import breadth_first
 from chronomem.store.sqlite.indexes import DEFAULT_MEMORY_BUDGET, IndexChange, IndexRegistry, Kind
@@ -338,6 +338,20 @@ class SQLiteStore:
                 (EpisodeStatus.PENDING.value,),
             )
             return sorted(r[0] for r in rows)
+
+        return await self._read(query)
+
+    async def queue_depth(self) -> dict[EpisodeStatus, QueueDepth]:
+        queued = (EpisodeStatus.PENDING, EpisodeStatus.PROCESSING)
+
+        def query() -> dict[EpisodeStatus, QueueDepth]:
+            rows = self._reader().execute(
+                "SELECT status, COUNT(*), MIN(created_at) FROM episodes WHERE status IN (?, ?) GROUP BY status",
+                tuple(s.value for s in queued),
+            )
+            # created_at is NOT NULL, so a state with episodes has an oldest one
+            return {EpisodeStatus(status): QueueDepth(count, cast(datetime, from_us(oldest)))
+                    for status, count, oldest in rows}
 
         return await self._read(query)
 
