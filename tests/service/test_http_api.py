@@ -147,6 +147,17 @@ async def test_graph_episodes_in_a_named_graph(service: Service):
     listed = (await service.client.get(f"{API}/graph/episodes?graph_id=kb", headers=headers)).json()
     assert [e["uuid"] for e in listed["episodes"]] == [uuid]
     await wait_for_task(service, service.key_a, added.json()["task_id"], {"done"})
+    url = f"{API}/graph/episodes/{uuid}?graph_id=kb"
+    patched = await service.client.patch(url, json={"metadata": {"source": "crm", "rank": 2}}, headers=headers)
+    assert patched.status_code == 200 and patched.json()["metadata"] == {"source": "crm", "rank": 2}
+    merged = await service.client.patch(url, json={"metadata": {"rank": None, "tags": ["a"]}}, headers=headers)
+    assert merged.json()["metadata"] == {"source": "crm", "tags": ["a"]}
+    assert merged.json()["content"] == '{"product": "Widget", "price": 3}'
+    nested = await service.client.patch(url, json={"metadata": {"source": {"k": 1}}}, headers=headers)
+    assert nested.status_code == 422 and "'source'" in nested.text
+    stranger = await service.client.patch(url, json={"metadata": {"x": 1}}, headers=service.as_(service.key_b))
+    assert stranger.status_code == 404
+    assert (await service.client.get(url, headers=headers)).json()["metadata"] == {"source": "crm", "tags": ["a"]}
     assert (await service.client.delete(f"{API}/graph/episodes/{uuid}?graph_id=kb", headers=headers)).status_code == 204
     assert (await service.client.get(f"{API}/graph/episodes/{uuid}?graph_id=kb", headers=headers)).status_code == 404
 

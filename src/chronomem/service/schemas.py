@@ -31,6 +31,7 @@ __all__ = [
     "EntityPage",
     "EntityUpdate",
     "EpisodeList",
+    "EpisodeMetadataUpdate",
     "EpisodeOut",
     "EvidenceOut",
     "FactOut",
@@ -259,6 +260,13 @@ class AddEpisodeRequest(_Target):
             except ValueError as exc:
                 raise ValueError(f"the data of a json episode: {exc}") from None
         return data
+
+
+class EpisodeMetadataUpdate(_In):
+    """Keys to merge onto an episode's metadata; a key set to null is removed. At most 10 keys
+    after the merge, each value a string, number, boolean or array of those."""
+
+    metadata: Metadata
 
 
 class EpisodeOut(BaseModel):

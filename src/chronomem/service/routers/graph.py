@@ -20,6 +20,7 @@ from chronomem.service.schemas import (
     EntityPage,
     EntityUpdate,
     EpisodeList,
+    EpisodeMetadataUpdate,
     EpisodeOut,
     FactHistory,
     FactOut,
@@ -111,6 +112,12 @@ async def list_episodes(
 @router.get("/graph/episodes/{uuid}", response_model=EpisodeOut, summary="Get an episode")
 async def get_episode(uuid: str, target: Target, space: Space) -> EpisodeOut:
     return EpisodeOut.from_domain(await space.get_episode(target, uuid))
+
+
+@router.patch("/graph/episodes/{uuid}", response_model=EpisodeOut,
+              summary="Merge metadata onto an episode (a null removes a key); its content never changes")
+async def update_episode_metadata(uuid: str, body: EpisodeMetadataUpdate, target: Target, space: Space) -> EpisodeOut:
+    return EpisodeOut.from_domain(await space.update_episode_metadata(target, uuid, body.metadata))
 
 
 @router.delete("/graph/episodes/{uuid}", status_code=204,
