@@ -19,8 +19,8 @@ import os
 import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from functools import cache
-from typing import Any
+from functools import cache, partial
+from typing import Any, Literal
 
 __all__ = [
     "METRICS",
@@ -48,6 +48,10 @@ MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 _SECONDS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0)
 
 
+# prometheus-client's ways to combine a gauge's values across processes (the ones used here)
+GaugeMode = Literal["mostrecent", "livesum", "sum", "max", "min"]
+
+
 @dataclass(frozen=True, slots=True)
 class MetricSpec:
     """One metric: its kind, name, labels and what it measures (the docs table is these rows)."""
@@ -56,7 +60,7 @@ class MetricSpec:
     name: str
     labels: tuple[str, ...]
     help: str
-    gauge_mode: str = "mostrecent"  # how processes' values combine in multi-process mode
+    gauge_mode: GaugeMode = "mostrecent"  # how processes' values combine in multi-process mode
 
 
 METRICS: tuple[MetricSpec, ...] = (
@@ -188,6 +192,10 @@ def _metrics() -> Mapping[str, Any] | None:
     return made
 
 
+def _increment(metric: Any, *, by: float) -> None:
+    metric.inc(by)
+
+
 def _record(name: str, apply: Callable[[Any], object], **labels: str) -> None:
     metrics = _metrics()
     if metrics is None:
@@ -242,7 +250,7 @@ def record_model_call(
         _record("chronomem_llm_calls_total", lambda m: m.inc(calls), **labels)
     for kind, count in (("input", input_tokens), ("cached_input", cached_input_tokens), ("output", output_tokens)):
         if count:
-            _record("chronomem_llm_tokens_total", lambda m, n=count: m.inc(n), kind=kind, **labels)
+            _record("chronomem_llm_tokens_total", partial(_increment, by=count), kind=kind, **labels)
     if cost_usd:
         _record("chronomem_llm_cost_usd_total", lambda m: m.inc(cost_usd), **labels)
     if error is not None:
@@ -277,7 +285,7 @@ def _registry() -> Any:
     from prometheus_client import multiprocess
 
     registry = prom.CollectorRegistry()
-    multiprocess.MultiProcessCollector(registry)
+    multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
     return registry
 
 
@@ -320,4 +328,4 @@ def mark_process_dead(pid: int | None = None) -> None:
     if os.environ.get(MULTIPROC_ENV) and available():
         from prometheus_client import multiprocess
 
-        multiprocess.mark_process_dead(os.getpid() if pid is None else pid)
+        multiprocess.mark_process_dead(os.getpid() if pid is None else pid)  # type: ignore[no-untyped-call]

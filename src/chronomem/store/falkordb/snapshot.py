@@ -61,9 +61,9 @@ def shards(url: str) -> list[Shard]:
         if not settings.cluster:
             found = [Shard(settings.host, settings.port, ((0, CLUSTER_SLOTS - 1),), True)]
         else:
-            control_slot = int(client.execute_command("CLUSTER", "KEYSLOT", "{control}"))
+            control_slot = int(client.execute_command("CLUSTER", "KEYSLOT", "{control}"))  # type: ignore[no-untyped-call]
             owners: dict[tuple[str, int], list[tuple[int, int]]] = {}
-            for first, last, primary, *_ in client.execute_command("CLUSTER", "SLOTS"):
+            for first, last, primary, *_ in client.execute_command("CLUSTER", "SLOTS"):  # type: ignore[no-untyped-call]
                 host = primary[0] or settings.host
                 owners.setdefault((host, int(primary[1])), []).append((int(first), int(last)))
             found = [
