@@ -21,6 +21,7 @@ import socket
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 from fastapi import FastAPI
 
@@ -31,11 +32,13 @@ from chronomem.config.settings import Settings
 from chronomem.controlplane import ControlPlane, open_control_plane
 from chronomem.embed.base import warm_up
 from chronomem.memory import Chronomem
-from chronomem.service.compat import mount_compat
-from chronomem.service.compat.v4 import mount_v4
+from chronomem.service.compat import COMPAT_PREFIX, mount_compat
+from chronomem.service.compat import errors as v2_errors
+from chronomem.service.compat.v4 import V4_PREFIX, mount_v4
+from chronomem.service.compat.v4 import errors as v4_errors
 from chronomem.service.deps import ServiceState
 from chronomem.service.errors import install_error_handlers
-from chronomem.service.limits import BodySizeLimit
+from chronomem.service.limits import BodySizeLimit, native_refusal
 from chronomem.service.observability import RequestTelemetry, metrics_router
 from chronomem.service.pages import mount_pages
 from chronomem.service.routers import (
@@ -109,7 +112,7 @@ def create_app(
         redoc_url=None,
     )
     install_error_handlers(app)
-    app.add_middleware(BodySizeLimit, max_bytes=settings.api.max_request_bytes)
+    app.add_middleware(BodySizeLimit, max_bytes=settings.api.max_request_bytes, refusal=_refusal)
     app.add_middleware(RequestTelemetry)  # outermost: it sees every answer, a 413 included
     app.include_router(probes.router)
     if settings.telemetry.metrics:
@@ -184,3 +187,12 @@ async def serve_app(
 def _prepare_serving_process() -> None:
     sys.setswitchinterval(SWITCH_INTERVAL_S)  # see serve_app
     tune_gc()
+
+
+def _refusal(path: str, status: int, kind: str, message: str) -> tuple[int, dict[str, Any]]:
+    """A request the body limits refuse, answered in the error shape of the API it was sent to."""
+    if path.startswith(f"{COMPAT_PREFIX}/"):
+        return v2_errors.refusal_body(status, message)
+    if path.startswith(f"{V4_PREFIX}/"):
+        return v4_errors.refusal_body(status, message)
+    return native_refusal(path, status, kind, message)

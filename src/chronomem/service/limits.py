@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Annotated, Any
 
 from pydantic import (
@@ -49,10 +49,12 @@ __all__ = [
     "Identifier",
     "JsonDocumentText",
     "JsonObject",
+    "Refusal",
     "StoredJson",
     "check_json",
     "check_json_document",
     "lone_surrogate_escape",
+    "native_refusal",
 ]
 
 MAX_ID_CHARS = 256
@@ -195,10 +197,20 @@ def lone_surrogate_escape(body: bytes) -> str | None:
     return pending_high.decode() if pending_high is not None else None
 
 
+# (path, status, kind, message) -> the status and body to answer: an API mounted under a prefix (Zep's
+# compatibility APIs) answers a refusal in its own error shape
+Refusal = Callable[[str, int, str, str], tuple[int, dict[str, Any]]]
+
+
+def native_refusal(path: str, status: int, kind: str, message: str) -> tuple[int, dict[str, Any]]:
+    return status, error_body(kind, message)
+
+
 class BodySizeLimit:
-    def __init__(self, app: ASGIApp, *, max_bytes: int) -> None:
+    def __init__(self, app: ASGIApp, *, max_bytes: int, refusal: Refusal = native_refusal) -> None:
         self.app = app
         self.max_bytes = max_bytes
+        self.refusal = refusal
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -206,7 +218,7 @@ class BodySizeLimit:
             return
         declared = dict(scope.get("headers") or ()).get(b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
-            await self._refuse_size(send)
+            await self._refuse_size(scope, send)
             return
         chunks: list[bytes] = []
         size = 0
@@ -218,14 +230,14 @@ class BodySizeLimit:
             chunk = message.get("body", b"")
             size += len(chunk)
             if size > self.max_bytes:
-                await self._refuse_size(send)
+                await self._refuse_size(scope, send)
                 return
             chunks.append(chunk)
             more = message.get("more_body", False)
         body = b"".join(chunks)
         surrogate = lone_surrogate_escape(body)
         if surrogate is not None:
-            await self._refuse(send, 422, "ValidationError",
+            await self._refuse(scope, send, 422, "ValidationError",
                                f"the body holds a lone UTF-16 surrogate escape ({surrogate}), which is not text")
             return
         replayed = False
@@ -239,11 +251,13 @@ class BodySizeLimit:
 
         await self.app(scope, replay, send)
 
-    async def _refuse_size(self, send: Send) -> None:
-        await self._refuse(send, 413, "PayloadTooLargeError", f"request body larger than {self.max_bytes} bytes")
+    async def _refuse_size(self, scope: Scope, send: Send) -> None:
+        await self._refuse(scope, send, 413, "PayloadTooLargeError",
+                           f"request body larger than {self.max_bytes} bytes")
 
-    async def _refuse(self, send: Send, status: int, kind: str, message: str) -> None:
-        payload = json.dumps(error_body(kind, message)).encode()
+    async def _refuse(self, scope: Scope, send: Send, status: int, kind: str, message: str) -> None:
+        status, body = self.refusal(str(scope.get("path", "")), status, kind, message)
+        payload = json.dumps(body).encode()
         await send({
             "type": "http.response.start", "status": status,
             "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())],

@@ -60,6 +60,12 @@ def refuse_unsupported(call: str, **fields: Any) -> None:
         raise NotImplementedCallError(f"{call}: chronomem does not implement {', '.join(given)}")
 
 
+def refusal_body(status: int, message: str) -> tuple[int, dict[str, Any]]:
+    """A request refused before any route ran (too large, not text), in this API's shape: Zep
+    answers invalid input 400 where the native API answers 422."""
+    return (400 if status == 422 else status), {"message": message}
+
+
 def _body(message: str, status: int, headers: dict[str, str] | None = None) -> JSONResponse:
     return JSONResponse({"message": message}, status_code=status, headers=headers)
 

@@ -67,6 +67,14 @@ def refuse_unsupported(call: str, **fields: Any) -> None:
         raise NotImplementedCallError(f"{call}: chronomem does not implement {', '.join(given)}")
 
 
+def refusal_body(status: int, message: str) -> tuple[int, dict[str, Any]]:
+    """A request refused before any route ran (too large, not text), in v4's error shape; invalid
+    input is 400 as everywhere in v4."""
+    status = 400 if status == 422 else status
+    return status, {"error": {"code": _CODES.get(status, "internal_error"), "message": message,
+                              "request_id": uuid.uuid4().hex}}
+
+
 def error_response(status: int, message: str, *, param: str | None = None, details: dict[str, Any] | None = None,
                    headers: dict[str, str] | None = None) -> JSONResponse:
     body: dict[str, Any] = {"code": _CODES.get(status, "internal_error"), "message": message,
