@@ -71,7 +71,10 @@ async def test_metrics_follow_requests_episodes_model_calls_and_searches(service
         )
         await wait_for_task(service, service.key_a, failing.json()["task_id"], {"failed"})
         async with asyncio.timeout(5):  # the pool counts the failure just after the task shows it
-            while _sum(after := (await _scrape(service))[0], "chronomem_episodes_total", outcome="failed") < 1:
+            # counted from what it was before this test: the registry is the process's, and an earlier test may
+            # have failed an episode too
+            failed_before = _sum(before, "chronomem_episodes_total", outcome="failed")
+            while _sum((await _scrape(service))[0], "chronomem_episodes_total", outcome="failed") < failed_before + 1:
                 await asyncio.sleep(0.02)
         after, text = await _scrape(service)
     finally:
