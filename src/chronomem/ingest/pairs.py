@@ -3,8 +3,7 @@
 A fact joins two entities that one sentence relates, so the pairs a sentence names are where facts
 are to be found. Shown to the model beside the message, they turn "extract every fact" into a list
 to work through: a small model that would answer one fact for a sentence stating three (who, where,
-for whom) answers one per pair, and a large one loses nothing by the reminder. The same pairs, left
-unjoined by the answer, are what a fact call missed.
+for whom) answers one per pair, and a large one loses nothing by the reminder.
 
 - A message's speaker is named by every sentence that says I, me or my.
 - A sentence with a pronoun (he, she, they, his, her, their) refers back: it names, besides its own,
