@@ -38,6 +38,7 @@ from rapidfuzz import fuzz
 from chronomem.domain import EpisodeKind
 from chronomem.ingest.dates import resolve_relative
 from chronomem.ingest.prompts import (
+    EndedFacts,
     EntityMatches,
     EntityRef,
     EpisodeText,
@@ -294,6 +295,8 @@ def heuristic_answer(prompt: Any, context: Any) -> Any:
         return _resolve_entities(context)
     if name == "resolve_facts":
         return _resolve_facts(context)
+    if name == "review_endings":  # the rules of chronomem.ingest.endings already closed what they can
+        return EndedFacts()
     if name == "rewrite_summaries":
         return _rewrite(context)
     if name in ("user_summary", "thread_summary"):

@@ -8,6 +8,7 @@ from typing import Any
 
 from chronomem.ingest.prompts import (
     CandidateFact,
+    EndedFacts,
     EntityMatches,
     ExtractedEntities,
     ExtractedEntity,
@@ -43,6 +44,8 @@ class Script:
         self.episodes: dict[str, tuple[list[Any], list[dict[str, Any]]]] = {}
         self.entity_matches: dict[str, str] = {}
         self.fact_verdict: Callable[[Any], dict[str, Any]] = lambda question: {"index": question.index}
+        # which KNOWN FACTS an episode ends: a function of the review's context, answering its entries
+        self.endings: Callable[[Any], list[dict[str, Any]]] = lambda context: []
         self.fail_once: set[str] = set()
         self.questions: dict[str, list[Any]] = {}
 
@@ -113,6 +116,10 @@ class Script:
     def _resolve_facts(self, ctx: Any) -> FactVerdicts:
         self.questions.setdefault("resolve_facts", []).extend(ctx.questions)
         return FactVerdicts.model_validate({"verdicts": [self.fact_verdict(q) for q in ctx.questions]})
+
+    def _review_endings(self, ctx: Any) -> EndedFacts:
+        self.questions.setdefault("review_endings", []).append(ctx)
+        return EndedFacts.model_validate({"ended": self.endings(ctx)})
 
     def _rewrite_summaries(self, ctx: Any) -> RewrittenSummaries:
         return RewrittenSummaries.model_validate(

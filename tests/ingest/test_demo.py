@@ -33,7 +33,9 @@ async def test_demo_with_the_heuristic_stand_in_builds_the_conversation_graph(tm
     text = out.getvalue()
     assert "{'done': 15}" in text and "configure a model" not in text
     assert "Maya works at Globex" in text
-    assert model.usage.calls <= 2.5 * 9  # the conversation's 9 episodes; the JSON records cost nothing
+    # the conversation's 9 episodes, each at most three calls (entities, facts, the facts it ends); the
+    # JSON records cost nothing
+    assert model.usage.calls <= 3 * 9
 
 
 async def test_demo_run_again_with_a_model_extracts_what_the_first_run_left_unextracted(tmp_path):

@@ -11,7 +11,7 @@ from chronomem.domain import Entity, Episode
 from chronomem.embed.testing import HashingEmbedder
 from chronomem.heuristic import heuristic_model
 from chronomem.ingest import IngestConfig, Ingestor
-from chronomem.ingest.prompts import ExtractedEntities, ExtractedFacts, RewrittenSummaries
+from chronomem.ingest.prompts import EndedFacts, ExtractedEntities, ExtractedFacts, RewrittenSummaries
 from chronomem.ingest.summaries import bounded, is_news, mention_note, unsupported_names
 from chronomem.llm.testing import FunctionModel
 from chronomem.store.base import Store
@@ -36,6 +36,8 @@ class NotesModel:
             current = context.episode.current
             facts = next((f for fragment, f in self.facts.items() if fragment in current), [])
             return ExtractedFacts.model_validate({"facts": [{**f, "quote": current} for f in facts]})
+        if prompt.name == "review_endings":
+            return EndedFacts()
         if prompt.name == "rewrite_summaries":
             self.rewritten.append([item.name for item in context.items])
             return RewrittenSummaries.model_validate(

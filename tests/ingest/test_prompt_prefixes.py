@@ -12,6 +12,7 @@ import pytest
 from chronomem.domain import EpisodeKind
 from chronomem.ingest.prompts import (
     COMBINED_EXTRACTION,
+    END_REVIEW,
     ENTITY_EXTRACTION,
     ENTITY_REFLEXION,
     ENTITY_RESOLUTION,
@@ -21,6 +22,7 @@ from chronomem.ingest.prompts import (
     CandidateEntity,
     CandidateFact,
     CombinedExtractionContext,
+    EndReviewContext,
     EntityExtractionContext,
     EntityQuestion,
     EntityRef,
@@ -65,12 +67,13 @@ def _contexts(n: int) -> dict[str, Any]:
         "extract_graph": CombinedExtractionContext(episode, PERSON, EMPLOYMENT),
         "resolve_entities": EntityResolutionContext(episode, (question,) * (n + 1)),
         "resolve_facts": FactResolutionContext((fact,) * (n + 1)),
+        "review_endings": EndReviewContext(episode, existing),
         "rewrite_summaries": SummaryContext((SummaryItem(n, names[0], "Notes."),), 300 + 100 * n),
     }
 
 
 PROMPTS: tuple[Prompt[Any, Any], ...] = (ENTITY_EXTRACTION, ENTITY_REFLEXION, FACT_EXTRACTION, COMBINED_EXTRACTION,
-                                         ENTITY_RESOLUTION, FACT_RESOLUTION, SUMMARY_REWRITE)
+                                         ENTITY_RESOLUTION, FACT_RESOLUTION, END_REVIEW, SUMMARY_REWRITE)
 
 
 @pytest.mark.parametrize("prompt", PROMPTS, ids=lambda p: p.name)

@@ -85,8 +85,9 @@ async def test_bob_merges_into_robert_smith_and_a_repeated_exact_name_costs_no_c
     await ingestor.add_episode(message("g", "Robert Smith", "I joined the chess club.", "2024-01-01"))
     result = await ingestor.add_episode(message("g", "Bob", "I won the chess tournament!", "2024-02-01"))
 
-    # "Bob" was ambiguous (a nickname of a partial name): the fact-extraction call settled it, batched
-    assert model.prompt_names == ["extract_entities", "extract_facts"] * 2
+    # "Bob" was ambiguous (a nickname of a partial name): the fact-extraction call settled it, batched;
+    # Robert Smith's club membership was asked about once he won something new
+    assert model.prompt_names == ["extract_entities", "extract_facts"] * 2 + ["review_endings"]
     (question,) = script.questions["entities"]
     assert question.name == "Bob" and [c.name for c in question.candidates] == ["Robert Smith"]
     names = {e.name: e for e in await store.list_entities("g")}

@@ -49,6 +49,10 @@ class IngestConfig(BaseModel):
     # existing facts shown to the fact-extraction call, which judges new facts against them at no extra call;
     # 10, not 16: 120 input tokens an episode less for 0.02 more resolution calls (the rest are judged there)
     facts_shown: int = Field(default=10, ge=0)
+    # one call per episode asks which current facts of its entities the message ends (stages/ended.py):
+    # a change seldom reads like the fact it ends, so resolution by closeness alone never offers it
+    end_review: bool = True
+    end_candidates: int = Field(default=12, ge=1)  # current facts shown to that call, the closest first
 
     # entity summaries grow by one note per episode (chronomem.ingest.summaries); past this many
     # characters a batched rewrite turns the notes into a narrative of summary_target_chars

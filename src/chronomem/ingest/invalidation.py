@@ -23,9 +23,10 @@ from datetime import datetime
 
 from chronomem.domain import Fact
 
-__all__ = ["SUPERSEDED_BY", "Invalidation", "invalidate", "reopen", "supersede_within_episode"]
+__all__ = ["ENDED_BY", "SUPERSEDED_BY", "Invalidation", "end", "invalidate", "reopen", "supersede_within_episode"]
 
 SUPERSEDED_BY = "superseded_by"
+ENDED_BY = "ended_by"  # the episode that said a fact ended (stages/ended.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,10 +94,27 @@ def supersede_within_episode(
     return closed, result.new_fact
 
 
+def end(fact: Fact, *, at: datetime, now: datetime, episode_id: str, replaced_by: str | None = None) -> Fact:
+    """Close a fact an episode says ended ("BA cancelled BA283", "my new lead is Aisha"): no longer
+    true from ``at`` on T, superseded ``now`` on T'. An end before the fact began (a plan cancelled
+    ahead of its day) closes it where it began: it never held. ``ended_by`` names the episode and
+    ``superseded_by`` the fact that replaced it, so removing either reopens it."""
+    attributes = {**fact.attributes, ENDED_BY: episode_id}
+    if replaced_by is not None:
+        attributes[SUPERSEDED_BY] = replaced_by
+    start = fact.valid_at
+    return fact.model_copy(update={
+        "invalid_at": max(at, start) if start is not None else at,
+        "expired_at": now,
+        "recorded_at": now,
+        "attributes": attributes,
+    })
+
+
 def reopen(fact: Fact, *, now: datetime) -> Fact:
     """Undo an invalidation whose cause was removed: the fact is open and current again, as a new
     version recorded ``now`` (the closed version stays in the history)."""
-    attributes = {k: v for k, v in fact.attributes.items() if k != SUPERSEDED_BY}
+    attributes = {k: v for k, v in fact.attributes.items() if k not in (SUPERSEDED_BY, ENDED_BY)}
     return fact.model_copy(
         update={"invalid_at": None, "expired_at": None, "attributes": attributes, "recorded_at": now}
     )

@@ -3,7 +3,7 @@
 ``add_episode`` persists the episode first, then runs the stages in order::
 
     context → extract entities → resolve entities → extract facts → resolve facts
-            → invalidation → summaries → one write (graph + `done` + usage)
+            → facts the episode ends → invalidation → summaries → one write (graph + `done` + usage)
 
 Lifecycle guarantees:
 
@@ -40,6 +40,7 @@ from chronomem.ingest.removal import plan_removal
 from chronomem.ingest.resolution import match_key
 from chronomem.ingest.results import EntitiesAdded, IngestResult, RemovalResult
 from chronomem.ingest.session import Session
+from chronomem.ingest.stages.ended import review_endings
 from chronomem.ingest.stages.entities import ResolvedEntities, named_entities, resolve_entities
 from chronomem.ingest.stages.extraction import (
     FactExtraction,
@@ -250,7 +251,8 @@ class Ingestor:
             found.facts = [*found.facts, *facts_from_notes(extracted.entities, found.facts, resolved, text)]
         drafts = build_facts(session, found.facts, resolved, found.shown, text=None if trusted else text)
         outcomes = await resolve_facts(session, drafts)
-        changes = apply_invalidation(session, drafts.facts, outcomes)
+        ended = [] if trusted else await review_endings(session, text, resolved, drafts.facts, outcomes)
+        changes = apply_invalidation(session, drafts.facts, outcomes, ended)
         await update_summaries(session, resolved, changes, _summary_notes(extracted.entities, text.speaker),
                                None if trusted else text)
         write = await assemble_write(session, resolved, changes, episode=episode)

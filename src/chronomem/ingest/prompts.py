@@ -36,6 +36,7 @@ from chronomem.llm.budget import text_bound
 
 __all__ = [
     "COMBINED_EXTRACTION",
+    "END_REVIEW",
     "ENTITY_EXTRACTION",
     "ENTITY_REFLEXION",
     "ENTITY_RESOLUTION",
@@ -45,6 +46,9 @@ __all__ = [
     "CandidateEntity",
     "CandidateFact",
     "CombinedExtractionContext",
+    "EndReviewContext",
+    "EndedFact",
+    "EndedFacts",
     "EntityExtractionContext",
     "EntityMatch",
     "EntityMatches",
@@ -747,6 +751,69 @@ FACT_RESOLUTION: Prompt[FactResolutionContext, FactVerdicts] = Prompt(
     max_output_tokens=500,
     role="resolution",
     limits=_fact_resolution_limits,
+)
+
+
+# -- ended facts: what the message makes no longer true ----------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class EndReviewContext:
+    """The episode and the current facts of its entities, numbered from 1 (``CandidateFact.index``)."""
+
+    episode: EpisodeText
+    known: tuple[CandidateFact, ...]
+
+
+class EndedFact(BaseModel):
+    number: Number
+    ended_at: Date | None = None
+    quote: Quote = ""  # the words of the CURRENT MESSAGE that say it ended (checked: stages/endings.py)
+
+
+class EndedFacts(BaseModel):
+    ended: list[EndedFact] = _at_most(MAX_QUESTIONS)
+
+
+_END_RULES = (
+    "KNOWN FACTS were true before the CURRENT MESSAGE. List the ones the CURRENT MESSAGE says are no longer "
+    "true: ended (quit, moved away, broke up, stopped, cancelled, stepped down, sold) or replaced by a new value "
+    "of the same thing (a new employer, team, manager, role or home; a medicine switched; a flight rebooked; "
+    "an appointment moved).\n"
+    "For each: number: the KNOWN FACT; ended_at: when it stopped being true, ISO 8601 (YYYY-MM-DDTHH:MM:SSZ), "
+    "relative dates resolved against REFERENCE TIME, null if the message does not say; quote: the shortest "
+    "words of the CURRENT MESSAGE that say so, copied word for word.\n"
+    "Do not list a fact the message does not speak of, or one that can still be true beside what it says (a "
+    "second hobby, another friend, a visit). Most messages end nothing: then the list is empty."
+)
+_END_EXAMPLE = (
+    "Example. REFERENCE TIME: 2024-06-10T09:00:00Z (Monday). KNOWN FACTS: 1: WORKS_AT: Sam works at Brightway. "
+    "2: LIVES_IN: Sam lives in Denver. 3: SIBLING_OF: Sam is Lena Ortiz's brother. CURRENT MESSAGE: \"Lena "
+    "Ortiz: Sam started at Pixel Labs in May. He still lives in Denver.\"\n"
+    'Answer: {"ended": [{"number": 1, "ended_at": "2024-05-01T00:00:00Z", "quote": "Sam started at Pixel '
+    'Labs in May"}]}'
+)
+
+
+def _build_end_review(ctx: EndReviewContext) -> list[Message]:
+    known = "\n".join(
+        f"{c.index}: {c.relation_type}: {c.fact}{_span(c.valid_at, c.invalid_at)}" for c in ctx.known
+    )
+    return [
+        _static("You keep a temporal knowledge graph current: you find the facts a message ends.", _END_RULES,
+                '{"ended": [{"number": int, "ended_at": str|null, "quote": str}]}\n' + _END_EXAMPLE),
+        _data(_episode_block(ctx.episode), f"<KNOWN FACTS>\n{known}\n</KNOWN FACTS>"),
+    ]
+
+
+END_REVIEW: Prompt[EndReviewContext, EndedFacts] = Prompt(
+    name="review_endings",
+    answer=EndedFacts,
+    build=_build_end_review,
+    max_output_tokens=600,
+    role="resolution",
+    # one entry per known fact at most; a quote is a span of the message
+    limits=lambda ctx: {"EndedFacts.ended": len(ctx.known), "EndedFact.quote": len(ctx.episode.current) + 16},
 )
 
 

@@ -1,7 +1,8 @@
 """Removing an episode, the pure part: what cascades (docs/design.md §2 lifecycle).
 
 - Facts whose only source was the episode go; facts with other sources lose it from their provenance.
-- Facts that a deleted fact had closed (``superseded_by``) are open again: their cause is gone. The
+- Facts that a deleted fact had closed (``superseded_by``), or that the episode said ended
+  (``ended_by``), are open again: their cause is gone. The
   reopening is a new version; what we believed while the episode stood stays in the history.
 - Entities no longer mentioned by any episode and joined by no surviving fact go.
 - Surviving entities that the episode mentioned, or that were endpoints of a deleted or reopened fact,
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from chronomem.domain import Entity, Fact
-from chronomem.ingest.invalidation import SUPERSEDED_BY, reopen
+from chronomem.ingest.invalidation import ENDED_BY, SUPERSEDED_BY, reopen
 from chronomem.ingest.summaries import BY_GRAPH, rebuild_summary
 
 __all__ = ["RemovalPlan", "plan_removal"]
@@ -53,7 +54,8 @@ def plan_removal(
             )
     surviving = {f.id: f for f in neighbourhood if f.id not in deleted}
     surviving.update(updated)
-    reopened = [reopen(f, now=now) for f in surviving.values() if f.attributes.get(SUPERSEDED_BY) in deleted]
+    reopened = [reopen(f, now=now) for f in surviving.values()
+                if f.attributes.get(SUPERSEDED_BY) in deleted or f.attributes.get(ENDED_BY) == episode_id]
     for fact in reopened:
         surviving[fact.id] = updated[fact.id] = fact
     touched = {eid for f in (*(f for f in episode_facts if f.id in deleted), *reopened) for eid in f.entity_ids}

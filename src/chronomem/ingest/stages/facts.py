@@ -20,7 +20,7 @@ from chronomem.ingest.fact_resolution import (
     single_valued_outcome,
 )
 from chronomem.ingest.grounding import is_named, junk_reason, locate_quote, sentence_around, stating_sentence
-from chronomem.ingest.invalidation import invalidate, supersede_within_episode
+from chronomem.ingest.invalidation import end, invalidate, supersede_within_episode
 from chronomem.ingest.prompts import (
     FACT_RESOLUTION,
     CandidateFact,
@@ -30,6 +30,7 @@ from chronomem.ingest.prompts import (
     FactResolutionContext,
 )
 from chronomem.ingest.session import Session, stage
+from chronomem.ingest.stages.ended import Ending
 from chronomem.ingest.stages.entities import ResolvedEntities
 from chronomem.store.base import Scope
 
@@ -439,12 +440,15 @@ class FactChanges:
         return [*self.created, *merged.values()]
 
 
-def apply_invalidation(session: Session, facts: Sequence[Fact], outcomes: Sequence[FactOutcome]) -> FactChanges:
+def apply_invalidation(
+    session: Session, facts: Sequence[Fact], outcomes: Sequence[FactOutcome], ended: Sequence[Ending] = ()
+) -> FactChanges:
     """Restatements gain provenance; contradictions close facts on both timelines (pure rules).
 
     A contradicted fact may be an earlier statement of the same episode: the later one wins
     (:func:`~chronomem.ingest.invalidation.supersede_within_episode`); if that earlier statement
-    restated a stored fact, the stored fact is the one closed.
+    restated a stored fact, the stored fact is the one closed. Then the stored facts the episode
+    said ended (:mod:`chronomem.ingest.stages.ended`) close, unless the episode changed them already.
     """
     session.current_stage = "invalidation"
     changes = FactChanges()
@@ -475,6 +479,13 @@ def apply_invalidation(session: Session, facts: Sequence[Fact], outcomes: Sequen
         for closed in result.expired:
             changes.invalidated[closed.id] = closed
             changes.restated.pop(closed.id, None)
+    episode_id = session.episode.id if session.episode is not None else None
+    for ending in ended:
+        if episode_id is None or ending.fact.id in changes.invalidated or ending.fact.id in changes.restated:
+            continue
+        replaced_by = ending.replaced_by.id if ending.replaced_by is not None else None
+        changes.invalidated[ending.fact.id] = end(ending.fact, at=ending.at, now=session.now, episode_id=episode_id,
+                                                  replaced_by=replaced_by)
     return changes
 
 

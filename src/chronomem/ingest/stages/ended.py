@@ -1,0 +1,127 @@
+"""Stage 6b: the stored facts a message ends (docs/design.md §2, step 7).
+
+Resolution compares each new fact with the stored facts close to it in meaning. A change seldom
+reads like the fact it ends: "My new lead is Aisha Bello" ends "Chen Wei reports to Marcus Hill",
+"BA cancelled BA283" ends a booking while stating no new fact at all, and a small model asked to
+extract facts and judge old ones in the same call does the first and forgets the second. So one
+call asks the model the question directly: here is the message, here are the current facts of the
+entities it names; which does it make no longer true, and since when?
+
+The answer is checked like an extracted fact: a number of a fact it was shown, a quote the message
+contains. The call is made only when the message states something new about an entity that
+already has current facts: a change is said by a new state ("my new lead is Aisha") or by the end
+itself ("BA cancelled BA283", a fact of its own), while a message that only restates what is known,
+or speaks only of new entities, can end nothing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from chronomem.domain import Fact
+from chronomem.ingest.dates import date_in_text, parse_model_datetime
+from chronomem.ingest.fact_resolution import FactOutcome, shares_endpoint
+from chronomem.ingest.grounding import locate_quote
+from chronomem.ingest.prompts import END_REVIEW, CandidateFact, EndReviewContext, EpisodeText
+from chronomem.ingest.session import Session, stage
+from chronomem.ingest.stages.entities import ResolvedEntities
+
+__all__ = ["Ending", "review_endings"]
+
+# the facts of busy entities ranked by meaning at most: the newest this many (a speaker of a long
+# conversation has hundreds; embedding them all on every episode would cost more than it finds)
+_RANKED_AT_MOST = 200
+
+
+@dataclass(frozen=True, slots=True)
+class Ending:
+    """A stored fact the episode says is no longer true."""
+
+    fact: Fact
+    at: datetime  # when it stopped being true (world time)
+    replaced_by: Fact | None = None  # the episode's new fact that takes its place, if one does
+
+
+@stage("review_endings")
+async def review_endings(
+    session: Session, text: EpisodeText, resolved: ResolvedEntities, facts: Sequence[Fact],
+    outcomes: Sequence[FactOutcome],
+) -> list[Ending]:
+    """The current facts of the episode's entities that the episode ends, in one call (none when
+    they have no current facts). ``facts``/``outcomes``: the episode's new facts and what resolution
+    made of them; facts they already restate or close are not asked about."""
+    if session.deterministic or not session.config.end_review or session.episode is None:
+        return []
+    known = await _current_facts(session, text, resolved, facts, outcomes)
+    if not known:
+        return []
+    numbered = dict(enumerate(known, start=1))
+    keep = session.config.fact_context_episodes
+    recent = dataclasses.replace(text, previous=text.previous[len(text.previous) - keep:] if keep else ())
+    shown = tuple(CandidateFact(n, f.fact, f.relation_type, False, f.valid_at, f.invalid_at)
+                  for n, f in numbered.items())
+    answer = await session.ask(END_REVIEW, EndReviewContext(recent, shown))
+    endings: dict[str, Ending] = {}
+    for item in answer.ended:
+        fact = numbered.get(item.number)
+        if fact is None:
+            session.warn(f"the model ended fact {item.number}, which it was not shown: ignored")
+            continue
+        span = locate_quote(item.quote, text.current) if item.quote.strip() else None
+        if span is None:
+            session.warn(f"{fact.fact!r} kept current: the end's quote is not in the message: {item.quote!r}")
+            continue
+        if fact.id in endings:
+            continue
+        quote = text.current[span[0]:span[1]]
+        replaced_by = _replacement(session, fact, facts, outcomes)
+        at = (parse_model_datetime(item.ended_at, session.reference_time, context=quote)
+              or date_in_text(quote, session.reference_time)
+              or (replaced_by.valid_at if replaced_by is not None else None)
+              or session.reference_time)
+        endings[fact.id] = Ending(fact, at, replaced_by)
+    return list(endings.values())
+
+
+async def _current_facts(
+    session: Session, text: EpisodeText, resolved: ResolvedEntities, facts: Sequence[Fact],
+    outcomes: Sequence[FactOutcome],
+) -> list[Fact]:
+    """The stored facts the message may end: current facts of an entity it states something new
+    about (a new fact, not a restatement: a change is said by a new state or by the end itself),
+    not already restated or closed by this episode; the closest in meaning to the message or to one
+    of its new facts first, at most ``end_candidates``."""
+    spoken_of = {eid for f, o in zip(facts, outcomes, strict=True) if o.duplicate_of is None for eid in f.entity_ids}
+    existing = [eid for eid in dict.fromkeys(eid for _, eid in resolved.mentioned)
+                if eid in spoken_of and eid not in resolved.created]
+    if not existing:
+        return []
+    settled = {f.id for o in outcomes for f in (*o.contradicts, *((o.duplicate_of,) if o.duplicate_of else ()))}
+    stored = await session.store.facts_of_entities(session.group_id, existing)
+    current = [f for f in stored if f.invalid_at is None and f.expired_at is None and f.id not in settled]
+    if not current:
+        return []
+    current.sort(key=lambda f: f.created_at, reverse=True)
+    current = current[:_RANKED_AT_MOST]
+    probes = [text.current, *(f.fact for f in facts)]
+    await session.vectors.embed([*probes, *(f.fact for f in current)])
+
+    def closeness(fact: Fact) -> float:
+        vector = session.vectors[fact.fact]
+        return max(float(vector @ session.vectors[probe]) for probe in probes)
+
+    current.sort(key=closeness, reverse=True)
+    return current[: session.config.end_candidates]
+
+
+def _replacement(session: Session, ended: Fact, facts: Sequence[Fact], outcomes: Sequence[FactOutcome]) -> Fact | None:
+    """The episode's new fact that takes the ended one's place: one of its own (not a restatement)
+    sharing an entity with it, the same relation first, then the closest in meaning."""
+    new = [f for f, o in zip(facts, outcomes, strict=True) if o.duplicate_of is None and shares_endpoint(f, ended)]
+    if not new:
+        return None
+    vector = session.vectors[ended.fact]
+    return max(new, key=lambda f: (f.relation_type == ended.relation_type, float(vector @ session.vectors[f.fact])))

@@ -1,0 +1,151 @@
+"""Stage 6b: the stored facts a message ends, asked in one call (chronomem.ingest.stages.ended).
+
+A change seldom reads like the fact it ends ("My new lead is Aisha Bello" ends "Chen Wei reports to
+Marcus Hill"): resolution by closeness never offers the pair, so the episode is asked directly.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from ingest_doubles import Script, at
+
+from chronomem.domain import Episode
+from chronomem.embed.testing import HashingEmbedder
+from chronomem.ingest import IngestConfig, Ingestor
+from chronomem.ingest.invalidation import ENDED_BY, SUPERSEDED_BY, end
+from chronomem.llm.testing import FunctionModel
+from chronomem.store.base import Store
+
+FIRST = "I'm on the Payments team and I report to Marcus Hill."
+LATER = "I moved over to the Platform team. My new lead is Aisha Bello."
+
+
+def message(text: str, when: str, speaker: str = "Chen Wei") -> Episode:
+    return Episode(group_id="g", speaker=speaker, content=text, reference_time=at(when))
+
+
+def fact(source: str, relation: str, target: str, text: str) -> dict[str, Any]:
+    return {"source": source, "relation_type": relation, "target": target, "fact": text}
+
+
+@pytest.fixture
+def chen(script: Script) -> Script:
+    script.episodes["Payments"] = (["Chen Wei", "Payments team", "Marcus Hill"], [
+        fact("Chen Wei", "MEMBER_OF", "Payments team", "Chen Wei is on the Payments team."),
+        fact("Chen Wei", "REPORTS_TO", "Marcus Hill", "Chen Wei reports to Marcus Hill."),
+    ])
+    script.episodes["Platform"] = (["Chen Wei", "Platform team", "Aisha Bello"], [
+        fact("Chen Wei", "MEMBER_OF", "Platform team", "Chen Wei is on the Platform team."),
+        fact("Aisha Bello", "LEADS", "Chen Wei", "Aisha Bello is Chen Wei's lead."),
+    ])
+    return script
+
+
+def ending(context: Any, text: str, quote: str, ended_at: str | None = None) -> dict[str, Any]:
+    (number,) = [c.index for c in context.known if c.fact == text]
+    return {"number": number, "ended_at": ended_at, "quote": quote}
+
+
+async def current(store: Store) -> dict[str, Any]:
+    return {f.fact: f for f in await store.list_facts("g")}
+
+
+async def test_a_change_that_reads_nothing_like_the_fact_it_ends_closes_it(
+    store: Store, embedder: HashingEmbedder, model: FunctionModel, chen: Script
+) -> None:
+    chen.endings = lambda ctx: [ending(ctx, "Chen Wei reports to Marcus Hill.", "My new lead is Aisha Bello")]
+    ingestor = Ingestor(store, embedder, model)
+    await ingestor.add_episode(message(FIRST, "2022-04-04"))
+    result = await ingestor.add_episode(message(LATER, "2022-11-15"))
+
+    (review,) = chen.questions["review_endings"]  # asked once, after the facts; shown the current ones
+    assert {c.fact for c in review.known} == {"Chen Wei is on the Payments team.", "Chen Wei reports to Marcus Hill."}
+    assert review.episode.current.endswith(LATER)
+    (closed,) = result.facts_invalidated
+    assert closed.fact == "Chen Wei reports to Marcus Hill."
+    assert closed.invalid_at == at("2022-11-15") and closed.expired_at is not None  # ended when said, on both timelines
+    # replaced by one of the episode's new facts about Chen Wei: removing either reopens it
+    assert closed.attributes[ENDED_BY] == result.episode.id
+    assert closed.attributes[SUPERSEDED_BY] in {f.id for f in result.facts_created}
+    facts = await current(store)
+    assert facts["Chen Wei is on the Payments team."].invalid_at is None  # the model did not end it: it stays
+    assert len(await store.fact_history("g", closed.id)) == 2  # the open version is kept
+
+
+async def test_the_day_the_message_gives_is_when_the_fact_ended(
+    store: Store, embedder: HashingEmbedder, model: FunctionModel, chen: Script
+) -> None:
+    chen.episodes["Platform"] = (["Chen Wei", "Platform team", "Aisha Bello"], [
+        fact("Chen Wei", "MEMBER_OF", "Platform team", "Chen Wei is on the Platform team.")])
+    chen.endings = lambda ctx: [ending(ctx, "Chen Wei is on the Payments team.", "moved over to the Platform team",
+                                       ended_at="2022-11-01T00:00:00Z")]
+    ingestor = Ingestor(store, embedder, model)
+    await ingestor.add_episode(message(FIRST, "2022-04-04"))
+    result = await ingestor.add_episode(message(LATER, "2022-11-15"))
+
+    (closed,) = result.facts_invalidated
+    assert closed.fact == "Chen Wei is on the Payments team." and closed.invalid_at == at("2022-11-01")
+
+
+async def test_an_end_the_message_does_not_say_or_a_fact_not_shown_closes_nothing(
+    store: Store, embedder: HashingEmbedder, model: FunctionModel, chen: Script
+) -> None:
+    chen.endings = lambda ctx: [ending(ctx, "Chen Wei reports to Marcus Hill.", "Marcus Hill retired"),
+                                {"number": 99, "quote": "My new lead is Aisha Bello"}]
+    ingestor = Ingestor(store, embedder, model)
+    await ingestor.add_episode(message(FIRST, "2022-04-04"))
+    result = await ingestor.add_episode(message(LATER, "2022-11-15"))
+
+    assert result.facts_invalidated == ()
+    assert any("not in the message" in w for w in result.warnings)
+    assert any("not shown" in w for w in result.warnings)
+    assert all(f.invalid_at is None for f in (await current(store)).values())
+
+
+async def test_no_call_when_the_message_says_nothing_new_about_an_entity_with_facts(
+    store: Store, embedder: HashingEmbedder, model: FunctionModel, chen: Script
+) -> None:
+    joined = fact("Dana", "MEMBER_OF", "chess club", "Dana joined the chess club.")
+    chen.episodes["chess"] = (["Dana", "chess club"], [joined])
+    ingestor = Ingestor(store, embedder, model)
+    await ingestor.add_episode(message(FIRST, "2022-04-04"))  # a group's first episode: nothing to end
+    # of new entities only
+    await ingestor.add_episode(message("Dana joined the chess club.", "2022-05-01", speaker="Dana"))
+    assert "review_endings" not in model.prompt_names
+
+
+async def test_the_review_can_be_turned_off(store: Store, embedder: HashingEmbedder, model: FunctionModel,
+                                            chen: Script) -> None:
+    ingestor = Ingestor(store, embedder, model, config=IngestConfig(end_review=False))
+    await ingestor.add_episode(message(FIRST, "2022-04-04"))
+    await ingestor.add_episode(message(LATER, "2022-11-15"))
+    assert "review_endings" not in model.prompt_names
+
+
+async def test_removing_the_episode_that_ended_a_fact_opens_it_again(
+    store: Store, embedder: HashingEmbedder, model: FunctionModel, chen: Script
+) -> None:
+    chen.episodes["Platform"] = (["Chen Wei", "Platform team"], [
+        fact("Chen Wei", "MEMBER_OF", "Platform team", "Chen Wei is on the Platform team.")])
+    chen.endings = lambda ctx: [ending(ctx, "Chen Wei reports to Marcus Hill.", "My new lead is Aisha Bello")]
+    ingestor = Ingestor(store, embedder, model)
+    await ingestor.add_episode(message(FIRST, "2022-04-04"))
+    later = await ingestor.add_episode(message(LATER, "2022-11-15"))
+    assert (await current(store))["Chen Wei reports to Marcus Hill."].invalid_at is not None
+
+    await ingestor.remove_episode("g", later.episode.id)
+    reopened = (await current(store))["Chen Wei reports to Marcus Hill."]
+    assert reopened.invalid_at is None and reopened.expired_at is None and ENDED_BY not in reopened.attributes
+
+
+def test_an_end_before_the_fact_began_closes_it_where_it_began() -> None:
+    # a plan cancelled ahead of its day never held: "booked on BA283 on November 20", cancelled on the 15th
+    from chronomem.domain import Fact
+
+    booked = Fact(group_id="g", source_id="a", target_id="b", relation_type="BOOKED_ON",
+                  fact="Sarah is booked on BA283 on November 20.", valid_at=at("2023-11-20"))
+    closed = end(booked, at=at("2023-11-15"), now=at("2023-11-15T10:00"), episode_id="e")
+    assert closed.invalid_at == closed.valid_at == at("2023-11-20")
+    assert closed.expired_at == at("2023-11-15T10:00") and closed.attributes == {ENDED_BY: "e"}
