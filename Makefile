@@ -88,7 +88,7 @@ lint: install  ## ruff, mypy --strict and the package graph's layer contracts (i
 	$(VENV)/bin/lint-imports
 
 bench: install  ## run every benchmark in bench/ (prints name: value lines)
-	@for b in bench/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+	@for b in bench/*.py; do grep -q "__main__" $$b || continue; echo "== $$b"; $(PY) $$b || exit 1; done  # helpers have no main
 
 clean:  ## remove the virtual environments and caches
 	rm -rf $(VENV) .venv-latest $(ZEP4_VENV) .pytest_cache .ruff_cache .mypy_cache

@@ -43,7 +43,9 @@ from typing import Any
 
 import httpx
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 from chronomem.store.falkordb.server import CLUSTER_SLOTS, ServerProcess, free_port
+from service_tasks import drain
 
 NODE_TIMEOUT_MS = 5000
 
@@ -233,21 +235,6 @@ async def wait_ready(http: httpx.AsyncClient) -> None:
         if time.monotonic() > deadline:
             raise SystemExit("the API server did not start")
         await asyncio.sleep(0.2)
-
-
-async def drain(http: httpx.AsyncClient, tasks: set[str], seconds: float) -> set[str]:
-    """The tasks still not ``done`` (nor ``failed``) after waiting up to ``seconds``."""
-    pending, started = set(tasks), time.monotonic()
-    while pending and time.monotonic() - started < seconds:
-        for task in list(pending):
-            try:
-                answer = await http.get(f"/api/v3/tasks/{task}")
-            except httpx.HTTPError:
-                continue
-            if answer.status_code == 200 and answer.json()["status"] in ("done", "failed"):
-                pending.discard(task)
-        await asyncio.sleep(0.5)
-    return pending
 
 
 async def count_lost(url: str, control: Any, project_id: str, acked: list[tuple[str, str, str]]) -> int:

@@ -31,6 +31,9 @@ from pathlib import Path
 
 import httpx
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from service_tasks import drain
+
 KINDS = ("message", "context", "search")
 
 
@@ -212,20 +215,6 @@ async def check(data_dir: Path, acked: list[tuple[int, str, str]]) -> int:
         control.close()
         await store.close()
     return lost
-
-
-async def drain(http: httpx.AsyncClient, tasks: set[str], seconds: float) -> set[str]:
-    pending, began = set(tasks), time.monotonic()
-    while pending and time.monotonic() - began < seconds:
-        for task in list(pending):
-            try:
-                answer = await http.get(f"/api/v3/tasks/{task}")
-            except httpx.HTTPError:
-                continue
-            if answer.status_code == 200 and answer.json()["status"] in ("done", "failed"):
-                pending.discard(task)
-        await asyncio.sleep(0.5)
-    return pending
 
 
 async def run(args: argparse.Namespace) -> None:
