@@ -15,7 +15,8 @@ the graph is compared with the case's gold facts:
 - ``states_correct``: of the found gold facts, those whose graph state after the last episode is the
   gold one, judged on the graph fact of the pair that reads most like the gold one (still true: it
   has no end; ended: it has an ``invalid_at``, even one still to come, or was expired), with
-  ``ended_closed`` the same for the ended ones alone;
+  ``ended_closed`` the same for the ended ones alone, and ``still_true_closed`` the count of found
+  gold facts still true at the end whose graph fact was closed (what closing too eagerly costs);
 - ``distinct_merged``: pairs of look-alike names the case lists as different things that ended up
   as one entity;
 - ``invented_entities``: entities none of whose words the case's episodes contain;
@@ -250,6 +251,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         "dated_gold_facts_found": len(dated),
         "states_correct": _share(sum(v["state_right"] for v in found), len(found)),
         "ended_closed": _share(sum(v["state_right"] for v in ended), len(ended)),
+        # the precision side of closing: found gold facts still true at the end that the graph closed
+        "still_true_closed": sum(not v["state_right"] for v in found if golds[v["id"]]["still_true"]),
         "distinct_merged": sum(_distinct_merged(c) for c in cases),
         "invented_entities": sum(len(_invented(c)) for c in cases),
         "first_person_facts": sum(len(_first_person(c)) for c in cases),

@@ -16,6 +16,7 @@ import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -96,6 +97,33 @@ async def test_the_second_episode_reads_its_instructions_from_the_prompt_cache(r
         assert _joins(facts, "Maya Patel", "Bolt"), facts
         assert not _joins(facts, "Ana", "Bolt"), facts  # nothing said joins them
         print(f"real_extraction_cached_share: {usage.cached_input_tokens / usage.input_tokens:.2f}")
+    finally:
+        await memory.close()
+        await llm.aclose()
+
+
+async def test_a_new_manager_ends_the_old_one_though_nothing_says_it_ended(real_server, tmp_path):
+    # no word of an end ("quit", "no longer") and no rule of chronomem.ingest.endings applies: only the
+    # question of stage 6b (which current facts does this message make no longer true?) closes it
+    memory, llm, results, _usage = await _ingest(
+        real_server, tmp_path,
+        ("2024-03-06", "My manager is Ben Ortiz."),
+        ("2024-09-02", "Carla Diaz is my new manager."),
+    )
+    try:
+        assert [r.episode.status for r in results] == [EpisodeStatus.DONE] * 2
+        names = {e.id: e.name for e in await memory.list_entities("maya")}
+        facts = await memory.list_facts("maya")
+
+        def between(other: str) -> list[Any]:
+            pair = {name_key("Maya Patel"), name_key(other)}
+            return [f for f in facts if {name_key(names[f.source_id]), name_key(names[f.target_id])} == pair]
+
+        assert between("Ben Ortiz") and between("Carla Diaz"), [f.fact for f in facts]
+        assert all(f.invalid_at is not None for f in between("Ben Ortiz")), [str(f) for f in between("Ben Ortiz")]
+        assert all(f.invalid_at is None and f.expired_at is None for f in between("Carla Diaz"))
+        assert results[1].usage.by_prompt.get("review_endings") == 1
+        print(f"real_extraction_ended: {[f.fact for f in results[1].facts_invalidated]}")
     finally:
         await memory.close()
         await llm.aclose()

@@ -7,6 +7,8 @@ facts, extract dates) and differ where cost demanded it:
 - resolution is batched: one call answers every ambiguous entity, one every fact with candidates;
 - candidates are numbered with small integers, not UUIDs: shorter prompts, no invented ids;
 - ``COMBINED_EXTRACTION`` extracts entities and facts in one call (an option, measured in bench/);
+- ``END_REVIEW`` asks which current facts a message ends: the paper leaves that to the per-fact
+  resolution, where a change that reads nothing like the fact it ends is never offered;
 - every prompt is a static prefix (the system message: role, rules, schema, then the ontology's
   types), byte-identical across episodes and groups with the same ontology, followed by the data
   (the user message). Providers with prompt caching (llama.cpp's RAM cache, vLLM, OpenAI, Anthropic)
