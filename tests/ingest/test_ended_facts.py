@@ -146,6 +146,16 @@ def test_an_end_before_the_fact_began_closes_it_where_it_began() -> None:
 
     booked = Fact(group_id="g", source_id="a", target_id="b", relation_type="BOOKED_ON",
                   fact="Sarah is booked on BA283 on November 20.", valid_at=at("2023-11-20"))
-    closed = end(booked, at=at("2023-11-15"), now=at("2023-11-15T10:00"), episode_id="e")
+    closed = end(booked, at=at("2023-11-15"), said_at=at("2023-11-15T09:00"), now=at("2023-11-15T10:00"),
+                 episode_id="e")
     assert closed.invalid_at == closed.valid_at == at("2023-11-20")
     assert closed.expired_at == at("2023-11-15T10:00") and closed.attributes == {ENDED_BY: "e"}
+
+
+def test_an_end_still_to_come_is_learnt_not_a_supersession() -> None:
+    # "Margaret Osei will step down on March 31": true until then, so current in our records
+    from chronomem.domain import Fact
+
+    ceo = Fact(group_id="g", source_id="a", target_id="b", relation_type="CEO_OF", fact="Margaret Osei is the CEO.")
+    closed = end(ceo, at=at("2023-03-31"), said_at=at("2023-02-01"), now=at("2026-12-07"), episode_id="e")
+    assert closed.invalid_at == at("2023-03-31") and closed.expired_at is None

@@ -94,18 +94,22 @@ def supersede_within_episode(
     return closed, result.new_fact
 
 
-def end(fact: Fact, *, at: datetime, now: datetime, episode_id: str, replaced_by: str | None = None) -> Fact:
-    """Close a fact an episode says ended ("BA cancelled BA283", "my new lead is Aisha"): no longer
-    true from ``at`` on T, superseded ``now`` on T'. An end before the fact began (a plan cancelled
-    ahead of its day) closes it where it began: it never held. ``ended_by`` names the episode and
-    ``superseded_by`` the fact that replaced it, so removing either reopens it."""
+def end(
+    fact: Fact, *, at: datetime, said_at: datetime, now: datetime, episode_id: str, replaced_by: str | None = None
+) -> Fact:
+    """Close a fact an episode (of reference time ``said_at``) says ended ("BA cancelled BA283", "my
+    new lead is Aisha"): no longer true from ``at`` on T, superseded ``now`` on T'. An end before the
+    fact began (a plan cancelled ahead of its day) closes it where it began: it never held. An end
+    still to come ("will step down on March 31") is learnt, not a supersession: the fact holds until
+    then, so it is not expired. ``ended_by`` names the episode and ``superseded_by`` the fact that
+    replaced it, so removing either reopens it."""
     attributes = {**fact.attributes, ENDED_BY: episode_id}
     if replaced_by is not None:
         attributes[SUPERSEDED_BY] = replaced_by
     start = fact.valid_at
     return fact.model_copy(update={
         "invalid_at": max(at, start) if start is not None else at,
-        "expired_at": now,
+        "expired_at": now if at <= said_at else None,
         "recorded_at": now,
         "attributes": attributes,
     })

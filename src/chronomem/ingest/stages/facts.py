@@ -484,8 +484,8 @@ def apply_invalidation(
         if episode_id is None or ending.fact.id in changes.invalidated or ending.fact.id in changes.restated:
             continue
         replaced_by = ending.replaced_by.id if ending.replaced_by is not None else None
-        changes.invalidated[ending.fact.id] = end(ending.fact, at=ending.at, now=session.now, episode_id=episode_id,
-                                                  replaced_by=replaced_by)
+        changes.invalidated[ending.fact.id] = end(ending.fact, at=ending.at, said_at=session.reference_time,
+                                                  now=session.now, episode_id=episode_id, replaced_by=replaced_by)
     return changes
 
 
