@@ -104,7 +104,7 @@ async def test_an_end_the_message_does_not_say_or_a_fact_not_shown_closes_nothin
     assert all(f.invalid_at is None for f in (await current(store)).values())
 
 
-async def test_no_call_when_the_message_says_nothing_new_about_an_entity_with_facts(
+async def test_no_call_when_the_message_names_no_entity_with_facts(
     store: Store, embedder: HashingEmbedder, model: FunctionModel, chen: Script
 ) -> None:
     joined = fact("Dana", "MEMBER_OF", "chess club", "Dana joined the chess club.")

@@ -98,7 +98,8 @@ async def test_bob_merges_into_robert_smith_and_a_repeated_exact_name_costs_no_c
 
     calls_before = len(model.calls)
     await ingestor.add_episode(message("g", "Robert Smith", "Bob again, at the chess club.", "2024-03-01"))
-    assert model.prompt_names[calls_before:] == ["extract_entities", "extract_facts"]  # no resolution call
+    # no resolution call; the facts it may end are asked about (it names entities with facts)
+    assert model.prompt_names[calls_before:] == ["extract_entities", "extract_facts", "review_endings"]
     assert len(await store.list_entities("g")) == 3
 
 

@@ -8,10 +8,7 @@ call asks the model the question directly: here is the message, here are the cur
 entities it names; which does it make no longer true, and since when?
 
 The answer is checked like an extracted fact: a number of a fact it was shown, a quote the message
-contains. The call is made only when the message states something new about an entity that
-already has current facts: a change is said by a new state ("my new lead is Aisha") or by the end
-itself ("BA cancelled BA283", a fact of its own), while a message that only restates what is known,
-or speaks only of new entities, can end nothing.
+contains. The call is made only when the message names an entity that already has current facts.
 """
 
 from __future__ import annotations
@@ -90,13 +87,12 @@ async def _current_facts(
     session: Session, text: EpisodeText, resolved: ResolvedEntities, facts: Sequence[Fact],
     outcomes: Sequence[FactOutcome],
 ) -> list[Fact]:
-    """The stored facts the message may end: current facts of an entity it states something new
-    about (a new fact, not a restatement: a change is said by a new state or by the end itself),
-    not already restated or closed by this episode; the closest in meaning to the message or to one
-    of its new facts first, at most ``end_candidates``."""
-    spoken_of = {eid for f, o in zip(facts, outcomes, strict=True) if o.duplicate_of is None for eid in f.entity_ids}
-    existing = [eid for eid in dict.fromkeys(eid for _, eid in resolved.mentioned)
-                if eid in spoken_of and eid not in resolved.created]
+    """The stored facts the message may end: current facts of the entities it names that existed
+    before it, not already restated or closed by this episode; the closest in meaning to the message
+    or to one of its new facts first, at most ``end_candidates``. Not only the entities of its new
+    facts: a small model may extract no fact from the very message that ends one, and shown a
+    single candidate it tends to end it, right or not."""
+    existing = [eid for eid in dict.fromkeys(eid for _, eid in resolved.mentioned) if eid not in resolved.created]
     if not existing:
         return []
     settled = {f.id for o in outcomes for f in (*o.contradicts, *((o.duplicate_of,) if o.duplicate_of else ()))}
