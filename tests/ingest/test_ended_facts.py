@@ -159,3 +159,14 @@ def test_an_end_still_to_come_is_learnt_not_a_supersession() -> None:
     ceo = Fact(group_id="g", source_id="a", target_id="b", relation_type="CEO_OF", fact="Margaret Osei is the CEO.")
     closed = end(ceo, at=at("2023-03-31"), said_at=at("2023-02-01"), now=at("2026-12-07"), episode_id="e")
     assert closed.invalid_at == at("2023-03-31") and closed.expired_at is None
+
+
+async def test_past_end_candidates_the_closest_facts_to_the_message_are_shown(
+    store: Store, embedder: HashingEmbedder, model: FunctionModel, chen: Script
+) -> None:
+    ingestor = Ingestor(store, embedder, model, config=IngestConfig(end_candidates=1))
+    await ingestor.add_episode(message(FIRST, "2022-04-04"))
+    await ingestor.add_episode(message(LATER, "2022-11-15"))
+    (review,) = chen.questions["review_endings"]
+    # ranked by the stored vectors: the team the message moves from reads most like its new team
+    assert [c.fact for c in review.known] == ["Chen Wei is on the Payments team."]

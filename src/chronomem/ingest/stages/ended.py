@@ -18,6 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+import numpy as np
+
 from chronomem.domain import Fact
 from chronomem.ingest.dates import date_in_text, parse_model_datetime
 from chronomem.ingest.fact_resolution import FactOutcome, shares_endpoint
@@ -25,6 +27,7 @@ from chronomem.ingest.grounding import locate_quote
 from chronomem.ingest.prompts import END_REVIEW, CandidateFact, EndReviewContext, EpisodeText
 from chronomem.ingest.session import Session, stage
 from chronomem.ingest.stages.entities import ResolvedEntities
+from chronomem.store.base import Scope
 
 __all__ = ["Ending", "review_endings"]
 
@@ -61,6 +64,8 @@ async def review_endings(
     shown = tuple(CandidateFact(n, f.fact, f.relation_type, False, f.valid_at, f.invalid_at)
                   for n, f in numbered.items())
     answer = await session.ask(END_REVIEW, EndReviewContext(recent, shown))
+    await session.vectors.embed([*(f.fact for f in facts),
+                                 *(numbered[item.number].fact for item in answer.ended if item.number in numbered)])
     endings: dict[str, Ending] = {}
     for item in answer.ended:
         fact = numbered.get(item.number)
@@ -102,12 +107,17 @@ async def _current_facts(
         return []
     current.sort(key=lambda f: f.created_at, reverse=True)
     current = current[:_RANKED_AT_MOST]
+    if len(current) <= session.config.end_candidates:
+        return current
     probes = [text.current, *(f.fact for f in facts)]
-    await session.vectors.embed([*probes, *(f.fact for f in current)])
+    # the stored facts' vectors are read, not computed again; one missing (none is, normally) is embedded
+    stored_vectors = await session.store.get_vectors(session.group_id, Scope.FACTS, [f.id for f in current])
+    await session.vectors.embed([*probes, *(f.fact for f in current if f.id not in stored_vectors)])
+    probe_vectors = np.stack([session.vectors[probe] for probe in probes])
 
     def closeness(fact: Fact) -> float:
-        vector = session.vectors[fact.fact]
-        return max(float(vector @ session.vectors[probe]) for probe in probes)
+        vector = stored_vectors.get(fact.id)
+        return float((probe_vectors @ (vector if vector is not None else session.vectors[fact.fact])).max())
 
     current.sort(key=closeness, reverse=True)
     return current[: session.config.end_candidates]
