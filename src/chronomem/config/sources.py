@@ -150,6 +150,10 @@ _INGEST = _generic("ingest", {
     "same_relation_similarity": "the same bound for facts of the same relation type",
     "fact_candidates": "candidates per new fact, per kind",
     "facts_shown": "existing facts shown to fact extraction, judged there at no extra call",
+    "end_review": "one call per episode asks which current facts of the existing entities it names it ends, "
+                  "and since when (stage 6b); `false` saves that call and leaves closing to resolution by closeness",
+    "end_candidates": "current facts shown to that call, the closest in meaning to the message or its new facts "
+                      "first",
     "summary_max_chars": "an entity summary (one note per episode) past this many characters is rewritten "
                          "as a narrative",
     "summary_target_chars": "length a rewrite aims at",
