@@ -500,9 +500,7 @@ _FOLDED_SCHEMA = (
 
 def _build_fact_extraction(ctx: FactExtractionContext) -> list[Message]:
     entities = "\n".join(f"- {e.name} ({e.type})" for e in ctx.entities)
-    existing = "\n".join(
-        f"{c.index}: {c.relation_type}: {c.fact}{_span(c.valid_at, c.invalid_at)}" for c in ctx.existing
-    )
+    existing = _numbered_facts(ctx.existing)
     questions = "\n".join(_render_entity_question(q) for q in ctx.ambiguous)
     together = "\n".join(f"- {a} + {b}" for a, b in ctx.pairs)
     return [
@@ -716,6 +714,11 @@ def _span(valid_at: datetime | None, invalid_at: datetime | None) -> str:
     return f" [{start} .. {end}]"
 
 
+def _numbered_facts(facts: tuple[CandidateFact, ...]) -> str:
+    """Stored facts as the extraction and end-review prompts list them: one a line, numbered."""
+    return "\n".join(f"{c.index}: {c.relation_type}: {c.fact}{_span(c.valid_at, c.invalid_at)}" for c in facts)
+
+
 def _render_fact_question(question: FactQuestion) -> str:
     lines = [f"NEW {question.index}: {question.relation_type}: {question.fact}{_span(question.valid_at, None)}"]
     for c in question.candidates:
@@ -770,7 +773,7 @@ class EndReviewContext:
 class EndedFact(BaseModel):
     number: Number
     ended_at: Date | None = None
-    quote: Quote = ""  # the words of the CURRENT MESSAGE that say it ended (checked: stages/endings.py)
+    quote: Quote = ""  # the words of the CURRENT MESSAGE that say it ended (checked: stages/ended.py)
 
 
 class EndedFacts(BaseModel):
@@ -798,9 +801,7 @@ _END_EXAMPLE = (
 
 
 def _build_end_review(ctx: EndReviewContext) -> list[Message]:
-    known = "\n".join(
-        f"{c.index}: {c.relation_type}: {c.fact}{_span(c.valid_at, c.invalid_at)}" for c in ctx.known
-    )
+    known = _numbered_facts(ctx.known)
     return [
         _static("You keep a temporal knowledge graph current: you find the facts a message ends.", _END_RULES,
                 '{"ended": [{"number": int, "ended_at": str|null, "quote": str}]}\n' + _END_EXAMPLE),

@@ -1,4 +1,4 @@
-"""Stage 6b: the stored facts a message ends (docs/design.md §2, step 7).
+"""Stage 6b: the stored facts a message ends (docs/design.md §2, step 6b).
 
 Resolution compares each new fact with the stored facts close to it in meaning. A change seldom
 reads like the fact it ends: "My new lead is Aisha Bello" ends "Chen Wei reports to Marcus Hill",
@@ -32,7 +32,7 @@ from chronomem.store.base import Scope
 __all__ = ["Ending", "review_endings"]
 
 # the facts of busy entities ranked by meaning at most: the newest this many (a speaker of a long
-# conversation has hundreds; embedding them all on every episode would cost more than it finds)
+# conversation has hundreds; reading all their vectors on every episode would cost more than it finds)
 _RANKED_AT_MOST = 200
 
 
