@@ -25,9 +25,9 @@ the graph is compared with the case's gold facts:
   ``cached_input_tokens_per_episode``, ``output_tokens_per_episode``.
 
 ``--split`` picks the dev cases (default), the holdout (written after the pipeline changes; measure
-it once), ``holdout-2`` (6 cases written after stage 6b, the facts a message ends; measure it once) or all; ``--cases`` some by id; ``--per-domain K`` the first K of each domain; ``--limit``
-the first N. ``--report PATH`` writes every
-case's graph and verdicts as JSON.
+it once), ``holdout-2`` (6 cases written after stage 6b, the facts a message ends; measure it once)
+or all; ``--cases`` some by id; ``--per-domain K`` the first K of each domain; ``--limit`` the first
+N. ``--report PATH`` writes every case's graph and verdicts as JSON.
 
     .venv/bin/python bench/extraction.py
     .venv/bin/python bench/extraction.py --model local:qwen2.5-coder-0.5b --split holdout

@@ -43,10 +43,15 @@ def _model_path() -> Any:
 
 
 @pytest.fixture(scope="session")
-def llamacpp_server() -> Iterator[LocalServer]:
+def model_path() -> Any:
+    return _model_path()
+
+
+@pytest.fixture(scope="session")
+def llamacpp_server(model_path: Any) -> Iterator[LocalServer]:
     # two threads: pytest only waits while the server works; a fixed seed and temperature 0 (the
     # settings' default) make its answers repeatable
-    server = LocalServer(_model_path(), ServerOptions(threads=2, startup_s=300))
+    server = LocalServer(model_path, ServerOptions(threads=2, startup_s=300))
     try:
         server.start()
         assert server.process is not None
