@@ -13,10 +13,14 @@ from chronomem.domain import Episode
 from chronomem.ingest import Ingestor, Ontology
 from chronomem.ingest.prompts import (
     ENTITY_EXTRACTION,
+    FACT_EXTRACTION,
+    CandidateFact,
     EntityExtractionContext,
+    EntityRef,
     EpisodeText,
     ExtractedFact,
     ExtractedGraph,
+    FactExtractionContext,
     TypeSpec,
     facts_allowed,
 )
@@ -40,8 +44,26 @@ def test_attributes_may_hold_only_as_many_keys_as_the_declared_types_have():
     untyped = answer_schema_for(ENTITY_EXTRACTION, EntityExtractionContext(episode))
     typed = answer_schema_for(ENTITY_EXTRACTION, EntityExtractionContext(
         episode, (TypeSpec("Person", "A human being.", (("age", "int", ""), ("occupation", "str", ""))),)))
-    assert untyped["$defs"]["ExtractedEntity"]["properties"]["attributes"]["additionalProperties"] is False
+    # no declared fields: no attributes to write (left out of the schema, not offered empty)
+    assert "attributes" not in untyped["$defs"]["ExtractedEntity"]["properties"]
+    assert untyped["$defs"]["ExtractedEntity"]["additionalProperties"] is False
     assert typed["$defs"]["ExtractedEntity"]["properties"]["attributes"]["maxProperties"] == 2
+
+
+def test_the_fact_call_offers_only_the_fields_its_context_can_fill():
+    episode = EpisodeText("Alice: I work at Acme.", datetime(2024, 5, 15, tzinfo=UTC))
+    two = (EntityRef("Alice", "Person"), EntityRef("Acme", "Organization"))
+
+    def offered(entities: tuple[EntityRef, ...] = two, **context: Any) -> set[str]:
+        schema = answer_schema_for(FACT_EXTRACTION, FactExtractionContext(episode, entities, **context))
+        return set(schema["$defs"]["ExtractedFact"]["properties"]) | set(schema["properties"])
+
+    # no stored facts shown, two entities, no typed edges, nothing ambiguous: what the fact needs
+    assert offered() == {"source", "relation_type", "target", "fact", "quote", "valid_at", "invalid_at",
+                         "supersedes", "facts"}
+    shown = (CandidateFact(1, "Alice works at Initech.", "WORKS_AT", False, None, None),)
+    assert {"duplicate_of", "contradicts"} <= offered(existing=shown)
+    assert "others" in offered((*two, EntityRef("Bob", "Person")))
 
 
 async def test_typed_attributes_still_arrive_converted_by_the_ontology(store, embedder):

@@ -19,6 +19,7 @@ from chronomem.llm.budget import (
     text_bound,
 )
 from chronomem.llm.openai import OpenAIChatModel
+from chronomem.llm.parsing import parse_within_bounds
 
 
 class Tag(BaseModel):
@@ -116,13 +117,32 @@ def test_limits_tighten_the_schema_and_never_loosen_it():
 
 def test_a_limit_naming_no_such_field_is_an_error():
     for typo in ("Reply.wrods", "Replies.words", "Reply.note[]"):
-        with pytest.raises(ValueError, match="no list, string or map field"):
+        with pytest.raises(ValueError, match="no list, string, map or integer field"):
             limit_schema(Reply.model_json_schema(), {typo: 1})
 
 
+class Tagged(BaseModel):
+    tags: dict[str, Any] = Field(json_schema_extra=_MAP)  # required: it stays, bounded
+    pick: int | None = None
+
+
 def test_a_map_limited_to_nothing_forbids_keys_the_way_grammars_understand():
-    tags = answer_schema_for(_limited_prompt(0), 3)["properties"]["tags"]
+    tags = limit_schema(Tagged.model_json_schema(), {"Tagged.tags": 0})["properties"]["tags"]
     assert tags["maxProperties"] == 0 and tags["additionalProperties"] is False
+
+
+def test_an_optional_field_limited_to_nothing_is_not_offered_and_its_answer_is_the_default():
+    schema = answer_schema_for(_limited_prompt(0), 3)
+    assert "tags" not in schema["properties"] and schema["additionalProperties"] is False
+    assert schema_token_bound(schema) < schema_token_bound(answer_schema_for(_limited_prompt(1), 3))
+    # written anyway (a provider without a grammar): dropped like any item over a bound
+    reply, dropped = parse_within_bounds('{"words": ["a"], "tags": {"x": 1}}', Reply, schema)
+    assert reply.tags == {} and reply.words == ["a"] and dropped == 1
+
+
+def test_an_integer_limit_is_its_maximum():
+    pick = limit_schema(Tagged.model_json_schema(), {"Tagged.pick": 3})["properties"]["pick"]
+    assert pick["anyOf"][0]["maximum"] == 3
 
 
 def test_the_cap_follows_the_context_and_the_adapter_sends_that_schema_and_cap():

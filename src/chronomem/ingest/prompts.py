@@ -520,7 +520,9 @@ def _fact_limits(
     episode: EpisodeText, entities: int, edge_types: tuple[TypeSpec, ...], name_chars: int
 ) -> dict[str, int]:
     facts, length = facts_allowed(episode), len(episode.current)
-    return {"ExtractedFact.others": entities, "ExtractedFact.supersedes": facts - 1,
+    # others: participants besides the fact's two ends, so none with two entities (the bound is not
+    # tighter: a sloppy list of names may hold the right ones after a wrong one)
+    return {"ExtractedFact.others": entities if entities > 2 else 0, "ExtractedFact.supersedes": facts - 1,
             "ExtractedFact.attributes": _most_fields(edge_types),
             # a quote is a span of the message (a little slack for whitespace); the sentence may add
             # the names its pronouns stand for
@@ -534,7 +536,8 @@ def _fact_extraction_limits(ctx: FactExtractionContext) -> dict[str, int]:
     names = max((len(e.name) for e in ctx.entities), default=NAME_CHARS)
     return {**_fact_limits(ctx.episode, len(ctx.entities), ctx.edge_types, names),
             "ExtractedFacts.facts": facts_allowed(ctx.episode),
-            "ExtractedFact.contradicts": len(ctx.existing), "ExtractedFacts.same_as": len(ctx.ambiguous)}
+            "ExtractedFact.contradicts": len(ctx.existing), "ExtractedFact.duplicate_of": len(ctx.existing),
+            "ExtractedFacts.same_as": len(ctx.ambiguous)}
 
 
 FACT_EXTRACTION: Prompt[FactExtractionContext, ExtractedFacts] = Prompt(
@@ -581,7 +584,8 @@ def _combined_limits(ctx: CombinedExtractionContext) -> dict[str, int]:
     # no existing facts are shown here: nothing to restate or contradict (resolution follows)
     return {**_fact_limits(ctx.episode, entities, ctx.edge_types, _name_chars(ctx.episode)),
             "ExtractedGraph.entities": entities, "ExtractedGraph.facts": facts_allowed(ctx.episode),
-            "ExtractedEntity.attributes": _most_fields(ctx.entity_types), "ExtractedFact.contradicts": 0}
+            "ExtractedEntity.attributes": _most_fields(ctx.entity_types), "ExtractedFact.contradicts": 0,
+            "ExtractedFact.duplicate_of": 0}
 
 
 COMBINED_EXTRACTION: Prompt[CombinedExtractionContext, ExtractedGraph] = Prompt(

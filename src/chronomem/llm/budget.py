@@ -152,7 +152,7 @@ def schema_token_bound(schema: dict[str, Any]) -> int | None:
     return _Bounder(schema.get("$defs", {})).tokens(schema)
 
 
-_LIMIT_KEYWORDS = {"array": "maxItems", "string": "maxLength", "object": "maxProperties"}
+_LIMIT_KEYWORDS = {"array": "maxItems", "string": "maxLength", "object": "maxProperties", "integer": "maximum"}
 
 
 def _tighten(node: dict[str, Any], limit: int) -> bool:
@@ -172,21 +172,31 @@ def _tighten(node: dict[str, Any], limit: int) -> bool:
 def limit_schema(schema: Mapping[str, Any], limits: Mapping[str, int]) -> dict[str, Any]:
     """A copy of ``schema`` whose fields named ``"Model.field"`` in ``limits`` are bounded tighter.
 
-    The limit is a list's ``maxItems``, a string's ``maxLength`` or a map's ``maxProperties``
-    (``"Model.field[]"``: the items of a list field); a limit never loosens a bound the schema
-    already has. An unknown name is a ``ValueError`` (a typo in a prompt would otherwise pass
-    silently).
+    The limit is a list's ``maxItems``, a string's ``maxLength``, a map's ``maxProperties`` or an
+    integer's ``maximum`` (``"Model.field[]"``: the items of a list field); a limit never loosens a
+    bound the schema already has. An optional field limited to 0 is left out of the schema (and its
+    model's other keys forbidden): a field the call cannot use is not offered, so a model held to
+    the schema does not spend output tokens writing it empty; the answer model's default fills it.
+    An unknown name is a ``ValueError`` (a typo in a prompt would otherwise pass silently).
     """
     tightened = copy.deepcopy(dict(schema))
     defs = tightened.get("$defs", {})
+    left_out: set[tuple[str, str]] = set()
     for key, limit in limits.items():
         model, _, field = key.partition(".")
+        if (model, field.removesuffix("[]")) in left_out:
+            continue  # the bound of a field no longer offered (its items, say) is moot
         owner = defs.get(model) or (tightened if tightened.get("title") == model else None)
         node = (owner or {}).get("properties", {}).get(field.removesuffix("[]"))
         if field.endswith("[]") and isinstance(node, dict):
             node = node.get("items")
         if not isinstance(node, dict) or not _tighten(node, limit):
-            raise ValueError(f"limit {key!r}: no list, string or map field {field!r} on {model!r} in the schema")
+            kinds = "list, string, map or integer"
+            raise ValueError(f"limit {key!r}: no {kinds} field {field!r} on {model!r} in the schema")
+        if limit <= 0 and owner is not None and not field.endswith("[]") and field not in owner.get("required", ()):
+            del owner["properties"][field]
+            owner["additionalProperties"] = False
+            left_out.add((model, field))
     return tightened
 
 

@@ -155,6 +155,9 @@ class _Trimmer:
         others = 0
         limit = int(schema.get("maxProperties", len(value)))
         for key, item in value.items():
+            if key not in properties and extra is False:  # a key the schema leaves out (see limit_schema)
+                self.dropped += item not in (None, "", [], {})  # written empty, nothing is lost
+                continue
             if key not in properties and "maxProperties" in schema:
                 others += 1
                 if others > limit:
