@@ -104,6 +104,27 @@ async def test_an_end_the_message_does_not_say_or_a_fact_not_shown_closes_nothin
     assert all(f.invalid_at is None for f in (await current(store)).values())
 
 
+async def test_one_text_on_two_pairs_is_shown_once_and_ends_on_both(
+    store: Store, embedder: HashingEmbedder, model: FunctionModel, script: Script
+) -> None:
+    booked = "Tom Becker is booked at the Alderney Inn in Edinburgh."
+    script.episodes["booked at"] = (["Tom Becker", "Alderney Inn", "Edinburgh"], [
+        fact("Tom Becker", "BOOKED_AT", "Alderney Inn", booked), fact("Tom Becker", "STAYS_IN", "Edinburgh", booked),
+    ])
+    script.episodes["cancelled"] = (["Tom Becker", "Alderney Inn"], [])
+    script.endings = lambda ctx: [ending(ctx, booked, "cancelled my room at the Alderney Inn")]
+    ingestor = Ingestor(store, embedder, model)
+    await ingestor.add_episode(message("I'm booked at the Alderney Inn in Edinburgh.", "2024-06-03", "Tom Becker"))
+    result = await ingestor.add_episode(
+        message("I cancelled my room at the Alderney Inn.", "2024-06-05", "Tom Becker"))
+
+    (review,) = script.questions["review_endings"]
+    assert [c.fact for c in review.known] == [booked]  # once: two numbers for one statement split the answer
+    closed = result.facts_invalidated
+    assert len(closed) == 2 and {f.target_id for f in closed} == {f.target_id for f in await store.list_facts("g")}
+    assert all(f.invalid_at == at("2024-06-05") for f in closed)
+
+
 async def test_no_call_when_the_message_names_no_entity_with_facts(
     store: Store, embedder: HashingEmbedder, model: FunctionModel, chen: Script
 ) -> None:

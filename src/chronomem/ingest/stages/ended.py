@@ -9,6 +9,11 @@ entities it names; which does it make no longer true, and since when?
 
 The answer is checked like an extracted fact: a number of a fact it was shown, a quote the message
 contains. The call is made only when the message names an entity that already has current facts.
+
+Facts with the same text are shown once and end together. A sentence naming three entities often
+becomes the same text on two pairs ("Tom Becker is booked at the Alderney Inn in Edinburgh", between
+Tom and the inn and between Tom and the city); shown both, a model ends one and the other stays
+current, a statement the graph holds as over and not over at once.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from chronomem.ingest.prompts import END_REVIEW, CandidateFact, EndReviewContext
 from chronomem.ingest.session import Session, stage
 from chronomem.ingest.stages.entities import ResolvedEntities
 from chronomem.store.base import Scope
+from chronomem.text.names import normalize_name
 
 __all__ = ["Ending", "review_endings"]
 
@@ -58,45 +64,46 @@ async def review_endings(
     known = await _current_facts(session, text, resolved, facts, outcomes)
     if not known:
         return []
-    numbered = dict(enumerate(known, start=1))
+    numbered = dict(enumerate(known, start=1))  # each number: the facts of one text
     keep = session.config.fact_context_episodes
     recent = dataclasses.replace(text, previous=text.previous[len(text.previous) - keep:] if keep else ())
     shown = tuple(CandidateFact(n, f.fact, f.relation_type, False, f.valid_at, f.invalid_at)
-                  for n, f in numbered.items())
+                  for n, (f, *_) in numbered.items())
     answer = await session.ask(END_REVIEW, EndReviewContext(recent, shown))
     await session.vectors.embed([*(f.fact for f in facts),
-                                 *(numbered[item.number].fact for item in answer.ended if item.number in numbered)])
+                                 *(numbered[item.number][0].fact for item in answer.ended if item.number in numbered)])
     endings: dict[str, Ending] = {}
     for item in answer.ended:
-        fact = numbered.get(item.number)
-        if fact is None:
+        same_text = numbered.get(item.number)
+        if same_text is None:
             session.warn(f"the model ended fact {item.number}, which it was not shown: ignored")
             continue
         span = locate_quote(item.quote, text.current) if item.quote.strip() else None
         if span is None:
-            session.warn(f"{fact.fact!r} kept current: the end's quote is not in the message: {item.quote!r}")
-            continue
-        if fact.id in endings:
+            session.warn(f"{same_text[0].fact!r} kept current: the end's quote is not in the message: {item.quote!r}")
             continue
         quote = text.current[span[0]:span[1]]
-        replaced_by = _replacement(session, fact, facts, outcomes)
-        at = (parse_model_datetime(item.ended_at, session.reference_time, context=quote)
-              or date_in_text(quote, session.reference_time)
-              or (replaced_by.valid_at if replaced_by is not None else None)
-              or session.reference_time)
-        endings[fact.id] = Ending(fact, at, replaced_by)
+        for fact in same_text:
+            if fact.id in endings:
+                continue
+            replaced_by = _replacement(session, fact, facts, outcomes)
+            at = (parse_model_datetime(item.ended_at, session.reference_time, context=quote)
+                  or date_in_text(quote, session.reference_time)
+                  or (replaced_by.valid_at if replaced_by is not None else None)
+                  or session.reference_time)
+            endings[fact.id] = Ending(fact, at, replaced_by)
     return list(endings.values())
 
 
 async def _current_facts(
     session: Session, text: EpisodeText, resolved: ResolvedEntities, facts: Sequence[Fact],
     outcomes: Sequence[FactOutcome],
-) -> list[Fact]:
+) -> list[list[Fact]]:
     """The stored facts the message may end: current facts of the entities it names that existed
-    before it, not already restated or closed by this episode; the closest in meaning to the message
-    or to one of its new facts first, at most ``end_candidates``. Not only the entities of its new
-    facts: a small model may extract no fact from the very message that ends one, and shown a
-    single candidate it tends to end it, right or not."""
+    before it, not already restated or closed by this episode, the facts of one text together; the
+    closest in meaning to the message or to one of its new facts first, at most ``end_candidates``
+    texts. Not only the entities of its new facts: a small model may extract no fact from the very
+    message that ends one, and shown a single candidate it tends to end it, right or not."""
     existing = [eid for eid in dict.fromkeys(eid for _, eid in resolved.mentioned) if eid not in resolved.created]
     if not existing:
         return []
@@ -106,9 +113,17 @@ async def _current_facts(
     if not current:
         return []
     current.sort(key=lambda f: f.created_at, reverse=True)
-    current = current[:_RANKED_AT_MOST]
-    if len(current) <= session.config.end_candidates:
-        return current
+    texts: dict[str, list[Fact]] = {}
+    for fact in current:
+        texts.setdefault(normalize_name(fact.fact), []).append(fact)
+    current = [same[0] for same in texts.values()][:_RANKED_AT_MOST]
+    if len(current) > session.config.end_candidates:
+        current = await _closest(session, text, facts, current)
+    return [texts[normalize_name(f.fact)] for f in current]
+
+
+async def _closest(session: Session, text: EpisodeText, facts: Sequence[Fact], current: list[Fact]) -> list[Fact]:
+    """The ``end_candidates`` facts of ``current`` closest to the message or one of its new facts."""
     probes = [text.current, *(f.fact for f in facts)]
     # the stored facts' vectors are read, not computed again; one missing (none is, normally) is embedded
     stored_vectors = await session.store.get_vectors(session.group_id, Scope.FACTS, [f.id for f in current])
