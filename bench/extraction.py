@@ -25,9 +25,10 @@ the graph is compared with the case's gold facts:
   ``cached_input_tokens_per_episode``, ``output_tokens_per_episode``.
 
 ``--split`` picks the dev cases (default), the holdout (written after the pipeline changes; measure
-it once), ``holdout-2`` (6 cases written after stage 6b, the facts a message ends; measure it once)
-or all; ``--cases`` some by id; ``--per-domain K`` the first K of each domain; ``--limit`` the first
-N. ``--report PATH`` writes every case's graph and verdicts as JSON.
+it once), ``holdout-2`` (6 cases written after stage 6b, the facts a message ends; measure it once),
+``holdout-3`` (6 cases written after the changes holdout-2 prompted; measure it once) or all;
+``--cases`` some by id; ``--per-domain K`` the first K of each domain; ``--limit`` the first N.
+``--report PATH`` writes every case's graph and verdicts as JSON.
 
     .venv/bin/python bench/extraction.py
     .venv/bin/python bench/extraction.py --model local:qwen2.5-coder-0.5b --split holdout
@@ -296,7 +297,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", default="local", help="'provider:model' or local[:name] (default: local)")
     parser.add_argument("--base-url", help="the model's server, for a provider:model of your own server")
-    parser.add_argument("--split", choices=("dev", "holdout", "holdout-2", "all"), default="dev")
+    parser.add_argument("--split", choices=("dev", "holdout", "holdout-2", "holdout-3", "all"), default="dev")
     parser.add_argument("--cases", help="comma-separated case ids")
     parser.add_argument("--limit", type=int, help="only the first N cases")
     parser.add_argument("--per-domain", type=int, help="only the first K cases of each domain")
