@@ -23,8 +23,11 @@ the work, since a model writing inside a schema nearly always picks a token the 
 
 from __future__ import annotations
 
+import ctypes
 import sys
 from typing import Any
+
+import numpy as np
 
 __all__ = ["bounded_ram_cache", "grammar_last_llama", "main"]
 
@@ -82,16 +85,15 @@ class GrammarLastSampler:
         self._grammar = llama_cpp.llama_sampler_init_grammar(
             vocab, grammar._grammar.encode("utf-8"), grammar._root.encode("utf-8")
         )
+        if not self._grammar:  # llama.cpp logs why; the request fails, not the server
+            self._grammar = None
+            raise ValueError("llama.cpp could not parse the answer's grammar")
         self._n_vocab = n_vocab
         self._all = LlamaTokenDataArray(n_vocab=n_vocab)
         self._one = LlamaTokenDataArray(n_vocab=1)
         self.rejected = 0  # picks the grammar refused, for the tests: how often the slow path ran
 
     def sample(self, ctx: Any, idx: int = -1) -> int:
-        import ctypes
-
-        import numpy as np
-
         api = self._llama_cpp
         logits = np.ctypeslib.as_array(api.llama_get_logits_ith(ctx.ctx, idx), shape=(self._n_vocab,))
         token = self._pick(logits, with_grammar=False)
@@ -106,8 +108,6 @@ class GrammarLastSampler:
         return token
 
     def _pick(self, logits: Any, *, with_grammar: bool) -> int:
-        import ctypes
-
         api = self._llama_cpp
         self._all.copy_logits(logits)
         candidates = ctypes.byref(self._all.candidates)
@@ -117,9 +117,9 @@ class GrammarLastSampler:
         return int(self._all.candidates_data.id[self._all.candidates.selected])
 
     def close(self) -> None:
-        if self._grammar is not None:
-            self._llama_cpp.llama_sampler_free(self._grammar)
-            self._grammar = None
+        grammar, self._grammar = getattr(self, "_grammar", None), None
+        if grammar is not None:
+            self._llama_cpp.llama_sampler_free(grammar)
 
     def __del__(self) -> None:
         self.close()
