@@ -149,8 +149,8 @@ _INGEST = _generic("ingest", {
     "contradiction_similarity": "endpoint-sharing facts at least this close may contradict",
     "same_relation_similarity": "the same bound for facts of the same relation type",
     "fact_candidates": "candidates per new fact, per kind",
-    "facts_shown": "existing facts shown to fact extraction, judged there at no extra call (0: judged by "
-                   "resolution's batched call; shown them, small models copy them back)",
+    "facts_shown": "existing facts shown to fact extraction, judged there at no extra call (0: by resolution's "
+                   "batched call; recommended for small local models, which copy the facts shown back)",
     "end_review": "one call per episode asks which current facts of the existing entities it names it ends, "
                   "and since when (stage 6b); `false` saves that call and leaves closing to resolution by closeness",
     "end_candidates": "current facts shown to that call, the closest in meaning to the message or its new facts "

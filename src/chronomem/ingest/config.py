@@ -46,11 +46,10 @@ class IngestConfig(BaseModel):
     contradiction_similarity: float = 0.70  # endpoint-sharing facts at least this close may contradict
     same_relation_similarity: float = 0.50  # the bound for facts of the same relation type
     fact_candidates: int = Field(default=6, ge=1)  # per new fact, per kind
-    # existing facts shown to the fact-extraction call, which may then judge new facts against them at no
-    # extra call. None by default: shown them, a small model copies them back as the episode's facts, and
-    # what a message ends is asked in a call of its own (end_review); resolution's batched call judges
-    # a new fact against the stored ones close to it instead
-    facts_shown: int = Field(default=0, ge=0)
+    # existing facts shown to the fact-extraction call, which judges new facts against them at no extra call;
+    # 10, not 16: 120 input tokens an episode less for 0.02 more resolution calls (the rest are judged there).
+    # 0 suits small local models, which copy the facts shown back as the episode's (docs/results/extraction.md)
+    facts_shown: int = Field(default=10, ge=0)
     # one call per episode asks which current facts of its entities the message ends (stages/ended.py):
     # a change seldom reads like the fact it ends, so resolution by closeness alone never offers it
     end_review: bool = True
