@@ -83,14 +83,13 @@ async def review_endings(
             session.warn(f"{same_text[0].fact!r} kept current: the end's quote is not in the message: {item.quote!r}")
             continue
         quote = text.current[span[0]:span[1]]
+        stated = (parse_model_datetime(item.ended_at, session.reference_time, context=quote)
+                  or date_in_text(quote, session.reference_time))
         for fact in same_text:
             if fact.id in endings:
                 continue
             replaced_by = _replacement(session, fact, facts, outcomes)
-            at = (parse_model_datetime(item.ended_at, session.reference_time, context=quote)
-                  or date_in_text(quote, session.reference_time)
-                  or (replaced_by.valid_at if replaced_by is not None else None)
-                  or session.reference_time)
+            at = stated or (replaced_by.valid_at if replaced_by is not None else None) or session.reference_time
             endings[fact.id] = Ending(fact, at, replaced_by)
     return list(endings.values())
 
