@@ -92,3 +92,20 @@ def test_code_that_states_facts_is_not_held_to_a_models_bounds():
     long = "Alice " + "really " * 200 + "likes Bob"
     graph = ExtractedGraph(facts=[ExtractedFact(source="Alice", target="Bob", fact=long)] * 60)
     assert len(graph.facts) == 60 and graph.facts[0].fact == long
+
+
+async def test_a_fact_answer_that_runs_to_its_token_cap_keeps_its_complete_facts(store, embedder):
+    # a small model repeating itself until the cap: the episode keeps what came before the cut
+    text = "I met Bob at the harbour on Monday, and we talked about boats, sails and the weather. " * 3
+    facts: list[dict[str, Any]] = [
+        {"source": "Alice", "relation_type": "MET", "target": "Bob", "quote": text.strip(),
+         "fact": f"Alice met Bob at the harbour on Monday and they talked about boats and sails ({n})."}
+        for n in range(facts_allowed(EpisodeText(f"Alice: {text}", at("2024-05-15"))))
+    ]
+    script = Script()
+    script.episodes[text.strip()] = (["Alice", "Bob"], facts)
+    result = await Ingestor(store, embedder, FunctionModel(script)).add_episode(message(text.strip()))
+    assert result.episode.usage["answers_cut_off"] == 1
+    kept = [f.fact for f in result.facts_created]
+    assert kept and kept == [f["fact"] for f in facts[: len(kept)]] and len(kept) < len(facts)
+    assert any("extract_facts: the answer ran to its output-token limit" in w for w in result.warnings)

@@ -115,6 +115,27 @@ async def test_answer_longer_than_the_prompt_limit_is_truncated_not_parsed():
     assert len(model.calls) == 1
 
 
+async def test_a_list_of_standalone_items_cut_off_keeps_its_complete_items():
+    # a model repeating itself until the limit: what it wrote first is kept, the cut item is not
+    listing = Prompt(name="listing", answer=Entities, build=_build, max_output_tokens=40, keeps_complete_items=True)
+    runaway = {"entities": [{"name": f"Person {i}", "kind": "person"} for i in range(30)]}
+    completion = await FunctionModel(lambda p, c: runaway).complete(listing, Ctx(text="x"))
+    kept = completion.output.entities
+    assert 0 < len(kept) < 30 and kept == runaway_prefix(runaway, len(kept))
+    assert completion.usage.answers_cut_off == 1 and completion.usage.calls == 1
+
+
+def runaway_prefix(answer: dict, count: int) -> list[Entity]:
+    return [Entity(**item) for item in answer["entities"][:count]]
+
+
+async def test_a_list_cut_off_before_its_first_item_was_complete_is_still_a_truncation():
+    listing = Prompt(name="listing", answer=Entities, build=_build, max_output_tokens=5, keeps_complete_items=True)
+    model = FunctionModel(lambda p, c: {"entities": [{"name": "Bartholomew", "kind": "person"}]})
+    with pytest.raises(ModelTruncatedError, match="listing"):
+        await model.complete(listing, Ctx(text="x"))
+
+
 async def test_latency_is_simulated_and_measured():
     model = FunctionModel(lambda p, c: {"entities": []}, latency_s=0.05)
     completion = await model.complete(EXTRACT, Ctx(text="x"))

@@ -6,6 +6,7 @@ import time
 
 import pytest
 from llm_test_prompts import PERSON, Person, Question
+from pydantic import BaseModel
 
 from chronomem.errors import (
     ModelCallForbiddenError,
@@ -14,6 +15,7 @@ from chronomem.errors import (
     ModelTruncatedError,
     ModelUnavailableError,
 )
+from chronomem.llm.base import Prompt
 from chronomem.llm.fakeserver import Answer, Disconnect, RawBody, Stall, Status
 from chronomem.llm.limits import LimitedModel
 from chronomem.llm.openai import OpenAIChatModel
@@ -24,6 +26,11 @@ from chronomem.providers.limits import RateLimiter
 from chronomem.providers.retry import RetryPolicy
 
 ALICE = {"name": "Alice", "role": "speaker"}
+
+
+class People(BaseModel):
+    people: list[Person]
+
 FAST_RETRIES = RetryPolicy(max_attempts=3, initial_delay_s=0.01, max_delay_s=0.05)
 
 
@@ -162,6 +169,15 @@ async def test_truncated_answer_raises_truncation_error_naming_prompt_and_limit(
     with pytest.raises(ModelTruncatedError, match=r"extract_person.*max_output_tokens=64"):
         await stack().complete(PERSON, Question(text="x"))
     assert fake_server.count() == 1
+
+
+async def test_a_cut_off_list_of_standalone_items_keeps_its_complete_items(fake_server, stack):
+    listing = Prompt(name="list_people", answer=People, build=lambda q: PERSON.build(q), max_output_tokens=64,
+                     keeps_complete_items=True)
+    fake_server.enqueue(Answer('{"people": [{"name": "Alice", "role": "speaker"}, {"name": "Bo', finish="length"))
+    completion = await stack().complete(listing, Question(text="x"))
+    assert completion.output == People(people=[Person(name="Alice", role="speaker")])
+    assert completion.usage.answers_cut_off == 1 and fake_server.count() == 1
 
 
 async def test_auto_mode_steps_down_when_the_endpoint_refuses_response_format(fake_server, closing):

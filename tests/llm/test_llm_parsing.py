@@ -10,7 +10,13 @@ from pydantic import BaseModel, Field
 from chronomem.errors import ModelOutputError
 from chronomem.llm.base import Message, Prompt
 from chronomem.llm.budget import limit_schema, text_bound
-from chronomem.llm.parsing import InvalidAnswerError, extract_json, parse_answer, parse_within_bounds
+from chronomem.llm.parsing import (
+    InvalidAnswerError,
+    complete_items,
+    extract_json,
+    parse_answer,
+    parse_within_bounds,
+)
 from chronomem.llm.testing import FunctionModel
 from chronomem.providers.http import parse_retry_after
 
@@ -106,3 +112,25 @@ async def test_a_string_past_its_bound_is_refused_and_corrected_once():
 
 def test_code_that_builds_the_model_itself_is_not_bound():
     assert len(Listing(items=["a"] * 30, note="z" * 99).items) == 30
+
+
+@pytest.mark.parametrize(
+    ("cut", "kept"),
+    [
+        # the fact being written when the cut came may lack a field it was about to get: left out
+        ('{"facts": [{"fact": "A", "valid_at": null}, {"fact": "B", "valid_at": "2024-0',
+         {"facts": [{"fact": "A", "valid_at": None}]}),
+        ('```json\n{"facts": [{"fact": "A"}, {"fa', {"facts": [{"fact": "A"}]}),
+        ('Here it is: [{"fact": "A"}, {"fact": "B"}, {"fact": "C"', [{"fact": "A"}, {"fact": "B"}]),
+        # a cut after the list: the list is whole, the half-written key is what is left out
+        ('{"facts": [{"fact": "A"}], "same_as": [', {"facts": [{"fact": "A"}], "same_as": []}),
+        ('{"facts": [{"fact": "A"}], "note": "unfin', {"facts": [{"fact": "A"}]}),
+    ],
+)
+def test_an_answer_cut_off_keeps_its_complete_items(cut, kept):
+    assert complete_items(cut) == kept
+
+
+def test_an_answer_cut_off_before_any_json_has_nothing_to_keep():
+    with pytest.raises(ValueError, match="no JSON"):
+        complete_items("Sure, the facts are")

@@ -321,6 +321,7 @@ ENTITY_EXTRACTION: Prompt[EntityExtractionContext, ExtractedEntities] = Prompt(
     max_output_tokens=600,
     role="extraction",
     limits=_entity_limits,
+    keeps_complete_items=True,  # each entity stands alone: a runaway list keeps what came first
 )
 
 
@@ -358,7 +359,7 @@ def _reflexion_limits(ctx: ReflexionContext) -> dict[str, int]:
 
 ENTITY_REFLEXION: Prompt[ReflexionContext, MissedEntities] = Prompt(
     name="entity_reflexion", answer=MissedEntities, build=_build_reflexion, max_output_tokens=400,
-    role="extraction", limits=_reflexion_limits,
+    role="extraction", limits=_reflexion_limits, keeps_complete_items=True,
 )
 
 
@@ -547,6 +548,7 @@ FACT_EXTRACTION: Prompt[FactExtractionContext, ExtractedFacts] = Prompt(
     max_output_tokens=1200,
     role="extraction",
     limits=_fact_extraction_limits,
+    keeps_complete_items=True,
 )
 
 
@@ -595,6 +597,7 @@ COMBINED_EXTRACTION: Prompt[CombinedExtractionContext, ExtractedGraph] = Prompt(
     max_output_tokens=1800,
     role="extraction",
     limits=_combined_limits,
+    keeps_complete_items=True,
 )
 
 

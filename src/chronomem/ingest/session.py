@@ -128,6 +128,8 @@ class Session:
         assert self.llm is not None and not self.deterministic, "a deterministic session asks no model"
         completion = await self.llm.complete(prompt, context)
         self.usage.add(completion.usage)
+        if completion.usage.answers_cut_off:
+            self.warn(f"{prompt.name}: the answer ran to its output-token limit; its complete items are kept")
         if completion.usage.items_dropped:
             self.warn(f"{prompt.name}: the answer listed more than its bounds allow; "
                       f"{completion.usage.items_dropped} items past them dropped")

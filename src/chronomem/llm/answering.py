@@ -7,7 +7,9 @@ double's answer meets exactly the checks a real provider's answer meets:
 - the answer is held to the schema it was sent (tightened for the context, see
   :mod:`chronomem.llm.budget`): surplus list items are dropped and counted (``Usage.items_dropped``);
 - a reply cut off at the output-token limit raises ``ModelTruncatedError`` (never parsed: a
-  truncated JSON that happens to parse would be a silent loss);
+  truncated JSON that happens to parse would be a silent loss), unless the prompt's items stand
+  alone (``Prompt.keeps_complete_items``): then the answer keeps its complete items
+  (:func:`~chronomem.llm.parsing.complete_items`), counted in ``Usage.answers_cut_off``;
 - an answer that does not parse or validate is shown back to the model with the problem, once;
   if the second answer fails too, :class:`~chronomem.llm.parsing.InvalidAnswerError` (a
   ``ModelOutputError``) is raised;
@@ -28,7 +30,7 @@ from chronomem.errors import ModelTruncatedError
 from chronomem.llm.accounting import record_usage
 from chronomem.llm.base import Completion, Message, Prompt, Usage
 from chronomem.llm.budget import answer_schema_for, output_cap
-from chronomem.llm.parsing import InvalidAnswerError, parse_within_bounds
+from chronomem.llm.parsing import InvalidAnswerError, complete_items, parse_within_bounds, validate_within_bounds
 from chronomem.telemetry import estimate_cost, metrics, span
 
 __all__ = ["Ask", "Reply", "answer_prompt", "correction_message"]
@@ -123,7 +125,7 @@ async def _answer(
         usage.output_tokens += reply.output_tokens
         usage.by_prompt[prompt.name] = usage.by_prompt.get(prompt.name, 0) + 1
         if reply.truncated:
-            raise _truncation(prompt, context)
+            return _complete_items_of(prompt, context, reply, schema, usage)
         try:
             output, dropped = parse_within_bounds(reply.text, prompt.answer, schema)
         except InvalidAnswerError as error:
@@ -138,3 +140,20 @@ async def _answer(
         usage.items_dropped += dropped
         return Completion(output=output, usage=usage)
     raise AssertionError("unreachable: the loop returns or raises")  # pragma: no cover
+
+
+def _complete_items_of(
+    prompt: Prompt[Any, Any], context: Any, reply: Reply, schema: Any, usage: Usage
+) -> Completion[Any]:
+    """The complete items of an answer cut off at its limit, for a prompt whose items stand alone;
+    ``ModelTruncatedError`` for any other prompt, or when nothing complete was written."""
+    error = _truncation(prompt, context)
+    if not prompt.keeps_complete_items:
+        raise error
+    try:
+        output, dropped = validate_within_bounds(complete_items(reply.text), reply.text, prompt.answer, schema)
+    except (ValueError, InvalidAnswerError) as invalid:
+        raise error from invalid
+    usage.answers_cut_off += 1
+    usage.items_dropped += dropped
+    return Completion(output=output, usage=usage)

@@ -44,7 +44,9 @@ class Prompt(Generic[Ctx, Ans]):
 
     ``max_output_tokens`` bounds the answer (sized to what the prompt expects), lowered to what the
     answer schema allows when it bounds its lists and strings (:mod:`chronomem.llm.budget`); a longer
-    answer is an error, never silently truncated. ``limits`` tightens the schema for a context (the
+    answer is an error, never silently truncated, unless ``keeps_complete_items``: the answer is a
+    list of items that each stand alone (entities, facts), so one cut off keeps its complete items
+    (:mod:`chronomem.llm.answering`). ``limits`` tightens the schema for a context (the
     most items a list may hold, the longest a string may be, by ``"Model.field"``): the answer is sent,
     trimmed and capped by that tighter schema. ``role`` picks which configured model answers it.
     """
@@ -55,6 +57,7 @@ class Prompt(Generic[Ctx, Ans]):
     max_output_tokens: int = 1024
     role: ModelRole = "default"
     limits: Callable[[Ctx], Mapping[str, int]] | None = None
+    keeps_complete_items: bool = False
 
     def messages(self, context: Ctx) -> list[Message]:
         return self.build(context)
@@ -72,6 +75,7 @@ class Usage:
     retries: int = 0
     cache_hits: int = 0
     items_dropped: int = 0  # list items and map keys past the answer schema's bounds (see parsing)
+    answers_cut_off: int = 0  # answers cut off at the output-token limit, kept to their complete items
     by_prompt: dict[str, int] = field(default_factory=dict)
     model: str | None = None
 
@@ -84,6 +88,7 @@ class Usage:
         self.retries += other.retries
         self.cache_hits += other.cache_hits
         self.items_dropped += other.items_dropped
+        self.answers_cut_off += other.answers_cut_off
         for name, count in other.by_prompt.items():
             self.by_prompt[name] = self.by_prompt.get(name, 0) + count
         self.model = self.model or other.model
@@ -98,6 +103,7 @@ class Usage:
             "retries": self.retries,
             "cache_hits": self.cache_hits,
             "items_dropped": self.items_dropped,
+            "answers_cut_off": self.answers_cut_off,
             "by_prompt": dict(self.by_prompt),
             "model": self.model,
         }

@@ -14,6 +14,11 @@ Before validation an answer is held to the bounds of the schema it was sent
 and counted: the items a model lists first are the ones it was surest of, and a second call would
 cost a whole answer to lose the same tail. A string longer than its ``maxLength`` is refused (the
 corrective retry), since cutting a sentence would change what it says.
+
+An answer cut off at the output-token limit is refused, except for prompts whose answer is a list of
+items that stand alone (extracted entities, facts): :func:`complete_items` keeps such an answer as
+far as its complete items go. A model that runs to the limit has mostly begun repeating itself by
+then, and what it wrote first is what it knew.
 """
 
 from __future__ import annotations
@@ -24,11 +29,20 @@ from collections.abc import Mapping
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
+from pydantic_core import from_json
 
 from chronomem.errors import ModelOutputError
 from chronomem.llm.cache import answer_schema
 
-__all__ = ["InvalidAnswerError", "extract_json", "parse_answer", "parse_within_bounds", "trim_to_schema"]
+__all__ = [
+    "InvalidAnswerError",
+    "complete_items",
+    "extract_json",
+    "parse_answer",
+    "parse_within_bounds",
+    "trim_to_schema",
+    "validate_within_bounds",
+]
 
 Ans = TypeVar("Ans", bound=BaseModel)
 
@@ -86,6 +100,37 @@ def extract_json(text: str) -> Any:
         except json.JSONDecodeError:
             continue
     return _scan_for_json(body)
+
+
+def complete_items(text: str) -> Any:
+    """What an answer cut off mid-way said for sure: its JSON as far as it got, without the item of
+    its outermost list that was being written when the cut came (that item may lack a field it was
+    about to get, and a fact without its end date says something else). Raises ``ValueError`` when
+    no JSON value was begun.
+
+    The outermost list is the top-level list the answer was writing: the answer's last key's value
+    (``{"facts": [...]``) or the answer itself when it is a list. An item that happens to be
+    complete at the cut is dropped too: a loss of one item, never a wrong one.
+    """
+    body = _strip_reasoning(text)
+    fenced = re.match(r"```[ \t]*(?:json|JSON)?[ \t]*\n?", body)
+    body = body[fenced.end() :] if fenced else body
+    start = min((i for i in (body.find("{"), body.find("[")) if i >= 0), default=-1)
+    if start < 0:
+        raise ValueError("no JSON value was begun before the cut")
+    data = from_json(body[start:], allow_partial="trailing-strings")  # a cut string shows where the cut is
+    if isinstance(data, list):
+        if len(data) < 2:
+            raise ValueError("no item was complete before the cut")
+        return data[:-1]
+    if not isinstance(data, dict) or not data:
+        raise ValueError("the cut came before any item")
+    last = next(reversed(data))
+    if not isinstance(data[last], list):  # the cut came after the lists, in a key of its own
+        return {key: value for key, value in data.items() if key != last}
+    if len(data[last]) < 2 and len(data) == 1:
+        raise ValueError("no item was complete before the cut")
+    return {**data, last: data[last][:-1]}
 
 
 def _describe(error: ValidationError) -> str:
@@ -189,6 +234,13 @@ def parse_within_bounds(text: str, answer: type[Ans], schema: Mapping[str, Any] 
         data = extract_json(text)
     except ValueError as exc:
         raise InvalidAnswerError(f"the answer is not valid JSON ({exc})", text) from exc
+    return validate_within_bounds(data, text, answer, schema)
+
+
+def validate_within_bounds(
+    data: Any, text: str, answer: type[Ans], schema: Mapping[str, Any] | None = None
+) -> tuple[Ans, int]:
+    """:func:`parse_within_bounds` for JSON already decoded from ``text`` (kept for the error)."""
     # A bare list for a one-field model (``{"items": [...]}``) is a common and unambiguous shortcut.
     field = _single_field(answer)
     if isinstance(data, list) and field is not None:

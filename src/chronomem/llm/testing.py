@@ -91,8 +91,9 @@ class FunctionModel:
     ``calls`` lists ``(prompt_name, context)`` for every request answered (a corrective retry adds
     one); ``usage`` sums the usage of every completion. ``latency_s`` awaits ``asyncio.sleep`` per
     request to simulate a provider. With ``enforce_output_limit`` an answer whose estimated size
-    exceeds the prompt's output cap (:func:`~chronomem.llm.budget.output_cap`) is treated as cut off
-    (``ModelTruncatedError``), as a real provider would cut it.
+    exceeds the prompt's output cap (:func:`~chronomem.llm.budget.output_cap`) is cut off there, as a
+    real provider would cut it (``ModelTruncatedError``, or its complete items for a prompt that
+    ``keeps_complete_items``).
     """
 
     def __init__(
@@ -132,6 +133,8 @@ class FunctionModel:
         output_tokens = estimate_tokens(text)
         cap = output_cap(prompt, context)
         truncated = self.enforce_output_limit and output_tokens > cap
+        if truncated:  # cut where a provider would have stopped writing
+            text = text[: len(text) * cap // output_tokens]
         return Reply(
             text=text,
             input_tokens=estimate_message_tokens(messages),
