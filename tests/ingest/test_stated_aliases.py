@@ -63,6 +63,24 @@ async def test_an_alias_that_is_another_extracted_entity_is_dropped(store, embed
     assert any("entity of its own" in w for w in result.warnings)
 
 
+async def test_a_fuller_name_used_apart_from_the_short_one_is_an_entity_of_its_own(store, embedder, script: Script):
+    # two people, one first name: the model calling the cousin an alias of the brother is no evidence
+    script.episodes["cousin"] = ([{"name": "Tiago", "aliases": ["Tiago Silva"]}, "Porto"], [])
+    ingestor = Ingestor(store, embedder, FunctionModel(script, model_name="scripted"))
+    result = await ingestor.add_episode(text("My brother Tiago is a pilot. My cousin Tiago Silva is a chef in Porto."))
+    assert await names(store) == {"Tiago": (), "Tiago Silva": (), "Porto": ()}
+    assert any("'Tiago Silva' of 'Tiago' made an entity of its own" in w for w in result.warnings)
+
+
+async def test_a_fuller_name_that_declares_the_short_one_stays_its_alias(store, embedder, script: Script):
+    script.episodes["joined"] = ([{"name": "Bob", "aliases": ["Robert Smith"]}], [])
+    script.episodes["hired"] = ([{"name": "Lena", "aliases": ["Lena Ortiz"]}], [])
+    ingestor = Ingestor(store, embedder, FunctionModel(script, model_name="scripted"))
+    await ingestor.add_episode(text("Robert Smith (Bob) joined the board."))
+    await ingestor.add_episode(text("Pixel Labs hired Lena Ortiz.", "2024-03-05"))
+    assert await names(store) == {"Bob": ("Robert Smith",), "Lena": ("Lena Ortiz",)}
+
+
 async def test_an_alias_naming_another_existing_entity_is_not_taken_from_it(store, embedder, script: Script):
     script.episodes["Bob called"] = (["Bob"], [])
     script.episodes["Robert Smith paid"] = (["Robert Smith"], [])

@@ -4,6 +4,7 @@ batched answers for ambiguous names (given by their own call, or folded into fac
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -31,6 +32,7 @@ from chronomem.ingest.resolution import (
     exact_match,
     match_key,
     merge_extracted,
+    name_tokens,
     names_of,
     same_place,
     search_query,
@@ -79,8 +81,15 @@ def named_entities(
             session.reject("entity", f"{entity.name!r} is named nowhere in the messages")
             continue
         aliases = tuple(entity.aliases)
+        apart: tuple[str, ...] = ()
         if text is not None:
             aliases = _grounded_aliases(session, entity.name, aliases, text.current, names)
+            apart = tuple(a for a in aliases if _named_apart(entity.name, a, text.current))
+            for alias in apart:
+                session.warn(f"alias {alias!r} of {entity.name!r} made an entity of its own: the message "
+                             "names the shorter name apart from it")
+                names.add(match_key(alias))
+            aliases = tuple(a for a in aliases if a not in apart)
         labels = session.ontology.entity_labels(entity.type)
         if trusted and entity.type != GENERIC_LABEL and entity.type not in labels:
             labels = (GENERIC_LABEL, entity.type)
@@ -88,8 +97,23 @@ def named_entities(
         if trusted and not attributes:
             attributes = dict(entity.attributes)
         result.append(NamedEntity(entity.name, labels, attributes, aliases))
+        result.extend(NamedEntity(alias, labels) for alias in apart)
     session.entities_extracted = len(result)
     return result
+
+
+def _named_apart(name: str, alias: str, current: str) -> bool:
+    """Is ``alias`` a fuller form of ``name`` ("Tiago Silva" for "Tiago") that the current message
+    uses beside the short name on its own? Then they may be two people ("my brother Tiago ... my
+    cousin Tiago Silva"): the model calling one the other's alias is no evidence, and a split is
+    mended by a later mention where a false merge is not. A fuller name the message uses alone, one
+    that declares the short name in brackets or quotes ("Robert (Bob) Smith"), and a shorter alias
+    ("IBM", "Maya") stay aliases."""
+    if not name_tokens(name) < name_tokens(alias):
+        return False
+    rest = re.sub(re.escape(alias), " ", current, flags=re.IGNORECASE)
+    rest = re.sub(rf"[(\"“']\s*{re.escape(name)}\s*[)\"”']", " ", rest, flags=re.IGNORECASE)
+    return is_named(name, (rest,))
 
 
 def _grounded_aliases(
