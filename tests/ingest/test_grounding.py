@@ -102,6 +102,24 @@ async def test_a_hallucinated_entity_and_fact_are_rejected_and_counted_with_no_e
     assert any("Initech" in w for w in result.warnings) and any("founded" in w for w in result.warnings)
 
 
+async def test_a_date_extracted_as_an_entity_is_rejected_and_its_fact_with_it(store, embedder):
+    # the prompt says no nodes for dates; the 1.5B made "March 18, 2024" one and hung facts on it
+    script = Script()
+    script.episodes["appointed"] = (
+        ["Auralis Energy", "Katja Virtanen", "March 18, 2024", "Summer"],
+        [fact("Auralis Energy", "Katja Virtanen", "Auralis Energy appointed Katja Virtanen.",
+              "Auralis Energy appointed Katja Virtanen"),
+         fact("Auralis Energy", "March 18, 2024", "Auralis Energy made an appointment on March 18, 2024.",
+              "March 18, 2024")],
+    )
+    episode = Episode(group_id="g", kind="text", content="March 18, 2024. Auralis Energy appointed Katja "
+                      "Virtanen, who met Summer at the gala.", reference_time=at("2024-03-18"))
+    result = await Ingestor(store, embedder, FunctionModel(script)).add_episode(episode)
+    assert sorted(e.name for e in await store.list_entities("g")) == ["Auralis Energy", "Katja Virtanen", "Summer"]
+    assert [f.fact for f in await store.list_facts("g")] == ["Auralis Energy appointed Katja Virtanen."]
+    assert any("'March 18, 2024' is a date" in w for w in result.warnings)
+
+
 async def test_the_quote_is_stored_as_the_facts_evidence_span(store, embedder):
     script = Script()
     script.episodes["joined Globex"] = (["Alice", "Globex"],

@@ -7,6 +7,7 @@ import asyncio
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from chronomem.domain import Entity
 from chronomem.ingest.grounding import is_named
@@ -40,6 +41,7 @@ from chronomem.ingest.resolution import (
 from chronomem.ingest.session import Session, stage
 from chronomem.store.base import Scope
 from chronomem.text.names import split_legal_form
+from chronomem.text.timeparse import parse_time
 
 __all__ = [
     "NamedEntity",
@@ -80,6 +82,9 @@ def named_entities(
         if text is not None and not is_named(entity.name, messages):
             session.reject("entity", f"{entity.name!r} is named nowhere in the messages")
             continue
+        if text is not None and _is_a_date(entity.name, text.reference_time):
+            session.reject("entity", f"{entity.name!r} is a date: dates become the timestamps of facts")
+            continue
         aliases = tuple(entity.aliases)
         apart: tuple[str, ...] = ()
         if text is not None:
@@ -100,6 +105,16 @@ def named_entities(
         result.extend(NamedEntity(alias, labels) for alias in apart)
     session.entities_extracted = len(result)
     return result
+
+
+def _is_a_date(name: str, reference: datetime) -> bool:
+    """Is ``name`` a date and nothing else ("March 18, 2024", "2024", "next week")? The entity prompt
+    says no nodes for dates, times or years; models make them anyway. A single word without a digit
+    stays ("Summer", "May" may be people)."""
+    parsed = parse_time(name, reference)
+    if not parsed.windows or re.search(r"\w", parsed.remainder):
+        return False
+    return any(char.isdigit() for char in name) or len(name.split()) > 1
 
 
 def _named_apart(name: str, alias: str, current: str) -> bool:
