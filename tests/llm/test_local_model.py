@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import shutil
 import sys
 from pathlib import Path
 
@@ -118,6 +119,20 @@ async def test_a_managed_server_that_died_is_started_again_on_the_next_call(tmp_
         assert not server.running
         assert (await model.complete(PERSON, Question(text="Ada: hi again"))).output.name == "Ada"
         assert server.running and server.restarts == 1
+
+
+def test_a_server_stopped_as_asked_leaves_no_log_behind_but_one_that_died_does(monkeypatch) -> None:
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: object())
+    with _FakeLlamaServer(Path("tiny.gguf"), ServerOptions(startup_s=30)) as healthy:
+        assert healthy.log_path.exists()
+    assert not healthy.log_path.parent.exists()
+    died = _FakeLlamaServer(Path("tiny.gguf"), ServerOptions(startup_s=30)).start()
+    assert died.process is not None
+    died.process.kill()
+    died.process.wait()
+    died.stop()
+    assert died.log_path.exists()  # what it printed before it died is kept for whoever looks
+    shutil.rmtree(died.log_path.parent)
 
 
 def test_the_servers_log_tells_prompt_reuse_and_where_the_time_went(tmp_path) -> None:

@@ -24,6 +24,7 @@ import importlib.util
 import logging
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -203,6 +204,9 @@ class LocalServer:
     def __init__(self, model_path: Path, options: ServerOptions, *, log_path: Path | None = None) -> None:
         self.model_path = model_path
         self.options = options
+        # a log of our own is removed when the server stops as asked; one of a server that died is kept
+        self._own_log = log_path is None
+        self._came_up = False
         self.log_path = log_path or Path(tempfile.mkdtemp(prefix="chronomem-local-model-")) / "server.log"
         self.port = _free_port()
         self._process: subprocess.Popen[bytes] | None = None
@@ -268,6 +272,7 @@ class LocalServer:
                 )
             with contextlib.suppress(httpx.HTTPError):
                 if httpx.get(f"{self.base_url}/models", timeout=2).status_code == 200:
+                    self._came_up = True
                     return
             time.sleep(0.25)
         raise ModelUnavailableError(f"the local model server was not up after {self.options.startup_s:.0f} s")
@@ -315,6 +320,10 @@ class LocalServer:
 
     def stop(self) -> None:
         process, self._process = self._process, None
+        # a healthy server's log is ours to clean up; a server that died or never came up keeps it
+        healthy = self._came_up and not self.restarts and process is not None and process.poll() is None
+        if self._own_log and healthy:
+            shutil.rmtree(self.log_path.parent, ignore_errors=True)  # the process writes on: unlinking is safe
         if process is None or process.poll() is not None:
             return
         with contextlib.suppress(ProcessLookupError):
