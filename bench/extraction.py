@@ -10,6 +10,9 @@ the graph is compared with the case's gold facts:
 - ``gold_fact_recall``: gold facts whose two entities are joined by a fact of the graph (either
   direction; an entity matches a gold name, or one of the case's aliases for it, under
   ``name_key``'s folds, or by holding all of its words — "Globex" for "Globex Corporation");
+  ``gold_fact_recall_with_participants`` also counts a hyperedge that holds both among its
+  participants ("Dr. Morales put Grace Liu on lisinopril" between the doctor and the patient, with
+  the medicine as a further participant, joins Grace Liu and lisinopril);
 - ``dates_correct``: of the found gold facts whose text fixes the day they became true, those whose
   fact has that ``valid_at`` (±1 day; a gold year or month: the same year or month);
 - ``states_correct``: of the found gold facts, those whose graph state after the last episode is the
@@ -116,6 +119,11 @@ class Case:
         return [f for f in self.facts if (f.source_id in left and f.target_id in right)
                 or (f.source_id in right and f.target_id in left)]
 
+    def facts_joining(self, a: str, b: str) -> list[Fact]:
+        """Facts with both among their participants: the two ends or a hyperedge's further ones."""
+        left, right = self.entity_ids(a), self.entity_ids(b)
+        return [f for f in self.facts if left & set(f.entity_ids) and right & set(f.entity_ids)]
+
 
 def _time(text: str) -> datetime:
     return datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(UTC)
@@ -173,7 +181,8 @@ def _closest(gold: dict[str, Any], found: list[Fact]) -> list[Fact]:
 def _judge(case: Case) -> None:
     for gold in case.data["facts"]:
         found = case.facts_between(gold["source"], gold["target"])
-        verdict: dict[str, Any] = {"id": gold["id"], "found": bool(found), "facts": [f.fact for f in found]}
+        verdict: dict[str, Any] = {"id": gold["id"], "found": bool(found), "facts": [f.fact for f in found],
+                                   "joined": bool(case.facts_joining(gold["source"], gold["target"]))}
         if found:
             if gold.get("valid_at"):
                 verdict["date_right"] = any(_date_right(gold["valid_at"], f.valid_at) for f in found)
@@ -249,6 +258,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         "cases": len(cases),
         "gold_facts": len(verdicts),
         "gold_fact_recall": _share(len(found), len(verdicts)),
+        "gold_fact_recall_with_participants": _share(sum(v["joined"] for v in verdicts), len(verdicts)),
         "dates_correct": _share(sum(v["date_right"] for v in dated), len(dated)),
         "dated_gold_facts_found": len(dated),
         "states_correct": _share(sum(v["state_right"] for v in found), len(found)),
@@ -298,7 +308,8 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", default="local", help="'provider:model' or local[:name] (default: local)")
     parser.add_argument("--base-url", help="the model's server, for a provider:model of your own server")
-    parser.add_argument("--split", choices=("dev", "holdout", "holdout-2", "holdout-3", "holdout-4", "all"), default="dev")
+    splits = ("dev", "holdout", "holdout-2", "holdout-3", "holdout-4", "all")
+    parser.add_argument("--split", choices=splits, default="dev")
     parser.add_argument("--cases", help="comma-separated case ids")
     parser.add_argument("--limit", type=int, help="only the first N cases")
     parser.add_argument("--per-domain", type=int, help="only the first K cases of each domain")

@@ -198,7 +198,8 @@ async def _run(pairs: Sequence[Pair], embedder: Embedder, config: IngestConfig) 
                     ))
                     usages.append(result.episode.usage)
                 entities = await store.list_entities(group)
-                merged = len(entities) == 1
+                # one entity for the two names; not one name refused (a bare year is no entity)
+                merged = len(entities) == 1 and not any(u.get("entities_rejected") for u in usages)
                 outcomes.append(Outcome(pair, merged=merged, asked=pair.b in script.asked,
                                         found=merged or pair.a in script.shown.get(pair.b, ()),
                                         usages=tuple(usages)))

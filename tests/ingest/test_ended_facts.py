@@ -108,13 +108,12 @@ async def test_one_text_on_two_pairs_is_shown_once_and_ends_on_both(
     store: Store, embedder: HashingEmbedder, model: FunctionModel, script: Script
 ) -> None:
     booked = "Tom Becker is booked at the Alderney Inn in Edinburgh."
-    script.episodes["booked at"] = (["Tom Becker", "Alderney Inn", "Edinburgh"], [
-        fact("Tom Becker", "BOOKED_AT", "Alderney Inn", booked), fact("Tom Becker", "STAYS_IN", "Edinburgh", booked),
-    ])
+    # stored before a fact's text made every entity it names a participant (or by add_fact): two facts
+    ingestor = Ingestor(store, embedder, model)
+    for target in ("Alderney Inn", "Edinburgh"):
+        await ingestor.add_fact("g", "Tom Becker", "BOOKED_AT", target, booked, valid_at=at("2024-06-03"))
     script.episodes["cancelled"] = (["Tom Becker", "Alderney Inn"], [])
     script.endings = lambda ctx: [ending(ctx, booked, "cancelled my room at the Alderney Inn")]
-    ingestor = Ingestor(store, embedder, model)
-    await ingestor.add_episode(message("I'm booked at the Alderney Inn in Edinburgh.", "2024-06-03", "Tom Becker"))
     result = await ingestor.add_episode(
         message("I cancelled my room at the Alderney Inn.", "2024-06-05", "Tom Becker"))
 
@@ -123,6 +122,20 @@ async def test_one_text_on_two_pairs_is_shown_once_and_ends_on_both(
     closed = result.facts_invalidated
     assert len(closed) == 2 and {f.target_id for f in closed} == {f.target_id for f in await store.list_facts("g")}
     assert all(f.invalid_at == at("2024-06-05") for f in closed)
+
+
+async def test_one_text_the_model_puts_on_two_pairs_is_one_fact_of_all_it_names(
+    store: Store, embedder: HashingEmbedder, model: FunctionModel, script: Script
+) -> None:
+    booked = "Tom Becker is booked at the Alderney Inn in Edinburgh."
+    script.episodes["booked at"] = (["Tom Becker", "Alderney Inn", "Edinburgh"], [
+        fact("Tom Becker", "BOOKED_AT", "Alderney Inn", booked), fact("Tom Becker", "STAYS_IN", "Edinburgh", booked),
+    ])
+    await Ingestor(store, embedder, model).add_episode(
+        message("I'm booked at the Alderney Inn in Edinburgh.", "2024-06-03", "Tom Becker"))
+    (stored,) = await store.list_facts("g")
+    names = {e.id: e.name for e in await store.list_entities("g")}
+    assert {names[i] for i in stored.entity_ids} == {"Tom Becker", "Alderney Inn", "Edinburgh"}
 
 
 async def test_no_call_when_the_message_names_no_entity_with_facts(

@@ -30,6 +30,21 @@ async def test_an_extracted_hyperedge_keeps_every_participant(store: Store, embe
     assert [f.id for f in await store.facts_of_entities("g", [carol])] == [sale.id]
 
 
+async def test_an_entity_the_fact_text_names_is_a_participant_though_the_model_left_it_out(
+    store: Store, embedder, model, script: Script
+):
+    # a small model makes the doctor and the patient the ends and forgets the medicine it names
+    script.episodes["put me on"] = (["Grace", "Dr. Morales", "lisinopril", "Oslo"], [
+        {"source": "Dr. Morales", "relation_type": "TREATS", "target": "Grace",
+         "fact": "Dr. Morales put Grace on lisinopril."}])
+    ingestor = Ingestor(store, embedder, model)
+    episode = Episode(group_id="g", speaker="Grace", content="In Oslo, Dr. Morales put me on lisinopril.",
+                      reference_time=at("2024-03-05"))
+    (fact,) = (await ingestor.add_episode(episode)).facts_created
+    names = {e.id: e.name for e in await store.list_entities("g")}
+    assert [names[i] for i in fact.entity_ids] == ["Dr. Morales", "Grace", "lisinopril"]  # not Oslo: unnamed
+
+
 async def test_a_restated_hyperedge_gains_provenance_not_a_copy(store: Store, embedder, model, script: Script):
     script.episodes["sold my car"] = (["Alice", "Bob", "Carol"], [SALE])
     script.episodes["again"] = (["Alice", "Bob", "Carol"], [SALE])

@@ -271,3 +271,12 @@ def test_the_quote_says_whether_a_bare_answer_is_a_plan():
     assert parse_model_datetime("Friday", MAY_15, context="I'm flying out Friday, can't wait") == day("2024-05-17")
     assert parse_model_datetime("Friday", MAY_15, context="We met on Friday") == day("2024-05-10")
     assert parse_model_datetime("December", MAY_15, context="We will move in December") == day("2024-12-01")
+
+
+def test_the_clause_that_holds_the_answer_says_whether_it_is_a_plan():
+    # the plan in the next clause does not make a past day a future one (the 1.5B's answer on holdout-4)
+    left = "I left St. Agnes on January 12 and start at Kingsbridge Clinic as head nurse next month"
+    assert parse_model_datetime("January 12", day("2024-01-15"), context=left) == day("2024-01-12")
+    assert parse_model_datetime("next month", day("2024-01-15"), context=left) == day("2024-02-01")
+    wedding = "We met on May 2, and we'll marry on June 3"
+    assert parse_model_datetime("June 3", MAY_15, context=wedding) == day("2024-06-03")

@@ -102,4 +102,22 @@ def parse_model_datetime(value: str | None, reference: datetime, *, context: str
     text = str(value).strip()
     if not text or text.lower() in ("null", "none", "unknown", "n/a"):
         return None
-    return _parse_iso(text) or resolve_relative(text, reference, lean=lean_of(f"{context or ''} {text}"), phrase=True)
+    return _parse_iso(text) or resolve_relative(text, reference, lean=lean_of(_clause_of(text, context)), phrase=True)
+
+
+# where one clause of a sentence ends and the next begins: "I left on January 12 | and start next month"
+_CLAUSE_BREAK = re.compile(r"[,;:.!?]|\b(?:and|but|so|then|while|because|though|although)\b", re.IGNORECASE)
+
+
+def _clause_of(phrase: str, context: str | None) -> str:
+    """The clause of ``context`` that holds ``phrase``, which says whether the phrase is a plan: in "I
+    left St. Agnes on January 12 and start at Kingsbridge next month", January 12 is the past one.
+    Without the phrase in the context, the whole context with the phrase."""
+    if context:
+        found = context.lower().find(phrase.lower())
+        if found >= 0:
+            breaks = [m.start() for m in _CLAUSE_BREAK.finditer(context)]
+            start = max((b for b in breaks if b < found), default=0)
+            end = min((b for b in breaks if b >= found + len(phrase)), default=len(context))
+            return context[start:end]
+    return f"{context or ''} {phrase}"

@@ -25,6 +25,7 @@ __all__ = [
     "FactOutcome",
     "identical_fact",
     "same_pair",
+    "same_participants",
     "same_role",
     "select_candidates",
     "shares_endpoint",
@@ -33,7 +34,14 @@ __all__ = [
 
 
 def same_pair(a: Fact, b: Fact) -> bool:
-    """The same participants: the same two entities, or for a hyperedge the same set of them."""
+    """Facts that may restate each other: the same two ends (either way), or the same participants.
+    A further participant that one text names and the other does not ("Caroline went to the support
+    group with Melanie" / "Caroline went to the support group") leaves the question to resolution."""
+    return {a.source_id, a.target_id} == {b.source_id, b.target_id} or same_participants(a, b)
+
+
+def same_participants(a: Fact, b: Fact) -> bool:
+    """The same two entities, or for a hyperedge the same set of them."""
     return set(a.entity_ids) == set(b.entity_ids)
 
 
@@ -48,10 +56,10 @@ def same_role(a: Fact, b: Fact) -> bool:
 
 
 def identical_fact(new: Fact, existing: Sequence[Fact]) -> Fact | None:
-    """An existing fact between the same pair whose text is the same once normalized."""
+    """An existing fact of the same participants whose text is the same once normalized."""
     key = normalize_name(new.fact)
     for fact in existing:
-        if same_pair(new, fact) and normalize_name(fact.fact) == key:
+        if same_participants(new, fact) and normalize_name(fact.fact) == key:
             return fact
     return None
 

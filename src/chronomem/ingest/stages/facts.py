@@ -188,21 +188,26 @@ def _ends_the_text_names(
     wrong pair ("Maya adopted a dog named Bolt" between Maya and her sister Ana): when the text
     names one end but not the other, and names exactly one other entity of the episode, that
     entity is the other end. Otherwise the ends stay as the model gave them."""
-    def named(entity: Entity) -> bool:
-        return any(is_named(name, [fact]) for name in (entity.name, *entity.aliases))
-
-    if named(source) == named(target):
+    if _named_in(fact, source) == _named_in(fact, target):
         return source, target
-    kept = source if named(source) else target
-    others = {e.id: e for _, eid in resolved.mentioned if (e := resolved.entities[eid]).id != kept.id and named(e)}
+    kept = source if _named_in(fact, source) else target
+    others = {e.id: e for _, eid in resolved.mentioned
+              if (e := resolved.entities[eid]).id != kept.id and _named_in(fact, e)}
     if len(others) != 1:
         return source, target
     (other,) = others.values()
     return (kept, other) if kept is source else (other, kept)
 
 
+def _named_in(text: str, entity: Entity) -> bool:
+    return any(is_named(name, [text]) for name in (entity.name, *entity.aliases))
+
+
 def _participants(session: Session, item: ExtractedFact, resolved: ResolvedEntities, ends: set[str]) -> tuple[str, ...]:
-    """The further participants of a hyperedge, resolved; unknown names are dropped with a warning."""
+    """The further participants of a hyperedge, resolved: the ones the model lists (an unknown name
+    is dropped with a warning), and every other entity of the episode that the fact's own text
+    names. "Dr. Morales put Grace Liu on lisinopril" joins all three whichever two the model made its
+    ends: a fact of three entities is one hyperedge, not a binary edge that forgets the third."""
     found: list[str] = []
     for name in item.others:
         entity = resolved.find(name)
@@ -210,6 +215,9 @@ def _participants(session: Session, item: ExtractedFact, resolved: ResolvedEntit
             session.warn(f"participant {name!r} of {item.fact!r} is not a known entity: left out")
         elif entity.id not in ends and entity.id not in found:
             found.append(entity.id)
+    for _, entity_id in resolved.mentioned:
+        if entity_id not in ends and entity_id not in found and _named_in(item.fact, resolved.entities[entity_id]):
+            found.append(entity_id)
     return tuple(found)
 
 
