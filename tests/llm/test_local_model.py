@@ -126,6 +126,12 @@ def test_a_server_stopped_as_asked_leaves_no_log_behind_but_one_that_died_does(m
     with _FakeLlamaServer(Path("tiny.gguf"), ServerOptions(startup_s=30)) as healthy:
         assert healthy.log_path.exists()
     assert not healthy.log_path.parent.exists()
+    ended = _FakeLlamaServer(Path("tiny.gguf"), ServerOptions(startup_s=30)).start()
+    assert ended.process is not None
+    ended.process.terminate()  # as a test harness ends the processes it adopted
+    ended.process.wait()
+    ended.stop()
+    assert not ended.log_path.parent.exists()
     died = _FakeLlamaServer(Path("tiny.gguf"), ServerOptions(startup_s=30)).start()
     assert died.process is not None
     died.process.kill()

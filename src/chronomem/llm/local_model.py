@@ -320,8 +320,10 @@ class LocalServer:
 
     def stop(self) -> None:
         process, self._process = self._process, None
-        # a healthy server's log is ours to clean up; a server that died or never came up keeps it
-        healthy = self._came_up and not self.restarts and process is not None and process.poll() is None
+        # a healthy server's log is ours to clean up (running, or ended by a SIGTERM of someone's, as a
+        # test harness ends its children); one that crashed, was restarted or never came up keeps it
+        ended_well = process is not None and process.poll() in (None, 0, -signal.SIGTERM)
+        healthy = self._came_up and not self.restarts and ended_well
         if self._own_log and healthy:
             shutil.rmtree(self.log_path.parent, ignore_errors=True)  # the process writes on: unlinking is safe
         if process is None or process.poll() is not None:
