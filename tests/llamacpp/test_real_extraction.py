@@ -142,12 +142,15 @@ def _gone(pid: int) -> bool:
         return True
 
 
-def test_the_managed_server_ends_with_the_process_that_started_it(llamacpp_server) -> None:
-    # a parent killed by a signal runs no atexit: the server must still not outlive it
+def test_the_managed_server_ends_with_the_process_that_started_it(llamacpp_server, tmp_path) -> None:
+    # a parent killed by a signal runs no atexit: the server must still not outlive it (nor can the
+    # parent remove its log, so the log goes where pytest cleans up)
     code = (
         "import time\n"
+        "from pathlib import Path\n"
         "from chronomem.llm.local_model import LocalServer, ServerOptions\n"
-        f"server = LocalServer({str(llamacpp_server.model_path)!r}, ServerOptions(threads=1)).start()\n"
+        f"server = LocalServer({str(llamacpp_server.model_path)!r}, ServerOptions(threads=1),\n"
+        f"                     log_path=Path({str(tmp_path / 'server.log')!r})).start()\n"
         "print(server.process.pid, flush=True)\n"
         "time.sleep(600)\n"
     )
