@@ -204,3 +204,83 @@ async def test_past_end_candidates_the_closest_facts_to_the_message_are_shown(
     (review,) = chen.questions["review_endings"]
     # ranked by the stored vectors: the team the message moves from reads most like its new team
     assert [c.fact for c in review.known] == ["Chen Wei is on the Payments team."]
+
+
+# -- an end's quote must end the fact it is given for ------------------------------------------------
+
+NURSE = "I've been a nurse at St. Agnes Hospital since 2019, and I teach first aid at the Red Cross on weekends."
+MOVED_ON = "I left St. Agnes on January 12 and start at Kingsbridge Clinic next month. Still teaching at the Red Cross."
+AT_ST_AGNES = "Priya Raman is a nurse at St. Agnes Hospital."
+AT_RED_CROSS = "Priya Raman teaches first aid at the Red Cross."
+
+
+@pytest.fixture
+def priya(script: Script) -> Script:
+    script.episodes["nurse"] = (["Priya Raman", "St. Agnes Hospital", "Red Cross"], [
+        fact("Priya Raman", "WORKS_AT", "St. Agnes Hospital", AT_ST_AGNES),
+        fact("Priya Raman", "TEACHES_AT", "Red Cross", AT_RED_CROSS),
+    ])
+    script.episodes["Kingsbridge"] = (["Priya Raman", "Kingsbridge Clinic"], [
+        fact("Priya Raman", "WORKS_AT", "Kingsbridge Clinic", "Priya Raman starts at Kingsbridge Clinic next month."),
+    ])
+    return script
+
+
+@pytest.mark.parametrize(("quote", "why"), [
+    ("I left St. Agnes on January 12", "names the entities of another fact"),  # that one is what it ends
+    ("Still teaching at the Red Cross", "says it goes on"),
+])
+async def test_a_quote_that_ends_another_fact_or_says_this_one_goes_on_ends_nothing(
+    store: Store, embedder: HashingEmbedder, model: FunctionModel, priya: Script, quote: str, why: str
+) -> None:
+    priya.endings = lambda ctx: [ending(ctx, AT_ST_AGNES, "I left St. Agnes on January 12"),
+                                 ending(ctx, AT_RED_CROSS, quote)]
+    ingestor = Ingestor(store, embedder, model)
+    await ingestor.add_episode(message(NURSE, "2023-10-02", "Priya Raman"))
+    result = await ingestor.add_episode(message(MOVED_ON, "2024-01-15", "Priya Raman"))
+
+    assert [f.fact for f in result.facts_invalidated] == [AT_ST_AGNES]
+    assert any(why in w and AT_RED_CROSS in w for w in result.warnings)
+    assert (await current(store))[AT_RED_CROSS].invalid_at is None
+
+
+async def test_a_sentence_about_other_entities_ends_nothing_of_theirs(
+    store: Store, embedder: HashingEmbedder, model: FunctionModel, script: Script
+) -> None:
+    at_school = "Amara started at Lakeside Primary."
+    script.episodes["daughter"] = (["Daniel Okafor", "Amara", "Lakeside Primary", "Chidi", "Hillcrest Hawks"], [
+        fact("Amara", "ATTENDS", "Lakeside Primary", at_school),
+        fact("Chidi", "PLAYS_FOR", "Hillcrest Hawks", "Chidi plays football for the Hillcrest Hawks."),
+    ])
+    script.episodes["loves it"] = (["Amara", "Chidi", "Hillcrest Hawks"], [])
+    script.endings = lambda ctx: [ending(ctx, at_school, "Chidi quit the Hawks in August"),
+                                  ending(ctx, "Chidi plays football for the Hillcrest Hawks.", "Chidi quit the Hawks")]
+    ingestor = Ingestor(store, embedder, model)
+    await ingestor.add_episode(message(
+        "My daughter Amara started at Lakeside Primary, and my son Chidi plays football for the Hillcrest Hawks.",
+        "2024-02-10", "Daniel Okafor"))
+    result = await ingestor.add_episode(message("Amara loves it. Chidi quit the Hawks in August.", "2024-09-03",
+                                                "Daniel Okafor"))
+
+    assert [f.fact for f in result.facts_invalidated] == ["Chidi plays football for the Hillcrest Hawks."]
+    assert any("names none of its entities" in w and at_school in w for w in result.warnings)
+
+
+async def test_a_quote_about_another_fact_still_ends_the_one_it_gives_a_new_value(
+    store: Store, embedder: HashingEmbedder, model: FunctionModel, chen: Script
+) -> None:
+    chen.episodes["mentor"] = (["Chen Wei", "Marcus Hill", "Ines Costa"], [
+        fact("Chen Wei", "REPORTS_TO", "Marcus Hill", "Chen Wei reports to Marcus Hill."),
+        fact("Chen Wei", "MENTORS", "Ines Costa", "Chen Wei mentors Ines Costa."),
+    ])
+    chen.episodes["both report"] = (["Chen Wei", "Ines Costa", "Aisha Bello"], [
+        fact("Chen Wei", "REPORTS_TO", "Aisha Bello", "Chen Wei reports to Aisha Bello."),
+        fact("Ines Costa", "REPORTS_TO", "Aisha Bello", "Ines Costa reports to Aisha Bello."),
+    ])
+    said = "Ines Costa and I now both report to Aisha Bello"  # names Chen and Ines, whose fact goes on
+    chen.endings = lambda ctx: [ending(ctx, "Chen Wei reports to Marcus Hill.", said)]
+    ingestor = Ingestor(store, embedder, model)
+    await ingestor.add_episode(message("I report to Marcus Hill and I mentor Ines Costa.", "2022-04-04"))
+    result = await ingestor.add_episode(message(said + ".", "2022-11-15"))
+
+    assert [f.fact for f in result.facts_invalidated] == ["Chen Wei reports to Marcus Hill."]

@@ -10,7 +10,7 @@ from ingest_doubles import Script, at
 from chronomem.domain import Episode
 from chronomem.embed.testing import HashingEmbedder
 from chronomem.ingest import IngestConfig, Ingestor
-from chronomem.ingest.grounding import is_named, junk_reason, locate_quote, stating_sentence
+from chronomem.ingest.grounding import is_named, junk_reason, locate_quote, named_entities, stating_sentence
 from chronomem.llm.testing import FunctionModel
 
 
@@ -296,3 +296,14 @@ async def test_a_fact_the_entity_notes_state_and_the_fact_call_left_out_is_kept(
     assert pairs[frozenset(("Ana", "Lisbon"))] == "Ana lives in Lisbon."  # the note on Lisbon
     assert frozenset(("Ana", "Porto")) not in pairs  # a note the message does not state is not a fact
     assert len(pairs) == 2
+
+
+def test_an_entity_is_named_by_its_whole_name_or_a_capitalized_word_only_it_has() -> None:
+    spellings = {"anna": ["Anna Kowalski"], "movewell": ["MoveWell Clinic"], "kings": ["Kingsbridge Clinic"],
+                 "agnes": ["St. Agnes Hospital"], "daniel": ["Daniel Okafor"], "chidi": ["Chidi Okafor"],
+                 "beatles": ["The Beatles"]}
+    assert named_entities(spellings, "Anna signed me off, so physio at MoveWell is done.") == {"anna", "movewell"}
+    assert named_entities(spellings, "I left St. Agnes on January 12") == {"agnes"}
+    assert named_entities(spellings, "The Okafors moved; the clinic closed.") == set()  # shared or lower case
+    assert named_entities(spellings, "The kids love it.") == set()  # "The" is no name's word
+    assert named_entities(spellings, "We saw the Beatles and Chidi Okafor.") == {"beatles", "chidi"}

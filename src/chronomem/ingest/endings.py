@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["changed_state", "holds_state", "states_an_end"]
+__all__ = ["changed_state", "holds_state", "same_state", "states_an_end"]
 
 _ENDS = re.compile(
     r"\b(?:"
@@ -84,3 +84,8 @@ def changed_state(sentence: str, fact: str) -> str | None:
 def holds_state(fact: str, state: str) -> bool:
     """Does ``fact`` read as a value of ``state`` ("Maya works at Globex" of "job")?"""
     return bool(_STATES[state][1].search(fact))
+
+
+def same_state(first: str, second: str) -> bool:
+    """Do both facts read as values of one state ("works at Globex" and "works at Initech")?"""
+    return any(held.search(first) and held.search(second) for _, held in _STATES.values())

@@ -17,7 +17,8 @@ from __future__ import annotations
 import bisect
 import functools
 import re
-from collections.abc import Iterable, Sequence
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 
 from rapidfuzz import fuzz
 
@@ -26,8 +27,8 @@ from chronomem.text.names import fold_accents, name_key, plain_punctuation, visi
 from chronomem.text.words import WORD
 
 __all__ = [
-    "PARAPHRASE_SHARE", "QUOTE_TOLERANCE", "is_named", "junk_reason", "locate_quote", "sentence_around",
-    "sentences", "stating_sentence",
+    "PARAPHRASE_SHARE", "QUOTE_TOLERANCE", "is_named", "is_named_any", "junk_reason", "locate_quote", "named_entities",
+    "sentence_around", "sentences", "stating_sentence",
 ]
 
 QUOTE_TOLERANCE = 90.0  # rapidfuzz partial-ratio (0-100) a quote must reach when it is not found verbatim
@@ -147,6 +148,25 @@ def is_named(name: str, texts: Iterable[str]) -> bool:
             if wanted and all(w in words or any(v.startswith(w) for v in words) for w in wanted):
                 return True
     return False
+
+
+def named_entities(spellings: Mapping[str, Sequence[str]], text: str) -> frozenset[str]:
+    """The keys of ``spellings`` (an entity's names) that ``text`` names: by a whole name, or by a
+    capitalized word of one that none of the others has. People and places are named in part once
+    introduced ("Anna" for Anna Kowalski, "St. Agnes" for St. Agnes Hospital); a word two of them
+    share ("Clinic" of two clinics, "Okafor" of two siblings) tells neither apart."""
+    words = {key: {w for name in names for w in WORD.findall(name)
+                   if len(w) > 2 and w[0].isupper() and w.lower() not in _FUNCTION_WORDS}
+             for key, names in spellings.items()}
+    shared = Counter(w for found in words.values() for w in found)
+    said = set(WORD.findall(text))
+    return frozenset(key for key, names in spellings.items()
+                     if is_named_any(names, text) or any(shared[w] == 1 and w in said for w in words[key]))
+
+
+def is_named_any(names: Iterable[str], text: str) -> bool:
+    """Does ``text`` name one of ``names`` (:func:`is_named`)?"""
+    return any(is_named(name, [text]) for name in names)
 
 
 # The words of an answer's shape, not of a statement: "source: Alice, target: Globex", "Alice

@@ -8,7 +8,18 @@ call asks the model the question directly: here is the message, here are the cur
 entities it names; which does it make no longer true, and since when?
 
 The answer is checked like an extracted fact: a number of a fact it was shown, a quote the message
-contains. The call is made only when the message names an entity that already has current facts.
+contains. And the quote must end *that* fact:
+
+- its sentence names one of the fact's entities (the speaker by "I", "me" or "my"): "Chidi quit the
+  Hawks" ends nothing of his sister's;
+- a quote that names two entities of another fact shown, and fewer of this one's, ends that other
+  fact: "I left St. Agnes" ends the nurse's job there, not her first-aid classes at the Red Cross,
+  unless the episode states a new value of this one ("I left Globex and moved to Porto" ends the
+  home in Lisbon too);
+- a quote that says the fact goes on ("still teaching there", "kept me on Ventolin") and says no
+  end, ends nothing.
+
+The call is made only when the message names an entity that already has current facts.
 
 Facts with the same text are shown once and end together. A sentence naming three entities often
 becomes the same text on two pairs ("Tom Becker is booked at the Alderney Inn in Edinburgh", between
@@ -19,23 +30,29 @@ current, a statement the graph holds as over and not over at once.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
 import numpy as np
 
-from chronomem.domain import Fact
+from chronomem.domain import Entity, Fact
 from chronomem.ingest.dates import date_in_text, parse_model_datetime
+from chronomem.ingest.endings import same_state, states_an_end
 from chronomem.ingest.fact_resolution import FactOutcome, shares_endpoint
-from chronomem.ingest.grounding import locate_quote
+from chronomem.ingest.grounding import locate_quote, named_entities, sentence_around
 from chronomem.ingest.prompts import END_REVIEW, CandidateFact, EndReviewContext, EpisodeText
 from chronomem.ingest.session import Session, stage
 from chronomem.ingest.stages.entities import ResolvedEntities
+from chronomem.ingest.voice import FIRST_PERSON
 from chronomem.store.base import Scope
 from chronomem.text.names import normalize_name
 
 __all__ = ["Ending", "review_endings"]
+
+# words that say a state goes on: a quote with one of them and no end says the fact still holds
+_GOES_ON = re.compile(r"\b(?:still|continu(?:e|es|ed|ing)|remain(?:s|ed|ing)?|keep(?:s|ing)?|kept)\b", re.IGNORECASE)
 
 # the facts of busy entities ranked by meaning at most: the newest this many (a speaker of a long
 # conversation has hundreds; reading all their vectors on every episode would cost more than it finds)
@@ -72,6 +89,7 @@ async def review_endings(
     answer = await session.ask(END_REVIEW, EndReviewContext(recent, shown))
     await session.vectors.embed([*(f.fact for f in facts),
                                  *(numbered[item.number][0].fact for item in answer.ended if item.number in numbered)])
+    named = await _Naming.of(session, text, resolved, known)
     endings: dict[str, Ending] = {}
     for item in answer.ended:
         same_text = numbered.get(item.number)
@@ -83,6 +101,11 @@ async def review_endings(
             session.warn(f"{same_text[0].fact!r} kept current: the end's quote is not in the message: {item.quote!r}")
             continue
         quote = text.current[span[0]:span[1]]
+        replaced = any(_replaces(new, fact) for fact in same_text
+                       if (new := _replacement(session, fact, facts, outcomes)) is not None)
+        if (why := named.not_ended_by(quote, sentence_around(text.current, *span), item.number, replaced)) is not None:
+            session.warn(f"{same_text[0].fact!r} kept current: {why}: {quote!r}")
+            continue
         stated = (parse_model_datetime(item.ended_at, session.reference_time, context=quote)
                   or date_in_text(quote, session.reference_time))
         for fact in same_text:
@@ -135,6 +158,58 @@ async def _closest(session: Session, text: EpisodeText, facts: Sequence[Fact], c
 
     current.sort(key=closeness, reverse=True)
     return current[: session.config.end_candidates]
+
+
+@dataclass(frozen=True, slots=True)
+class _Naming:
+    """Which entities of the shown facts a piece of the message names, to tell which fact it ends."""
+
+    spellings: dict[str, tuple[str, ...]]  # entity id -> its name, aliases and names in this episode
+    speaker: str | None  # the id of the message's speaker, named by "I", "me" and "my"
+    entities: dict[int, frozenset[str]]  # number of a shown text -> the entities of its facts
+
+    @classmethod
+    async def of(
+        cls, session: Session, text: EpisodeText, resolved: ResolvedEntities, known: Sequence[Sequence[Fact]]
+    ) -> _Naming:
+        entities = {n: frozenset(eid for f in same for eid in (f.source_id, f.target_id, *f.other_entity_ids))
+                    for n, same in enumerate(known, start=1)}
+        ids = sorted(set().union(*entities.values()))
+        found: dict[str, Entity] = {eid: resolved.entities[eid] for eid in ids if eid in resolved.entities}
+        missing = [eid for eid in ids if eid not in found]
+        if missing:
+            found.update((e.id, e) for e in await session.store.get_entities(session.group_id, missing))
+        spellings = {eid: tuple(dict.fromkeys((e.name, *e.aliases))) for eid, e in found.items()}
+        for name, eid in resolved.mentioned:
+            if eid in spellings:
+                spellings[eid] = tuple(dict.fromkeys((*spellings[eid], name)))
+        speaker = resolved.find(text.speaker) if text.speaker else None
+        return cls(spellings, speaker.id if speaker is not None else None, entities)
+
+    def named_by(self, words: str) -> frozenset[str]:
+        named = named_entities(self.spellings, words)
+        if self.speaker is not None and FIRST_PERSON.search(words):
+            named |= {self.speaker}
+        return named
+
+    def not_ended_by(self, quote: str, sentence: str, number: int, replaced: bool) -> str | None:
+        """Why ``quote`` (in ``sentence``) does not end the shown text ``number``; ``None`` if it may."""
+        own = self.entities[number]
+        if not own & self.named_by(sentence):
+            return "the sentence that would end it names none of its entities"
+        in_quote = self.named_by(quote)
+        if not replaced and len(own & in_quote) < 2:
+            other = next((n for n, ents in self.entities.items() if n != number and len(ents & in_quote) >= 2), None)
+            if other is not None:
+                return "the quote names the entities of another fact, and ends that one"
+        if _GOES_ON.search(quote) and not states_an_end(quote):
+            return "the quote says it goes on"
+        return None
+
+
+def _replaces(new: Fact, old: Fact) -> bool:
+    """Is ``new`` a new value of what ``old`` held: the same relation, or the same job or home?"""
+    return new.relation_type == old.relation_type or same_state(new.fact, old.fact)
 
 
 def _replacement(session: Session, ended: Fact, facts: Sequence[Fact], outcomes: Sequence[FactOutcome]) -> Fact | None:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from chronomem.domain import Entity, EvidenceSpan, Fact, to_relation_type
+from chronomem.ingest.apposition import apposition
 from chronomem.ingest.dates import date_in_text, only_date_in, parse_model_datetime
 from chronomem.ingest.endings import changed_state, holds_state, states_an_end
 from chronomem.ingest.fact_resolution import (
@@ -19,7 +20,7 @@ from chronomem.ingest.fact_resolution import (
     select_candidates,
     single_valued_outcome,
 )
-from chronomem.ingest.grounding import is_named, junk_reason, locate_quote, sentence_around, stating_sentence
+from chronomem.ingest.grounding import is_named_any, junk_reason, locate_quote, sentence_around, stating_sentence
 from chronomem.ingest.invalidation import end, invalidate, supersede_within_episode
 from chronomem.ingest.prompts import (
     FACT_RESOLUTION,
@@ -73,11 +74,14 @@ def build_facts(
     shown = shown or {}
     drafts = FactDrafts(shown=frozenset(f.id for f in shown.values()))
     by_number: dict[int, Fact] = {}  # the answer's numbering (1 = its first fact) -> the draft it became
-    for number, item in enumerate(extracted, start=1):
-        evidence = _evidence(session, item, text) if text is not None else ()
-        if evidence is None:
-            continue
-        fact = _to_fact(session, item, resolved, evidence, text.current if text is not None else None)
+    for number, extracted_item in enumerate(extracted, start=1):
+        item, relation = _apart(extracted_item, resolved)
+        if relation is not None and (held := _draft(session, relation, resolved, text)) is not None:
+            # a relation has no day of its own: a date in its sentence is the statement's
+            held = held.model_copy(update={"valid_at": None, "invalid_at": None})
+            if identical_fact(held, drafts.facts) is None:
+                drafts.facts.append(held)
+        fact = _draft(session, item, resolved, text)
         if fact is None:
             continue
         if (same := identical_fact(fact, drafts.facts)) is not None:
@@ -93,6 +97,42 @@ def build_facts(
             drafts.hints[fact.id] = FactOutcome(duplicate, contradicts)
     session.facts_extracted = len(drafts.facts)
     return drafts
+
+
+def _draft(session: Session, item: ExtractedFact, resolved: ResolvedEntities, text: EpisodeText | None) -> Fact | None:
+    """The fact ``item`` becomes; ``None`` when it is rejected (ungrounded, entities unknown)."""
+    evidence = _evidence(session, item, text) if text is not None else ()
+    if evidence is None:
+        return None
+    return _to_fact(session, item, resolved, evidence, text.current if text is not None else None)
+
+
+def _apart(item: ExtractedFact, resolved: ResolvedEntities) -> tuple[ExtractedFact, ExtractedFact | None]:
+    """``item`` as a statement and the relation an apposition in it states (:mod:`~chronomem.ingest.
+    apposition`): "Daniel Okafor's daughter Amara just started at Lakeside Primary" is "Amara just
+    started at Lakeside Primary" and "Amara is Daniel Okafor's daughter". Kept whole (no relation)
+    when the statement names no third entity: then the fact is about the two alone."""
+    spellings = {eid: tuple(dict.fromkeys((e.name, *e.aliases, *(n for n, i in resolved.mentioned if i == eid))))
+                 for eid, e in resolved.entities.items()}
+    split = apposition(item.fact, spellings)
+    if split is None:
+        return item, None
+    entities = resolved.entities
+    others = [eid for eid in dict.fromkeys(eid for _, eid in resolved.mentioned)
+              if eid not in (split.owner, split.holder) and _named_in(split.statement, entities[eid])]
+    if not others:
+        return item, None
+    ends = [e.id for name in (item.source, item.target) if (e := resolved.find(name)) is not None]
+    target = next((eid for eid in ends if eid in others), others[0])
+    statement = item.model_copy(update={"fact": split.statement, "source": entities[split.holder].name,
+                                        "target": entities[target].name})
+    quote = item.quote or ""
+    cut = quote.find(split.holder_name)
+    relation = ExtractedFact(
+        source=entities[split.holder].name, relation_type=f"{split.role} of", target=entities[split.owner].name,
+        fact=split.relation, quote=quote[:cut + len(split.holder_name)] if cut >= 0 else item.quote,
+    )
+    return statement, relation
 
 
 def _superseded(
@@ -200,7 +240,7 @@ def _ends_the_text_names(
 
 
 def _named_in(text: str, entity: Entity) -> bool:
-    return any(is_named(name, [text]) for name in (entity.name, *entity.aliases))
+    return is_named_any((entity.name, *entity.aliases), text)
 
 
 def _participants(session: Session, item: ExtractedFact, resolved: ResolvedEntities, ends: set[str]) -> tuple[str, ...]:

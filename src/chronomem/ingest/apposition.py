@@ -1,0 +1,123 @@
+"""A relation stated in apposition is a fact of its own, not part of the fact it introduces.
+
+"My daughter Amara just started at Lakeside Primary" states two things with different lives: Amara
+is Daniel's daughter, for good, and she started at the school, until she leaves it. Models of every
+size write it as one fact, "Daniel Okafor's daughter Amara just started at Lakeside Primary"; when
+she leaves, ending that fact ends her being his daughter too, and a search for who Daniel's children
+are finds a school. So a fact that opens with a possessive apposition (an entity's role, then the
+entity holding it: "Daniel Okafor's daughter Amara", "Samuel Owusu's physiotherapist, Anna
+Kowalski,") and goes on to say something of a third entity is two facts: the relation ("Amara is
+Daniel Okafor's daughter") and the statement ("Amara just started at Lakeside Primary").
+
+A role is one to three lower-case words or an acronym ("sister", "new lead", "CEO"), without a
+preposition or a verb ("Hana's appointment with Dr. Keller", "Heliox's board appointed Victor
+Lang" are not appositions); the statement goes on with a word in lower case that starts a predicate
+("plays", "is", "just started"), not a conjunction ("and her husband Paolo").
+
+Pure functions over strings, like :mod:`chronomem.ingest.grounding`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from chronomem.ingest.grounding import is_named
+
+__all__ = ["Apposition", "apposition"]
+
+_OPENING = re.compile(
+    r"^(?P<owner>[^,;.!?]+?)['’]s\s+(?P<role>(?:[a-z][a-z-]*\s+){0,2}[a-z][a-z-]*|[A-Z]{2,5})"
+    r"(?P<comma>\s*,)?\s+(?P<after>\S.*)$",
+    re.DOTALL,
+)
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+# words a role is never made of: it is a noun phrase, and these start or join something else
+_NOT_IN_A_ROLE = _words("""
+    a an the and or but nor of in on at to for from by with about as into onto over under than
+    is are was were be been being has have had do does did will would can could shall should may might must
+    who whose which that this these those not no
+""")
+# words a statement does not start with: they continue the apposition rather than say something
+_NOT_A_PREDICATE = _words("""
+    and or but nor who whose which that as of with at in on for to from by than
+""")
+
+
+@dataclass(frozen=True, slots=True)
+class Apposition:
+    """A fact text split: ``holder`` is ``owner``'s ``role``, and ``holder`` ``predicate``."""
+
+    owner: str  # the key of the entity whose role it is
+    holder: str  # the key of the entity holding the role
+    role: str  # "daughter", "new lead", "CEO"
+    relation: str  # "Amara is Daniel Okafor's daughter."
+    statement: str  # "Amara just started at Lakeside Primary."
+    holder_name: str  # the holder's name as the fact writes it: "Amara"
+
+
+def apposition(fact: str, spellings: Mapping[str, Sequence[str]]) -> Apposition | None:
+    """The apposition ``fact`` opens with, when one entity of ``spellings`` (keys to names) is the
+    owner and another the holder; ``None`` when it opens with none. The caller decides whether the
+    statement says enough to stand as a fact (it names another entity)."""
+    opening = _OPENING.match(fact.strip())
+    if opening is None:
+        return None
+    role = opening["role"]
+    if any(word in _NOT_IN_A_ROLE for word in role.split()) or role.endswith("ed"):
+        return None
+    owner_text = opening["owner"].strip()
+    owners = [key for key, names in spellings.items() if any(is_named(owner_text, [name]) for name in names)]
+    if len(owners) != 1:
+        return None
+    (owner,) = owners
+    holding = _holder(opening["after"], {k: v for k, v in spellings.items() if k != owner})
+    if holding is None:
+        return None
+    holder, holder_text = holding
+    predicate = opening["after"][len(holder_text):]
+    if opening["comma"]:  # "Samuel's physiotherapist, Anna Kowalski, is treating ...": the apposition closes
+        if not predicate.lstrip().startswith(","):
+            return None
+        predicate = predicate.lstrip()[1:]
+    predicate = predicate.strip()
+    first = predicate.split(maxsplit=1)[0] if predicate else ""
+    if not first[:1].islower() or first.strip(",") in _NOT_A_PREDICATE:
+        return None
+    return Apposition(
+        owner=owner, holder=holder, role=role,
+        relation=f"{holder_text} is {owner_text}'s {role}.",
+        statement=f"{holder_text} {predicate}",
+        holder_name=holder_text,
+    )
+
+
+def _holder(after: str, spellings: Mapping[str, Sequence[str]]) -> tuple[str, str] | None:
+    """The entity whose name ``after`` opens with, and that name as written: a whole name (the
+    longest that fits), else the capitalized words it opens with when they are words of exactly one
+    entity's name ("Amara" for Amara Okafor)."""
+    folded = after.casefold()
+    whole = [(len(name), key, after[:len(name)]) for key, names in spellings.items() for name in names
+             if folded.startswith(name.casefold()) and not after[len(name):len(name) + 1].isalnum()]
+    if whole:
+        _, key, written = max(whole)
+        return key, written
+    words = []
+    for word in after.split():
+        bare = word.rstrip(",;:")
+        if not bare[:1].isupper():
+            break
+        words.append(bare)
+        if bare != word:
+            break
+    if not words:
+        return None
+    written = " ".join(words)
+    if not after.startswith(written):
+        return None
+    keys = [key for key, names in spellings.items() if any(is_named(written, [name]) for name in names)]
+    return (keys[0], written) if len(keys) == 1 else None
