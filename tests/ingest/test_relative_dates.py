@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from chronomem.ingest.dates import date_in_text, lean_of, parse_model_datetime, resolve_relative
+from chronomem.ingest.dates import date_in_text, lean_of, own_clause_date, parse_model_datetime, resolve_relative
 
 MAY_15 = datetime(2024, 5, 15, 10, 0, tzinfo=UTC)  # a Wednesday
 JAN_31 = datetime(2024, 1, 31, 18, 30, tzinfo=UTC)  # a Wednesday
@@ -152,6 +152,8 @@ MORE = [
     ("this past Sunday", MAY_15, "2024-05-12"),
     ("the previous Tuesday", MAY_15, "2024-05-14"),
     ("since Monday", MAY_15, "2024-05-13"),
+    ("from August I will design schools", MAY_15, "2024-08-01"),
+    ("I worked there from March", MAY_15, "2024-03-01"),
     ("by Friday", MAY_15, "2024-05-17"),
     ("until Sunday", MAY_15, "2024-05-19"),
     ("Monday after next", MAY_15, "2024-05-27"),
@@ -280,3 +282,30 @@ def test_the_clause_that_holds_the_answer_says_whether_it_is_a_plan():
     assert parse_model_datetime("next month", day("2024-01-15"), context=left) == day("2024-02-01")
     wedding = "We met on May 2, and we'll marry on June 3"
     assert parse_model_datetime("June 3", MAY_15, context=wedding) == day("2024-06-03")
+
+
+LEFT_AND_START = "Big change: I left St. Agnes on January 12 and start at Kingsbridge Clinic as head nurse next month."
+RESIGNED = "I resigned from Studio Vanta on July 19. From August I'll be designing schools for Corvid Partners."
+
+
+@pytest.mark.parametrize(("model_date", "quote", "names", "message", "reference", "expected"), [
+    # a day another clause states, while the fact's own clause states its own: the own one
+    ("2025-01-12", "start at Kingsbridge Clinic as head nurse next month", ["Kingsbridge Clinic"],
+     LEFT_AND_START, day("2024-01-15"), "2024-02-01"),
+    ("2024-01-12", LEFT_AND_START, ["Kingsbridge Clinic"], LEFT_AND_START, day("2024-01-15"), "2024-02-01"),
+    ("2024-07-19", RESIGNED, ["Corvid Partners"], RESIGNED, day("2024-07-22"), "2024-08-01"),
+    # the fact of the clause that states the day keeps it
+    ("2024-01-12", LEFT_AND_START, ["St. Agnes"], LEFT_AND_START, day("2024-01-15"), "2024-01-12"),
+    ("2024-07-19", RESIGNED, ["Studio Vanta"], RESIGNED, day("2024-07-22"), "2024-07-19"),
+    # a day of the model's own that no other clause states: the model's call (it may have read it earlier)
+    ("2024-03-03", RESIGNED, ["Corvid Partners"], RESIGNED, day("2024-07-22"), "2024-03-03"),
+    # an own clause with no day, or with two: the model's call
+    ("2024-01-12", "start at Kingsbridge Clinic", ["Kingsbridge Clinic"], LEFT_AND_START, day("2024-01-15"),
+     "2024-01-12"),
+    ("2024-05-02", "We met on May 2, and we'll marry on June 3", ["Ana"], "We met on May 2, and we'll marry on June 3",
+     MAY_15, "2024-05-02"),
+])
+def test_a_day_another_clause_states_gives_way_to_the_one_the_facts_own_clause_states(
+    model_date: str, quote: str, names: list[str], message: str, reference: datetime, expected: str
+):
+    assert own_clause_date(day(model_date), quote, names, message, reference) == day(expected)

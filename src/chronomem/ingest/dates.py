@@ -14,12 +14,15 @@ March", "on Friday", "the summer") means the next one in a sentence about plans 
 
 from __future__ import annotations
 
+import itertools
 import re
+from collections.abc import Sequence
 from datetime import UTC, datetime
 
+from chronomem.ingest.grounding import is_named
 from chronomem.text.timeparse import Lean, parse_time
 
-__all__ = ["date_in_text", "lean_of", "only_date_in", "parse_model_datetime", "resolve_relative"]
+__all__ = ["date_in_text", "lean_of", "only_date_in", "own_clause_date", "parse_model_datetime", "resolve_relative"]
 
 _FUTURE = re.compile(
     r"\b(?:will|won't|shall|going\s+to|gonna|about\s+to|plan(?:s|ned|ning)?\s+to|intend(?:s)?\s+to|"
@@ -106,7 +109,9 @@ def parse_model_datetime(value: str | None, reference: datetime, *, context: str
 
 
 # where one clause of a sentence ends and the next begins: "I left on January 12 | and start next month"
-_CLAUSE_BREAK = re.compile(r"[,;:.!?]|\b(?:and|but|so|then|while|because|though|although)\b", re.IGNORECASE)
+# (a full stop after a title or an initial, "St. Agnes", "Dr. Keller", "J. Smith", ends none)
+_CLAUSE_BREAK = re.compile(
+    r"[,;:!?]|(?<!\b[A-Z])(?<!\b[A-Z][a-z])(?<!\bMrs)\.|(?i:\b(?:and|but|so|then|while|because|though|although)\b)")
 
 
 def _clause_of(phrase: str, context: str | None) -> str:
@@ -121,3 +126,35 @@ def _clause_of(phrase: str, context: str | None) -> str:
             end = min((b for b in breaks if b >= found + len(phrase)), default=len(context))
             return context[start:end]
     return f"{context or ''} {phrase}"
+
+
+def own_clause_date(
+    valid_at: datetime, quote: str, names: Sequence[str], message: str, reference: datetime
+) -> datetime:
+    """``valid_at`` as the model gave it, unless it is a date another clause of the message states
+    while the fact's own clause states one of its own; then that one.
+
+    A small model dates every fact of a message with the first date it reads: "I left St. Agnes on
+    January 12 and start at Kingsbridge next month" gave the new job January 12. The fact's own
+    clause is the clause of its quote that names one of ``names`` (its entities), or the whole quote
+    when none does; a year it names ("since 2019") counts, a day another clause names, read without
+    its year (a model may put the wrong one), is the telltale."""
+    clauses = _clauses(quote)
+    own = " ".join(c for c in clauses if any(is_named(name, [c]) for name in names)) or quote
+    stated = parse_time(own, reference, lean=lean_of(own)).windows
+    if len(stated) != 1:
+        return valid_at
+    day = stated[0].moment.replace(hour=0, minute=0, second=0, microsecond=0)
+    if day.date() == valid_at.date():
+        return valid_at
+    elsewhere = [w for w in parse_time(message, reference, lean=lean_of(message)).windows
+                 if w.text.lower() not in own.lower()]
+    if any((w.moment.month, w.moment.day) == (valid_at.month, valid_at.day) for w in elsewhere):
+        return day
+    return valid_at
+
+
+def _clauses(text: str) -> list[str]:
+    """``text`` cut where one clause ends and the next begins (:data:`_CLAUSE_BREAK`)."""
+    cuts = [0, *(m.start() for m in _CLAUSE_BREAK.finditer(text)), len(text)]
+    return [piece for a, b in itertools.pairwise(cuts) if (piece := text[a:b].strip(" ,;:.!?"))]

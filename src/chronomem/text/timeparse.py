@@ -605,7 +605,8 @@ _RULES: list[tuple[re.Pattern[str], _Resolver]] = [
     (re.compile(rf"\b{_MONTH}\s+{_DAY}(?:,?\s+{_YEAR})?\b(?!\s*(?:days?|weeks?|months?|years?))", _I), _explicit_day),
     (re.compile(rf"\b{_MONTH}(?:,?\s+of)?,?\s+{_YEAR}\b", _I), _month_year),
     (re.compile(rf"\b(?:(?P<which>last|this|next)\s+|the\s+)?{_SEASON}(?:\s+of\s+{_YEAR})?\b", _I), _season),
-    (re.compile(rf"\b(?:(?P<which>last|this|next)\s+|(?:in|during|since)\s+){_MONTH}\b", _I), _relative_month),
+    (re.compile(rf"\b(?:(?P<which>last|this|next)\s+|(?:in|during|since|from|until|till|starting|beginning)\s+)"
+                rf"{_MONTH}\b", _I), _relative_month),
     (re.compile(rf"\b(?:on\s+)?{_WEEKDAY}\s+(?P<which>last|previous|this|next)\s+week\b", _I), _weekday_of_week),
     (re.compile(rf"\b(?P<which>last|previous|this|next)\s+week(?:['’]s)?\s+(?:on\s+)?{_WEEKDAY}", _I),
      _weekday_of_week),

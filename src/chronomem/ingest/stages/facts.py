@@ -9,7 +9,7 @@ from datetime import datetime
 
 from chronomem.domain import Entity, EvidenceSpan, Fact, to_relation_type
 from chronomem.ingest.apposition import apposition
-from chronomem.ingest.dates import date_in_text, only_date_in, parse_model_datetime
+from chronomem.ingest.dates import date_in_text, only_date_in, own_clause_date, parse_model_datetime
 from chronomem.ingest.endings import changed_state, holds_state, states_an_end
 from chronomem.ingest.fact_resolution import (
     FactCandidates,
@@ -193,6 +193,10 @@ def _to_fact(
     invalid_at = parse_model_datetime(item.invalid_at, reference, context=item.quote)
     if valid_at is None and item.valid_at is None and evidence:  # undated by the model: its words may date it
         valid_at = date_in_text(item.quote, reference)
+    if valid_at is not None and episode_text is not None and evidence:
+        names = [name for end in (source, target) for name in (end.name, *end.aliases)]
+        said = episode_text[evidence[0].start:evidence[0].end]
+        valid_at = own_clause_date(valid_at, said, names, episode_text, reference)
     if invalid_at is None and episode_text is not None and evidence:
         valid_at = _stated_start(valid_at, reference, episode_text, evidence[0])
     if valid_at and invalid_at and invalid_at < valid_at:
