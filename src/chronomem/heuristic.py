@@ -15,7 +15,8 @@ What it does, realistically enough to exercise every stage of the pipeline:
   sentence are related too;
 - entity resolution: a candidate whose words contain the new name's (nicknames included) or that is
   spelled alike is a duplicate;
-- fact resolution: a same-pair candidate with mostly the same words is a duplicate; a state relation
+- fact resolution: a same-pair candidate that says most of what the shorter one says, names aside,
+  is a duplicate; a state relation
   (``WORKS_AT``, ``LIVES_IN``, ``PLANS``…) of the same source towards another target is contradicted;
 - entity summaries: the sentences of the message that name the entity (what the pipeline itself
   would use without a model; the summaries it writes are labelled as the graph's, not a model's);
@@ -215,13 +216,20 @@ def _resolve_entities(ctx: Any) -> EntityMatches:
     return EntityMatches.model_validate({"matches": _same_as(ctx.questions)})
 
 
-def _words(text: str) -> set[str]:
-    return {w for w in re.findall(r"[a-z]+", text.lower()) if w not in _STARTERS}
+def _said(text: str) -> set[str]:
+    """What a fact says besides whose it is: its words in lower case (names are capitalized), function
+    words aside. "Lena Berg moved to Bergen" says "moved"; "Lena Berg works at the Bergen aquarium"
+    says "works" and "aquarium", nothing of the move, though most of its words are the same names."""
+    return {w.lower() for w in re.findall(r"\b[a-z][a-z']*", text) if w not in _STARTERS}
 
 
 def _overlap(a: str, b: str) -> float:
-    wa, wb = _words(a), _words(b)
-    return len(wa & wb) / max(1, len(wa | wb))
+    """The share of the shorter fact's statement the other makes too: a restatement with more detail
+    ("works at Globex" and "works at Globex as an analyst") says all of the shorter one."""
+    wa, wb = _said(a), _said(b)
+    if not wa or not wb:
+        return float(a.strip().lower() == b.strip().lower())
+    return len(wa & wb) / min(len(wa), len(wb))
 
 
 def _verdict(fact: str, relation: str, candidates: Any, same_pair: Any) -> tuple[int | None, list[int]]:
