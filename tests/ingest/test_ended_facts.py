@@ -26,8 +26,8 @@ def message(text: str, when: str, speaker: str = "Chen Wei") -> Episode:
     return Episode(group_id="g", speaker=speaker, content=text, reference_time=at(when))
 
 
-def fact(source: str, relation: str, target: str, text: str) -> dict[str, Any]:
-    return {"source": source, "relation_type": relation, "target": target, "fact": text}
+def fact(source: str, relation: str, target: str, text: str, **more: Any) -> dict[str, Any]:
+    return {"source": source, "relation_type": relation, "target": target, "fact": text, **more}
 
 
 @pytest.fixture
@@ -284,3 +284,28 @@ async def test_a_quote_about_another_fact_still_ends_the_one_it_gives_a_new_valu
     result = await ingestor.add_episode(message(said + ".", "2022-11-15"))
 
     assert [f.fact for f in result.facts_invalidated] == ["Chen Wei reports to Marcus Hill."]
+
+
+async def test_a_fact_the_message_says_goes_on_is_ended_by_no_other_statement(
+    store: Store, embedder: HashingEmbedder, model: FunctionModel, priya: Script
+) -> None:
+    still = "Priya Raman still teaches at the Red Cross."
+    priya.episodes["Kingsbridge"] = (["Priya Raman", "Kingsbridge Clinic", "Red Cross"], [
+        fact("Priya Raman", "WORKS_AT", "Kingsbridge Clinic", "Priya Raman starts at Kingsbridge Clinic next month.",
+             quote="start at Kingsbridge Clinic next month"),
+        fact("Priya Raman", "TEACHES_AT", "Red Cross", still, quote="Still teaching at the Red Cross"),
+    ])
+    # resolution's call says the new job contradicts every fact of Priya's; stage 6b ends the classes too
+    priya.fact_verdict = lambda q: {"index": q.index, "contradicts": [c.index for c in q.candidates]
+                                    if q.fact.startswith("Priya Raman starts") else []}
+    priya.endings = lambda ctx: [ending(ctx, AT_RED_CROSS, "start at Kingsbridge Clinic next month")]
+    every_fact_a_candidate = IngestConfig(facts_shown=0, contradiction_similarity=-1.0, same_relation_similarity=-1.0)
+    ingestor = Ingestor(store, embedder, model, config=every_fact_a_candidate)
+    await ingestor.add_episode(message(NURSE, "2023-10-02", "Priya Raman"))
+    result = await ingestor.add_episode(message(MOVED_ON, "2024-01-15", "Priya Raman"))
+
+    facts = await current(store)
+    assert facts[AT_RED_CROSS].invalid_at is None and facts[still].invalid_at is None
+    assert facts[AT_ST_AGNES].invalid_at is not None  # the job the new one replaces still ends
+    assert any("does not end" in w and AT_RED_CROSS in w for w in result.warnings)  # resolution's verdict
+    assert any("kept current: the message says it goes on" in w for w in result.warnings)  # stage 6b's

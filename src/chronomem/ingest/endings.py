@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["changed_state", "holds_state", "same_state", "states_an_end"]
+__all__ = ["changed_state", "goes_on", "holds_state", "same_state", "states_an_end"]
 
 _ENDS = re.compile(
     r"\b(?:"
@@ -49,6 +49,15 @@ def states_an_end(sentence: str) -> bool:
         if _NEGATIVE_ENDS.match(match.group(0)) or not _NEGATION.search(sentence[: match.start()]):
             return True
     return False
+
+
+# words that say a state goes on ("still teaching there", "kept me on Ventolin", "will remain chair")
+_GOES_ON = re.compile(r"\b(?:still|continu(?:e|es|ed|ing)|remain(?:s|ed|ing)?|keep(?:s|ing)?|kept)\b", re.IGNORECASE)
+
+
+def goes_on(sentence: str) -> bool:
+    """Does ``sentence`` say that a state goes on, and no end?"""
+    return bool(_GOES_ON.search(sentence)) and not states_an_end(sentence)
 
 
 # States a person holds one of at a time, each with the words a sentence says a new one with, and

@@ -17,7 +17,8 @@ contains. And the quote must end *that* fact:
   unless the episode states a new value of this one ("I left Globex and moved to Porto" ends the
   home in Lisbon too);
 - a quote that says the fact goes on ("still teaching there", "kept me on Ventolin") and says no
-  end, ends nothing.
+  end, ends nothing; nor does any quote end a fact whose two entities a new fact of the episode
+  joins in a sentence that says it goes on (:func:`said_to_go_on`).
 
 The call is made only when the message names an entity that already has current facts.
 
@@ -30,7 +31,6 @@ current, a statement the graph holds as over and not over at once.
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -39,8 +39,8 @@ import numpy as np
 
 from chronomem.domain import Entity, Fact
 from chronomem.ingest.dates import date_in_text, parse_model_datetime
-from chronomem.ingest.endings import same_state, states_an_end
-from chronomem.ingest.fact_resolution import FactOutcome, shares_endpoint
+from chronomem.ingest.endings import goes_on, same_state
+from chronomem.ingest.fact_resolution import FactOutcome, same_pair, shares_endpoint
 from chronomem.ingest.grounding import locate_quote, named_entities, sentence_around
 from chronomem.ingest.prompts import END_REVIEW, CandidateFact, EndReviewContext, EpisodeText
 from chronomem.ingest.session import Session, stage
@@ -49,10 +49,7 @@ from chronomem.ingest.voice import FIRST_PERSON
 from chronomem.store.base import Scope
 from chronomem.text.names import normalize_name
 
-__all__ = ["Ending", "review_endings"]
-
-# words that say a state goes on: a quote with one of them and no end says the fact still holds
-_GOES_ON = re.compile(r"\b(?:still|continu(?:e|es|ed|ing)|remain(?:s|ed|ing)?|keep(?:s|ing)?|kept)\b", re.IGNORECASE)
+__all__ = ["Ending", "review_endings", "said_to_go_on"]
 
 # the facts of busy entities ranked by meaning at most: the newest this many (a speaker of a long
 # conversation has hundreds; reading all their vectors on every episode would cost more than it finds)
@@ -90,6 +87,7 @@ async def review_endings(
     await session.vectors.embed([*(f.fact for f in facts),
                                  *(numbered[item.number][0].fact for item in answer.ended if item.number in numbered)])
     named = await _Naming.of(session, text, resolved, known)
+    going_on = said_to_go_on(facts, text.current)
     endings: dict[str, Ending] = {}
     for item in answer.ended:
         same_text = numbered.get(item.number)
@@ -101,6 +99,9 @@ async def review_endings(
             session.warn(f"{same_text[0].fact!r} kept current: the end's quote is not in the message: {item.quote!r}")
             continue
         quote = text.current[span[0]:span[1]]
+        if any(same_pair(kept, fact) for kept in going_on for fact in same_text):
+            session.warn(f"{same_text[0].fact!r} kept current: the message says it goes on")
+            continue
         replaced = any(_replaces(new, fact) for fact in same_text
                        if (new := _replacement(session, fact, facts, outcomes)) is not None)
         if (why := named.not_ended_by(quote, sentence_around(text.current, *span), item.number, replaced)) is not None:
@@ -160,6 +161,13 @@ async def _closest(session: Session, text: EpisodeText, facts: Sequence[Fact], c
     return current[: session.config.end_candidates]
 
 
+def said_to_go_on(facts: Sequence[Fact], text: str) -> list[Fact]:
+    """The new ``facts`` whose sentence in the episode ``text`` says they go on ("Still teaching at
+    the Red Cross though", "Osei will remain chair"): the message keeps what those two entities
+    held, and another statement of it (a new job next month) ends none of it."""
+    return [f for f in facts if f.evidence and goes_on(sentence_around(text, f.evidence[0].start, f.evidence[0].end))]
+
+
 @dataclass(frozen=True, slots=True)
 class _Naming:
     """Which entities of the shown facts a piece of the message names, to tell which fact it ends."""
@@ -202,7 +210,7 @@ class _Naming:
             other = next((n for n, ents in self.entities.items() if n != number and len(ents & in_quote) >= 2), None)
             if other is not None:
                 return "the quote names the entities of another fact, and ends that one"
-        if _GOES_ON.search(quote) and not states_an_end(quote):
+        if goes_on(quote):
             return "the quote says it goes on"
         return None
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -31,7 +32,7 @@ from chronomem.ingest.prompts import (
     FactResolutionContext,
 )
 from chronomem.ingest.session import Session, stage
-from chronomem.ingest.stages.ended import Ending
+from chronomem.ingest.stages.ended import Ending, said_to_go_on
 from chronomem.ingest.stages.entities import ResolvedEntities
 from chronomem.store.base import Scope
 
@@ -333,6 +334,7 @@ async def resolve_facts(session: Session, drafts: FactDrafts) -> list[FactOutcom
             elif outcomes[index].duplicate_of is None:  # asked only about the episode's earlier facts
                 outcomes[index] = FactOutcome(contradicts=_unique((*outcomes[index].contradicts, *outcome.contradicts)))
     await _stated_changes(session, facts, outcomes)
+    _kept_going(session, facts, outcomes)
     _superseded_within_episode(drafts, outcomes)  # last: a verdict of the batched call replaces an outcome
     return outcomes
 
@@ -368,6 +370,23 @@ async def _stated_changes(session: Session, facts: Sequence[Fact], outcomes: lis
             continue
         restated = (earlier.duplicate_of,) if earlier.duplicate_of is not None else ()
         outcomes[index] = FactOutcome(contradicts=_unique((*earlier.contradicts, *restated, *held)))
+
+
+def _kept_going(session: Session, facts: Sequence[Fact], outcomes: list[FactOutcome]) -> None:
+    """A stored fact whose two entities a new fact joins in a sentence that says it goes on is
+    contradicted by no other new fact: in "I start at Kingsbridge Clinic next month. Still teaching
+    at the Red Cross though" the new job does not end the classes, whatever the model judged."""
+    if session.episode is None:
+        return
+    going_on = said_to_go_on(facts, session.episode.text)
+    for index, outcome in enumerate(outcomes):
+        kept = [c for c in outcome.contradicts
+                if any(same_pair(g, c) and g.id != facts[index].id for g in going_on)]
+        if kept:
+            session.warn(f"{facts[index].fact!r} does not end {[c.fact for c in kept]}: the message says it goes on")
+            ended = {c.id for c in kept}
+            outcomes[index] = dataclasses.replace(
+                outcome, contradicts=tuple(c for c in outcome.contradicts if c.id not in ended))
 
 
 def _within_episode_single_valued(session: Session, facts: Sequence[Fact], outcomes: list[FactOutcome]) -> None:
