@@ -309,3 +309,31 @@ async def test_a_fact_the_message_says_goes_on_is_ended_by_no_other_statement(
     assert facts[AT_ST_AGNES].invalid_at is not None  # the job the new one replaces still ends
     assert any("does not end" in w and AT_RED_CROSS in w for w in result.warnings)  # resolution's verdict
     assert any("kept current: the message says it goes on" in w for w in result.warnings)  # stage 6b's
+
+
+async def test_a_new_fact_ends_another_pairs_fact_only_as_a_new_value_of_the_same_thing(
+    store: Store, embedder: HashingEmbedder, model: FunctionModel, script: Script
+) -> None:
+    cfo, team = "Ingrid Solberg is the CFO of Nordhavn Shipping.", "Ingrid Solberg is on the Payments team."
+    script.episodes["CFO"] = (["Ingrid Solberg", "Nordhavn Shipping", "Payments team"], [
+        fact("Ingrid Solberg", "CFO_OF", "Nordhavn Shipping", cfo),
+        fact("Ingrid Solberg", "MEMBER_OF", "Payments team", team),
+    ])
+    script.episodes["Rotterdam"] = (["Nordhavn Shipping", "Rotterdam", "Ingrid Solberg", "Platform team"], [
+        fact("Nordhavn Shipping", "OPENED_OFFICE_IN", "Rotterdam", "Nordhavn Shipping opened an office in Rotterdam."),
+        fact("Ingrid Solberg", "MEMBER_OF", "Platform team", "Ingrid Solberg is on the Platform team."),
+    ])
+    # the model's verdict: each new fact ends every candidate it was shown
+    script.fact_verdict = lambda q: {"index": q.index, "contradicts": [c.index for c in q.candidates]}
+    every_fact_a_candidate = IngestConfig(facts_shown=0, contradiction_similarity=-1.0, same_relation_similarity=-1.0,
+                                          end_review=False)
+    ingestor = Ingestor(store, embedder, model, config=every_fact_a_candidate)
+    await ingestor.add_episode(message("Ingrid Solberg is our new CFO; she is on the Payments team.", "2024-05-06",
+                                       "Nordhavn Shipping"))
+    result = await ingestor.add_episode(message(
+        "Nordhavn Shipping opened an office in Rotterdam. Ingrid Solberg moved to the Platform team.", "2024-11-12",
+        "Nordhavn Shipping"))
+
+    assert [f.fact for f in result.facts_invalidated] == [team]  # the same relation: a new value
+    assert (await current(store))[cfo].invalid_at is None  # an office opened ends no appointment
+    assert any("another pair, another relation" in w for w in result.warnings)

@@ -11,7 +11,7 @@ from datetime import datetime
 from chronomem.domain import Entity, EvidenceSpan, Fact, to_relation_type
 from chronomem.ingest.apposition import apposition
 from chronomem.ingest.dates import date_in_text, only_date_in, own_clause_date, parse_model_datetime
-from chronomem.ingest.endings import changed_state, holds_state, states_an_end
+from chronomem.ingest.endings import changed_state, holds_state, same_state, states_an_end
 from chronomem.ingest.fact_resolution import (
     FactCandidates,
     FactOutcome,
@@ -333,6 +333,7 @@ async def resolve_facts(session: Session, drafts: FactDrafts) -> list[FactOutcom
                 outcomes[index] = outcome
             elif outcomes[index].duplicate_of is None:  # asked only about the episode's earlier facts
                 outcomes[index] = FactOutcome(contradicts=_unique((*outcomes[index].contradicts, *outcome.contradicts)))
+    _of_the_same_thing(session, facts, outcomes)
     await _stated_changes(session, facts, outcomes)
     _kept_going(session, facts, outcomes)
     _superseded_within_episode(drafts, outcomes)  # last: a verdict of the batched call replaces an outcome
@@ -370,6 +371,23 @@ async def _stated_changes(session: Session, facts: Sequence[Fact], outcomes: lis
             continue
         restated = (earlier.duplicate_of,) if earlier.duplicate_of is not None else ()
         outcomes[index] = FactOutcome(contradicts=_unique((*earlier.contradicts, *restated, *held)))
+
+
+def _of_the_same_thing(session: Session, facts: Sequence[Fact], outcomes: list[FactOutcome]) -> None:
+    """A model's verdict that a new fact ends a stored fact of another pair stands only for a new
+    value of the same thing: the same relation, or the same job or home ("Maya moved to Porto" ends
+    "Maya lives in Lisbon"). The packaged 1.5B ended a CFO appointment with the company's new office
+    in Rotterdam. An end that reads like nothing it ends ("My new lead is Aisha Bello") is stage
+    6b's to find, with a quote."""
+    for index, outcome in enumerate(outcomes):
+        new = facts[index]
+        other = [c for c in outcome.contradicts if not (same_pair(c, new) or c.relation_type == new.relation_type
+                                                       or same_state(c.fact, new.fact))]
+        if other:
+            session.warn(f"{new.fact!r} does not end {[c.fact for c in other]}: another pair, another relation")
+            dropped = {c.id for c in other}
+            outcomes[index] = dataclasses.replace(
+                outcome, contradicts=tuple(c for c in outcome.contradicts if c.id not in dropped))
 
 
 def _kept_going(session: Session, facts: Sequence[Fact], outcomes: list[FactOutcome]) -> None:
