@@ -337,3 +337,21 @@ async def test_a_new_fact_ends_another_pairs_fact_only_as_a_new_value_of_the_sam
     assert [f.fact for f in result.facts_invalidated] == [team]  # the same relation: a new value
     assert (await current(store))[cfo].invalid_at is None  # an office opened ends no appointment
     assert any("another pair, another relation" in w for w in result.warnings)
+
+
+async def test_a_quote_that_says_nothing_ended_ends_nothing(
+    store: Store, embedder: HashingEmbedder, model: FunctionModel, script: Script
+) -> None:
+    cfo = "Ingrid Solberg is the CFO of Nordhavn Shipping."
+    script.episodes["CFO"] = (["Ingrid Solberg", "Nordhavn Shipping"], [
+        fact("Ingrid Solberg", "CFO_OF", "Nordhavn Shipping", cfo)])
+    script.episodes["Rotterdam"] = (["Nordhavn Shipping", "Rotterdam"], [
+        fact("Nordhavn Shipping", "OPENED_OFFICE_IN", "Rotterdam", "Nordhavn Shipping opened an office in Rotterdam.")])
+    script.endings = lambda ctx: [ending(ctx, cfo, "Nordhavn Shipping opened an office in Rotterdam")]
+    ingestor = Ingestor(store, embedder, model)
+    await ingestor.add_episode(message("Ingrid Solberg is our new CFO.", "2024-05-06", "Nordhavn Shipping"))
+    result = await ingestor.add_episode(message("Nordhavn Shipping opened an office in Rotterdam.", "2024-11-12",
+                                                "Nordhavn Shipping"))
+
+    assert result.facts_invalidated == ()
+    assert any("says nothing ended or changed" in w for w in result.warnings)

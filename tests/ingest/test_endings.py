@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from chronomem.ingest.endings import states_an_end
+from chronomem.ingest.endings import goes_on, says_a_change, states_an_end
 
 
 @pytest.mark.parametrize("sentence", [
@@ -40,3 +40,23 @@ def test_a_stated_end(sentence: str) -> None:
 ])
 def test_no_end(sentence: str) -> None:
     assert not states_an_end(sentence)
+
+
+@pytest.mark.parametrize(("words", "change"), [
+    ("My new lead is Aisha Bello", True), ("I'm now on DY1307", True), ("Dr. Morales switched me to amlodipine", True),
+    ("the appointment moved to next Tuesday", True), ("I left St. Agnes on January 12", True),
+    ("Anna signed me off on August 16", True), ("physio at MoveWell is done", True), ("BA cancelled BA283", True),
+    ("I worked there until May", True), ("Carla and Ben split up", True),
+    ("Nordhavn Shipping opened an office in Rotterdam", False), ("Amara loves it", False),
+    ("I teach first aid at the Red Cross", False),
+])
+def test_a_quote_that_ends_something_says_a_change(words: str, change: bool) -> None:
+    assert says_a_change(words) is change
+
+
+@pytest.mark.parametrize(("sentence", "going_on"), [
+    ("Still teaching at the Red Cross though.", True), ("Osei will remain chair of the board.", True),
+    ("Dr. Lee kept me on Ventolin.", True), ("I still quit in May.", False), ("I teach at the Red Cross.", False),
+])
+def test_a_sentence_that_says_a_state_goes_on(sentence: str, going_on: bool) -> None:
+    assert goes_on(sentence) is going_on

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["changed_state", "goes_on", "holds_state", "same_state", "states_an_end"]
+__all__ = ["changed_state", "goes_on", "holds_state", "same_state", "says_a_change", "states_an_end"]
 
 _ENDS = re.compile(
     r"\b(?:"
@@ -49,6 +49,25 @@ def states_an_end(sentence: str) -> bool:
         if _NEGATIVE_ENDS.match(match.group(0)) or not _NEGATION.search(sentence[: match.start()]):
             return True
     return False
+
+
+# words that say something changed or is over, beside the ends above: a new value ("my new lead",
+# "now on DY1307", "switched me to amlodipine", "moved to Tuesday") or a past one ("left St. Agnes",
+# "signed me off", "physio is done", "used to", "former", "until May")
+_CHANGES = re.compile(
+    r"\b(?:new|now|instead|no\s+more|switch(?:es|ed|ing)?|swapp?(?:ed|ing|s)?|mov(?:e|es|ed|ing)|"
+    r"chang(?:e|es|ed|ing)|replac(?:e|es|ed|ing)|rebook(?:s|ed|ing)?|reschedul(?:e|es|ed|ing)|"
+    r"postpon(?:e|es|ed|ing)|push(?:es|ed)?\s+back|brought\s+forward|left|leav(?:e|es|ing)|"
+    r"sign(?:s|ed)?\s+(?:\w+\s+)?off|done|over|finish(?:es|ed|ing)?|end(?:s|ed|ing)?|sold|clos(?:e|es|ed|ing)|"
+    r"lost|former(?:ly)?|used\s+to|until|till|ex-\w+|took\s+over|succeed(?:s|ed|ing)?|join(?:s|ed|ing)?)\b",
+    re.IGNORECASE,
+)
+
+
+def says_a_change(words: str) -> bool:
+    """Do ``words`` say that something ended or changed (:func:`states_an_end`, or a word of change:
+    "new", "now", "switched", "moved", "left", "done", "until")? A quote that ends a fact says so."""
+    return states_an_end(words) or bool(_CHANGES.search(words))
 
 
 # words that say a state goes on ("still teaching there", "kept me on Ventolin", "will remain chair")

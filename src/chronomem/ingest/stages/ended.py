@@ -16,9 +16,11 @@ contains. And the quote must end *that* fact:
   fact: "I left St. Agnes" ends the nurse's job there, not her first-aid classes at the Red Cross,
   unless the episode states a new value of this one ("I left Globex and moved to Porto" ends the
   home in Lisbon too);
-- a quote that says the fact goes on ("still teaching there", "kept me on Ventolin") and says no
-  end, ends nothing; nor does any quote end a fact whose two entities a new fact of the episode
-  joins in a sentence that says it goes on (:func:`said_to_go_on`).
+- a quote that says nothing ended or changed ("Nordhavn opened an office in Rotterdam" for its CFO
+  appointment) ends nothing, unless the episode gives the fact a new value; neither does one that
+  says the fact goes on ("still teaching there", "kept me on Ventolin") and says no end;
+- no quote ends a fact whose two entities a new fact of the episode joins in a sentence that says
+  it goes on (:func:`said_to_go_on`).
 
 The call is made only when the message names an entity that already has current facts.
 
@@ -39,7 +41,7 @@ import numpy as np
 
 from chronomem.domain import Entity, Fact
 from chronomem.ingest.dates import date_in_text, parse_model_datetime
-from chronomem.ingest.endings import goes_on, same_state
+from chronomem.ingest.endings import goes_on, same_state, says_a_change
 from chronomem.ingest.fact_resolution import FactOutcome, same_pair, shares_endpoint
 from chronomem.ingest.grounding import locate_quote, named_entities, sentence_around
 from chronomem.ingest.prompts import END_REVIEW, CandidateFact, EndReviewContext, EpisodeText
@@ -212,6 +214,8 @@ class _Naming:
                 return "the quote names the entities of another fact, and ends that one"
         if goes_on(quote):
             return "the quote says it goes on"
+        if not says_a_change(quote) and not replaced:
+            return "the quote says nothing ended or changed"
         return None
 
 
