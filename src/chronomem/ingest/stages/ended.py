@@ -15,7 +15,8 @@ contains. And the quote must end *that* fact:
 - a quote that names two entities of another fact shown, and fewer of this one's, ends that other
   fact: "I left St. Agnes" ends the nurse's job there, not her first-aid classes at the Red Cross,
   unless the episode states a new value of this one ("I left Globex and moved to Porto" ends the
-  home in Lisbon too);
+  home in Lisbon too); when that other fact is the only one the quote names so, the end is moved
+  to it (a small model gives a wrong number beside the right quote);
 - a quote that says nothing ended or changed ("Nordhavn opened an office in Rotterdam" for its CFO
   appointment) ends nothing, unless the episode gives the fact a new value; neither does one that
   says the fact goes on ("still teaching there", "kept me on Ventolin") and says no end;
@@ -101,12 +102,17 @@ async def review_endings(
             session.warn(f"{same_text[0].fact!r} kept current: the end's quote is not in the message: {item.quote!r}")
             continue
         quote = text.current[span[0]:span[1]]
+        number = item.number
+        replaced = _given_a_new_value(session, same_text, facts, outcomes)
+        if not replaced and (meant := named.meant_instead(quote, number)) is not None:
+            session.warn(f"the model ended {same_text[0].fact!r}; its quote ends {numbered[meant][0].fact!r}")
+            number, same_text = meant, numbered[meant]
+            await session.vectors.embed([same_text[0].fact])
+            replaced = _given_a_new_value(session, same_text, facts, outcomes)
         if any(same_pair(kept, fact) for kept in going_on for fact in same_text):
             session.warn(f"{same_text[0].fact!r} kept current: the message says it goes on")
             continue
-        replaced = any(_replaces(new, fact) for fact in same_text
-                       if (new := _replacement(session, fact, facts, outcomes)) is not None)
-        if (why := named.not_ended_by(quote, sentence_around(text.current, *span), item.number, replaced)) is not None:
+        if (why := named.not_ended_by(quote, sentence_around(text.current, *span), number, replaced)) is not None:
             session.warn(f"{same_text[0].fact!r} kept current: {why}: {quote!r}")
             continue
         stated = (parse_model_datetime(item.ended_at, session.reference_time, context=quote)
@@ -202,6 +208,16 @@ class _Naming:
             named |= {self.speaker}
         return named
 
+    def meant_instead(self, quote: str, number: int) -> int | None:
+        """The one other shown text whose entities ``quote`` names (two of them) when it names fewer
+        of text ``number``'s: a small model gives a wrong number beside the right quote ("I resigned
+        from Studio Vanta" for "Studio Vanta was founded by Hugo Lindqvist")."""
+        in_quote = self.named_by(quote)
+        if len(self.entities[number] & in_quote) >= 2:
+            return None
+        others = [n for n, ents in self.entities.items() if n != number and len(ents & in_quote) >= 2]
+        return others[0] if len(others) == 1 else None
+
     def not_ended_by(self, quote: str, sentence: str, number: int, replaced: bool) -> str | None:
         """Why ``quote`` (in ``sentence``) does not end the shown text ``number``; ``None`` if it may."""
         own = self.entities[number]
@@ -217,6 +233,14 @@ class _Naming:
         if not says_a_change(quote) and not replaced:
             return "the quote says nothing ended or changed"
         return None
+
+
+def _given_a_new_value(
+    session: Session, same_text: Sequence[Fact], facts: Sequence[Fact], outcomes: Sequence[FactOutcome]
+) -> bool:
+    """Does one of the episode's new facts give one of ``same_text`` a new value (:func:`_replaces`)?"""
+    return any(_replaces(new, fact) for fact in same_text
+               if (new := _replacement(session, fact, facts, outcomes)) is not None)
 
 
 def _replaces(new: Fact, old: Fact) -> bool:
