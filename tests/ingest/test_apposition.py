@@ -21,7 +21,8 @@ from chronomem.store.base import Store
 PEOPLE = {"daniel": ["Daniel Okafor"], "amara": ["Amara"], "school": ["Lakeside Primary"],
           "samuel": ["Samuel Owusu"], "anna": ["Anna Kowalski"], "clinic": ["MoveWell Clinic"],
           "hana": ["Hana Sato"], "keller": ["Dr. Keller"], "heliox": ["Heliox Energy"], "victor": ["Victor Lang"],
-          "marco": ["Marco Bianchi"], "giulia": ["Giulia Bianchi"], "paolo": ["Paolo"]}
+          "marco": ["Marco Bianchi"], "giulia": ["Giulia Bianchi"], "paolo": ["Paolo"], "ayesha": ["Ayesha Khan"],
+          "zara": ["Zara"]}
 
 
 @pytest.mark.parametrize(("fact", "owner", "holder", "relation", "statement"), [
@@ -33,6 +34,8 @@ PEOPLE = {"daniel": ["Daniel Okafor"], "amara": ["Amara"], "school": ["Lakeside 
      "Giulia is Marco Bianchi's sister.", "Giulia teaches math in Turin."),
     ("Heliox Energy's CEO Victor Lang opened the plant.", "heliox", "victor",
      "Victor Lang is Heliox Energy's CEO.", "Victor Lang opened the plant."),
+    ("Zara, Ayesha Khan's niece, goes to Park View School.", "ayesha", "zara",  # the holder first
+     "Zara is Ayesha Khan's niece.", "Zara goes to Park View School."),
 ])
 def test_a_fact_opening_with_an_apposition_splits_into_the_relation_and_the_statement(
     fact: str, owner: str, holder: str, relation: str, statement: str
@@ -50,6 +53,8 @@ def test_a_fact_opening_with_an_apposition_splits_into_the_relation_and_the_stat
     "Daniel Okafor's daughter Zoe plays chess.",  # Zoe is no entity
     "Amara started at Lakeside Primary.",  # no possessive
     "Daniel Okafor's daughter is Amara.",  # the relation alone
+    "Zara, Ayesha Khan's niece, and Paolo moved.",  # the apposition goes on
+    "Zara, Ayesha Khan's niece.",  # says nothing more
 ])
 def test_other_sentences_are_no_apposition(fact: str) -> None:
     assert apposition(fact, PEOPLE) is None

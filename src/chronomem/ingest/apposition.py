@@ -27,11 +27,13 @@ from chronomem.ingest.grounding import is_named
 
 __all__ = ["Apposition", "apposition"]
 
+_ROLE = r"(?P<role>(?:[a-z][a-z-]*\s+){0,2}[a-z][a-z-]*|[A-Z]{2,5})"
 _OPENING = re.compile(
-    r"^(?P<owner>[^,;.!?]+?)['’]s\s+(?P<role>(?:[a-z][a-z-]*\s+){0,2}[a-z][a-z-]*|[A-Z]{2,5})"
-    r"(?P<comma>\s*,)?\s+(?P<after>\S.*)$",
+    rf"^(?P<owner>[^,;.!?]+?)['’]s\s+{_ROLE}(?P<comma>\s*,)?\s+(?P<after>\S.*)$",
     re.DOTALL,
 )
+_TRAILING = re.compile(rf"^(?P<holder>[^,;.!?]+?),\s+(?P<owner>[^,;.!?]+?)['’]s\s+{_ROLE},\s+(?P<predicate>\S.*)$",
+                       re.DOTALL)
 def _words(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
@@ -61,20 +63,20 @@ class Apposition:
 
 
 def apposition(fact: str, spellings: Mapping[str, Sequence[str]]) -> Apposition | None:
-    """The apposition ``fact`` opens with, when one entity of ``spellings`` (keys to names) is the
-    owner and another the holder; ``None`` when it opens with none. The caller decides whether the
-    statement says enough to stand as a fact (it names another entity)."""
-    opening = _OPENING.match(fact.strip())
-    if opening is None:
-        return None
-    role = opening["role"]
-    if any(word in _NOT_IN_A_ROLE for word in role.split()) or role.endswith("ed"):
+    """The apposition ``fact`` opens with ("Daniel Okafor's daughter Amara plays ...", "Zara, Ayesha
+    Khan's niece, goes to ..."), when one entity of ``spellings`` (keys to names) is the owner and
+    another the holder; ``None`` when it opens with none. The caller decides whether the statement
+    says enough to stand as a fact (it names another entity)."""
+    text = fact.strip()
+    if (trailing := _TRAILING.match(text)) is not None:
+        return _trailing(trailing, spellings)
+    opening = _OPENING.match(text)
+    if opening is None or not _is_a_role(opening["role"]):
         return None
     owner_text = opening["owner"].strip()
-    owners = [key for key, names in spellings.items() if any(is_named(owner_text, [name]) for name in names)]
-    if len(owners) != 1:
+    owner = _one_named(owner_text, spellings)
+    if owner is None:
         return None
-    (owner,) = owners
     holding = _holder(opening["after"], {k: v for k, v in spellings.items() if k != owner})
     if holding is None:
         return None
@@ -84,6 +86,22 @@ def apposition(fact: str, spellings: Mapping[str, Sequence[str]]) -> Apposition 
         if not predicate.lstrip().startswith(","):
             return None
         predicate = predicate.lstrip()[1:]
+    return _split(owner, owner_text, opening["role"], holder, holder_text, predicate)
+
+
+def _trailing(match: re.Match[str], spellings: Mapping[str, Sequence[str]]) -> Apposition | None:
+    """"Zara, Ayesha Khan's niece, goes to Park View School": the holder first, the role after it."""
+    holder_text, owner_text = match["holder"].strip(), match["owner"].strip()
+    if not _is_a_role(match["role"]) or not all(w[:1].isupper() for w in holder_text.split()):
+        return None
+    owner = _one_named(owner_text, spellings)
+    holder = _one_named(holder_text, {k: v for k, v in spellings.items() if k != owner})
+    if owner is None or holder is None:
+        return None
+    return _split(owner, owner_text, match["role"], holder, holder_text, match["predicate"])
+
+
+def _split(owner: str, owner_text: str, role: str, holder: str, holder_text: str, predicate: str) -> Apposition | None:
     predicate = predicate.strip()
     first = predicate.split(maxsplit=1)[0] if predicate else ""
     if not first[:1].islower() or first.strip(",") in _NOT_A_PREDICATE:
@@ -94,6 +112,16 @@ def apposition(fact: str, spellings: Mapping[str, Sequence[str]]) -> Apposition 
         statement=f"{holder_text} {predicate}",
         holder_name=holder_text,
     )
+
+
+def _is_a_role(role: str) -> bool:
+    return not any(word in _NOT_IN_A_ROLE for word in role.split()) and not role.endswith("ed")
+
+
+def _one_named(text: str, spellings: Mapping[str, Sequence[str]]) -> str | None:
+    """The one key of ``spellings`` one of whose names holds every word of ``text``."""
+    keys = [key for key, names in spellings.items() if any(is_named(text, [name]) for name in names)]
+    return keys[0] if len(keys) == 1 else None
 
 
 def _holder(after: str, spellings: Mapping[str, Sequence[str]]) -> tuple[str, str] | None:
