@@ -376,3 +376,23 @@ async def test_a_quote_naming_a_new_entity_ends_the_fact_it_gives_a_new_value(
 
     assert [f.fact for f in result.facts_invalidated] == [takes]
     assert (await current(store))[diagnosed].invalid_at is None
+
+
+async def test_a_fact_said_to_go_on_does_not_replace_the_one_it_restates(
+    store: Store, embedder: HashingEmbedder, model: FunctionModel, script: Script
+) -> None:
+    member, still = "Chloé Martin is a member of the Riverside Tennis Club.", "Chloé Martin is still a member there."
+    script.episodes["since 2018"] = (["Chloé Martin", "Riverside Tennis Club"], [
+        fact("Chloé Martin", "MEMBER_OF", "Riverside Tennis Club", member, valid_at="2018-01-01T00:00:00Z")])
+    script.episodes["Still a member"] = (["Chloé Martin", "Riverside Tennis Club"], [
+        fact("Chloé Martin", "MEMBER_OF", "Riverside Tennis Club", still)])
+    script.fact_verdict = lambda q: {"index": q.index, "contradicts": [c.index for c in q.candidates]}
+    ingestor = Ingestor(store, embedder, model, config=IngestConfig(facts_shown=0, contradiction_similarity=-1.0,
+                                                                    same_relation_similarity=-1.0))
+    await ingestor.add_episode(message("I've been a member of the Riverside Tennis Club since 2018.", "2024-04-05",
+                                       "Chloé Martin"))
+    result = await ingestor.add_episode(message("Still a member of the Riverside Tennis Club.", "2024-09-22",
+                                                "Chloé Martin"))
+
+    assert result.facts_invalidated == ()
+    assert (await current(store))[member].invalid_at is None
