@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from chronomem.ingest.endings import goes_on, says_a_change, states_an_end
+from chronomem.ingest.endings import changed_state, goes_on, says_a_change, states_an_end
 
 
 @pytest.mark.parametrize("sentence", [
@@ -60,3 +60,13 @@ def test_a_quote_that_ends_something_says_a_change(words: str, change: bool) -> 
 ])
 def test_a_sentence_that_says_a_state_goes_on(sentence: str, going_on: bool) -> None:
     assert goes_on(sentence) is going_on
+
+
+@pytest.mark.parametrize(("sentence", "fact", "state"), [
+    ("We moved to Porto last month.", "Ana moved to Porto.", "home"),
+    ("Ana and Rui moved from Lisbon to Porto last month.", "Ana and Rui moved from Lisbon to Porto.", "home"),
+    ("I moved back to Lisbon.", "Ana moved back to Lisbon.", "home"),
+    ("I moved the meeting from Monday to Friday.", "Ana moved the meeting to Friday.", None),
+])
+def test_a_move_from_one_home_to_another_is_a_new_home(sentence: str, fact: str, state: str | None) -> None:
+    assert changed_state(sentence, fact) == state

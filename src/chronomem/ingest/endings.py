@@ -79,6 +79,9 @@ def goes_on(sentence: str) -> bool:
     return bool(_GOES_ON.search(sentence)) and not states_an_end(sentence)
 
 
+# where a move goes: "moved to Porto", "moved back to Porto", "moved from Lisbon to Porto"
+_ON_TO = r"(?:back\s+|from\s+(?:[\w'’.-]+\s+){1,4}?)?to\b"
+
 # States a person holds one of at a time, each with the words a sentence says a new one with, and
 # the words a fact of that state reads with: a new job ends the job before it, a move the home.
 _STATES: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
@@ -91,8 +94,8 @@ _STATES: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
                    r"(?:new\s+)?(?:job|work|as|at)\b", re.IGNORECASE),
     ),
     "home": (
-        re.compile(r"\b(?:mov(?:e|es|ed|ing)|relocat(?:e|es|ed|ing))\s+(?:back\s+)?to\b", re.IGNORECASE),
-        re.compile(r"\b(?:lives?|lived|living|resides?|based)\s+in\b|\b(?:moved|relocated)\s+(?:back\s+)?to\b",
+        re.compile(rf"\b(?:mov(?:e|es|ed|ing)|relocat(?:e|es|ed|ing))\s+{_ON_TO}", re.IGNORECASE),
+        re.compile(rf"\b(?:lives?|lived|living|resides?|based)\s+in\b|\b(?:moved|relocated)\s+{_ON_TO}",
                    re.IGNORECASE),
     ),
 }
