@@ -359,25 +359,6 @@ async def test_a_quote_that_says_nothing_ended_ends_nothing(
     assert any("says nothing ended or changed" in w for w in result.warnings)
 
 
-async def test_a_quote_naming_a_new_entity_ends_the_fact_it_gives_a_new_value(
-    store: Store, embedder: HashingEmbedder, model: FunctionModel, script: Script
-) -> None:
-    diagnosed, takes = "Dr. Okafor diagnosed Rahul Mehta with diabetes.", "Rahul Mehta takes metformin."
-    script.episodes["diagnosed"] = (["Rahul Mehta", "Dr. Okafor", "metformin"], [
-        fact("Dr. Okafor", "DIAGNOSED", "Rahul Mehta", diagnosed), fact("Rahul Mehta", "TAKES", "metformin", takes)])
-    script.episodes["Jardiance"] = (["Rahul Mehta", "Dr. Okafor", "Jardiance"], [])
-    # the quote names the doctor and the patient of the diagnosis, and the new medicine
-    script.endings = lambda ctx: [ending(ctx, takes, "Dr. Okafor switched me to Jardiance")]
-    ingestor = Ingestor(store, embedder, model)
-    await ingestor.add_episode(message("Dr. Okafor diagnosed me with diabetes and put me on metformin.",
-                                       "2023-02-20", "Rahul Mehta"))
-    result = await ingestor.add_episode(message("Dr. Okafor switched me to Jardiance last Thursday.", "2023-06-05",
-                                                "Rahul Mehta"))
-
-    assert [f.fact for f in result.facts_invalidated] == [takes]
-    assert (await current(store))[diagnosed].invalid_at is None
-
-
 async def test_a_fact_said_to_go_on_does_not_replace_the_one_it_restates(
     store: Store, embedder: HashingEmbedder, model: FunctionModel, script: Script
 ) -> None:

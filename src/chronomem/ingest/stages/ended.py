@@ -15,10 +15,8 @@ contains. And the quote must end *that* fact:
 - a quote that names two entities of another fact shown, and fewer of this one's, ends that other
   fact: "I left St. Agnes" ends the nurse's job there, not her first-aid classes at the Red Cross,
   unless the episode states a new value of this one ("I left Globex and moved to Porto" ends the
-  home in Lisbon too) or the quote names an entity of no shown fact ("Dr. Okafor switched me to
-  Jardiance" names the doctor and patient of the diagnosis, and ends the metformin); when that
-  other fact is the only one the quote names so, the end is moved to it (a small model gives a
-  wrong number beside the right quote);
+  home in Lisbon too); when that other fact is the only one the quote names so, the end is moved
+  to it (a small model gives a wrong number beside the right quote);
 - a quote that says nothing ended or changed ("Nordhavn opened an office in Rotterdam" for its CFO
   appointment) ends nothing, unless the episode gives the fact a new value; neither does one that
   says the fact goes on ("still teaching there", "kept me on Ventolin") and says no end;
@@ -192,8 +190,7 @@ class _Naming:
     ) -> _Naming:
         entities = {n: frozenset(eid for f in same for eid in (f.source_id, f.target_id, *f.other_entity_ids))
                     for n, same in enumerate(known, start=1)}
-        # the episode's entities too: a quote that names one no shown fact has may give a fact its new value
-        ids = sorted(set().union(*entities.values(), (eid for _, eid in resolved.mentioned)))
+        ids = sorted(set().union(*entities.values()))
         found: dict[str, Entity] = {eid: resolved.entities[eid] for eid in ids if eid in resolved.entities}
         missing = [eid for eid in ids if eid not in found]
         if missing:
@@ -204,12 +201,6 @@ class _Naming:
                 spellings[eid] = tuple(dict.fromkeys((*spellings[eid], name)))
         speaker = resolved.find(text.speaker) if text.speaker else None
         return cls(spellings, speaker.id if speaker is not None else None, entities)
-
-    def _names_a_new_value(self, named: frozenset[str]) -> bool:
-        """Does a quote that names ``named`` name an entity of no shown fact? "Dr. Okafor switched me
-        to Jardiance" names the doctor and the patient of the diagnosis, and ends the metformin: the
-        entities a quote names tell which fact it ends only when it names no new one."""
-        return bool(named - set().union(*self.entities.values()))
 
     def named_by(self, words: str) -> frozenset[str]:
         named = named_entities(self.spellings, words)
@@ -222,7 +213,7 @@ class _Naming:
         of text ``number``'s: a small model gives a wrong number beside the right quote ("I resigned
         from Studio Vanta" for "Studio Vanta was founded by Hugo Lindqvist")."""
         in_quote = self.named_by(quote)
-        if len(self.entities[number] & in_quote) >= 2 or self._names_a_new_value(in_quote):
+        if len(self.entities[number] & in_quote) >= 2:
             return None
         others = [n for n, ents in self.entities.items() if n != number and len(ents & in_quote) >= 2]
         return others[0] if len(others) == 1 else None
@@ -233,7 +224,7 @@ class _Naming:
         if not own & self.named_by(sentence):
             return "the sentence that would end it names none of its entities"
         in_quote = self.named_by(quote)
-        if not replaced and len(own & in_quote) < 2 and not self._names_a_new_value(in_quote):
+        if not replaced and len(own & in_quote) < 2:
             other = next((n for n, ents in self.entities.items() if n != number and len(ents & in_quote) >= 2), None)
             if other is not None:
                 return "the quote names the entities of another fact, and ends that one"
