@@ -195,10 +195,7 @@ class _Naming:
         missing = [eid for eid in ids if eid not in found]
         if missing:
             found.update((e.id, e) for e in await session.store.get_entities(session.group_id, missing))
-        spellings = {eid: tuple(dict.fromkeys((e.name, *e.aliases))) for eid, e in found.items()}
-        for name, eid in resolved.mentioned:
-            if eid in spellings:
-                spellings[eid] = tuple(dict.fromkeys((*spellings[eid], name)))
+        spellings = resolved.spellings(found.values())
         speaker = resolved.find(text.speaker) if text.speaker else None
         return cls(spellings, speaker.id if speaker is not None else None, entities)
 
@@ -215,8 +212,12 @@ class _Naming:
         in_quote = self.named_by(quote)
         if len(self.entities[number] & in_quote) >= 2:
             return None
-        others = [n for n, ents in self.entities.items() if n != number and len(ents & in_quote) >= 2]
+        others = self._fully_named_others(in_quote, number)
         return others[0] if len(others) == 1 else None
+
+    def _fully_named_others(self, named: frozenset[str], number: int) -> list[int]:
+        """The shown texts other than ``number`` two of whose entities are among ``named``."""
+        return [n for n, ents in self.entities.items() if n != number and len(ents & named) >= 2]
 
     def not_ended_by(self, quote: str, sentence: str, number: int, replaced: bool) -> str | None:
         """Why ``quote`` (in ``sentence``) does not end the shown text ``number``; ``None`` if it may."""
@@ -224,10 +225,8 @@ class _Naming:
         if not own & self.named_by(sentence):
             return "the sentence that would end it names none of its entities"
         in_quote = self.named_by(quote)
-        if not replaced and len(own & in_quote) < 2:
-            other = next((n for n, ents in self.entities.items() if n != number and len(ents & in_quote) >= 2), None)
-            if other is not None:
-                return "the quote names the entities of another fact, and ends that one"
+        if not replaced and len(own & in_quote) < 2 and self._fully_named_others(in_quote, number):
+            return "the quote names the entities of another fact, and ends that one"
         if goes_on(quote):
             return "the quote says it goes on"
         if not says_a_change(quote) and not replaced:

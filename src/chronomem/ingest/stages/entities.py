@@ -169,6 +169,15 @@ class ResolvedEntities:
         entity_id = self.by_key.get(match_key(name))
         return self.entities.get(entity_id) if entity_id else None
 
+    def spellings(self, entities: Iterable[Entity] | None = None) -> dict[str, tuple[str, ...]]:
+        """Each entity's names (by id): its name, its aliases and the names this episode gave it;
+        of ``entities``, or of the episode's own."""
+        names = {e.id: [e.name, *e.aliases] for e in (self.entities.values() if entities is None else entities)}
+        for name, entity_id in self.mentioned:
+            if entity_id in names:
+                names[entity_id].append(name)
+        return {entity_id: tuple(dict.fromkeys(found)) for entity_id, found in names.items()}
+
     def bind(self, named: NamedEntity, entity: Entity, *, created: bool) -> None:
         self.entities[entity.id] = entity
         for key in {match_key(named.name), *(match_key(n) for n in (entity.name, *entity.aliases))}:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -74,9 +74,10 @@ def build_facts(
     """
     shown = shown or {}
     drafts = FactDrafts(shown=frozenset(f.id for f in shown.values()))
+    spellings = resolved.spellings()
     by_number: dict[int, Fact] = {}  # the answer's numbering (1 = its first fact) -> the draft it became
     for number, extracted_item in enumerate(extracted, start=1):
-        item, relation = _apart(extracted_item, resolved)
+        item, relation = _apart(extracted_item, resolved, spellings)
         if relation is not None and (held := _draft(session, relation, resolved, text)) is not None:
             # a relation has no day of its own: a date in its sentence is the statement's
             held = held.model_copy(update={"valid_at": None, "invalid_at": None})
@@ -108,13 +109,13 @@ def _draft(session: Session, item: ExtractedFact, resolved: ResolvedEntities, te
     return _to_fact(session, item, resolved, evidence, text.current if text is not None else None)
 
 
-def _apart(item: ExtractedFact, resolved: ResolvedEntities) -> tuple[ExtractedFact, ExtractedFact | None]:
+def _apart(
+    item: ExtractedFact, resolved: ResolvedEntities, spellings: dict[str, tuple[str, ...]]
+) -> tuple[ExtractedFact, ExtractedFact | None]:
     """``item`` as a statement and the relation an apposition in it states (:mod:`~chronomem.ingest.
     apposition`): "Daniel Okafor's daughter Amara just started at Lakeside Primary" is "Amara just
     started at Lakeside Primary" and "Amara is Daniel Okafor's daughter". Kept whole (no relation)
     when the statement names no third entity: then the fact is about the two alone."""
-    spellings = {eid: tuple(dict.fromkeys((e.name, *e.aliases, *(n for n, i in resolved.mentioned if i == eid))))
-                 for eid, e in resolved.entities.items()}
     split = apposition(item.fact, spellings)
     if split is None:
         return item, None
@@ -379,15 +380,9 @@ def _of_the_same_thing(session: Session, facts: Sequence[Fact], outcomes: list[F
     "Maya lives in Lisbon"). The packaged 1.5B ended a CFO appointment with the company's new office
     in Rotterdam. An end that reads like nothing it ends ("My new lead is Aisha Bello") is stage
     6b's to find, with a quote."""
-    for index, outcome in enumerate(outcomes):
-        new = facts[index]
-        other = [c for c in outcome.contradicts if not (same_pair(c, new) or c.relation_type == new.relation_type
-                                                       or same_state(c.fact, new.fact))]
-        if other:
-            session.warn(f"{new.fact!r} does not end {[c.fact for c in other]}: another pair, another relation")
-            dropped = {c.id for c in other}
-            outcomes[index] = dataclasses.replace(
-                outcome, contradicts=tuple(c for c in outcome.contradicts if c.id not in dropped))
+    _refuse_ends(session, facts, outcomes, "another pair, another relation",
+                 lambda new, old: not (same_pair(old, new) or old.relation_type == new.relation_type
+                                       or same_state(old.fact, new.fact)))
 
 
 def _kept_going(session: Session, facts: Sequence[Fact], outcomes: list[FactOutcome]) -> None:
@@ -399,13 +394,22 @@ def _kept_going(session: Session, facts: Sequence[Fact], outcomes: list[FactOutc
     if session.episode is None:
         return
     going_on = said_to_go_on(facts, session.episode.text)
+    _refuse_ends(session, facts, outcomes, "the message says it goes on",
+                 lambda _new, old: any(same_pair(g, old) for g in going_on))
+
+
+def _refuse_ends(
+    session: Session, facts: Sequence[Fact], outcomes: list[FactOutcome], why: str,
+    refused: Callable[[Fact, Fact], bool],
+) -> None:
+    """Each outcome without the contradictions ``refused(new, old)`` rejects, with a warning saying ``why``."""
     for index, outcome in enumerate(outcomes):
-        kept = [c for c in outcome.contradicts if any(same_pair(g, c) for g in going_on)]
-        if kept:
-            session.warn(f"{facts[index].fact!r} does not end {[c.fact for c in kept]}: the message says it goes on")
-            ended = {c.id for c in kept}
+        new = facts[index]
+        dropped = {c.id: c for c in outcome.contradicts if refused(new, c)}
+        if dropped:
+            session.warn(f"{new.fact!r} does not end {[c.fact for c in dropped.values()]}: {why}")
             outcomes[index] = dataclasses.replace(
-                outcome, contradicts=tuple(c for c in outcome.contradicts if c.id not in ended))
+                outcome, contradicts=tuple(c for c in outcome.contradicts if c.id not in dropped))
 
 
 def _within_episode_single_valued(session: Session, facts: Sequence[Fact], outcomes: list[FactOutcome]) -> None:
