@@ -103,12 +103,16 @@ def start_live_server(
 
 
 def start_live_worker(
-    data_dir: Path, *, latency: float = 0.0, store: str | None = None, shard: str = "0/1"
+    data_dir: Path, *, latency: float = 0.0, store: str | None = None, shard: str = "0/1",
+    hang_after: int | None = None,
 ) -> subprocess.Popen[str]:
     """Start ``live_server.py --role worker`` (a separate ingestion process; by default on the
     SQLite file in ``data_dir``) and wait until it runs; its output is piped, so a worker that
-    refused to start can be read from."""
+    refused to start can be read from. With ``hang_after`` its model stops answering once it has
+    extracted that many episodes."""
     store_args = ["--store", store] if store else []
+    if hang_after is not None:
+        store_args += ["--hang-after", str(hang_after)]
     process = processes.start(
         [sys.executable, str(LIVE_SERVER), "--data-dir", str(data_dir), "--latency", str(latency), "--shard", shard,
          *store_args, "--role", "worker"],  # "--role worker" last: a test swaps it for another role

@@ -87,7 +87,7 @@ async def test_a_worker_killed_mid_episode_loses_nothing_and_processes_nothing_t
     async def shard_0_holds() -> list[Episode]:
         return [e for g in groups[:2] for e in await store.list_episodes(g, statuses=[EpisodeStatus.PROCESSING])]
 
-    async def mid_episode() -> bool:  # one extracted already, another under way (model calls take 0.3 s)
+    async def mid_episode() -> bool:  # one extracted already; its next ones wait on a model that never answers
         return shard_0_done() >= 1 and bool(await shard_0_holds())
 
     async def all_done() -> bool:
@@ -96,7 +96,8 @@ async def test_a_worker_killed_mid_episode_loses_nothing_and_processes_nothing_t
 
     try:
         with processes.Scope(grace=0) as running:  # SIGKILLed at the end, as before; however the test ends
-            workers = {shard: running.add(start_live_worker(tmp_path, latency=0.3, store=url, shard=shard))
+            workers = {shard: running.add(start_live_worker(tmp_path, latency=0.3, store=url, shard=shard,
+                                                            hang_after=1 if shard == "0/2" else None))
                        for shard in ("1/2", "0/2")}
             await _until(mid_episode, "shard 0 to be mid-episode")
             workers["0/2"].kill()
