@@ -263,6 +263,30 @@ async def test_a_fact_hung_on_the_wrong_pair_goes_to_the_entity_its_sentence_nam
     assert (names[stored.source_id], names[stored.target_id]) == ("Maya", "Bolt")
 
 
+async def test_a_fact_of_two_joint_subjects_is_of_the_first_and_the_entity_the_predicate_names(store, embedder):
+    script = Script()
+    script.episodes["moved"] = (["Ayesha", "Imran", "Sofia", "Bristol"], [
+        fact("Imran", "Sofia", "Imran and Sofia moved to Bristol in August.", "Imran and Sofia moved to Bristol")])
+    await Ingestor(store, embedder, FunctionModel(script)).add_episode(
+        message("Imran and Sofia moved to Bristol in August.", speaker="Ayesha"))
+    names = {e.id: e.name for e in await store.list_entities("g")}
+    (stored,) = await store.list_facts("g")
+    assert (names[stored.source_id], names[stored.target_id]) == ("Imran", "Bristol")
+    assert [names[i] for i in stored.other_entity_ids] == ["Sofia"]
+
+
+async def test_a_code_the_model_did_not_extract_is_an_entity_and_the_fact_stated_of_it_is_kept(store, embedder):
+    # the 1.5B left "DY1307" out of its entities; the fact it then wrote of it had no end
+    script = Script()
+    script.episodes["now on"] = (["Nadia", "Norwegian flight DY1303"], [
+        fact("Nadia", "DY1307", "Nadia is now on DY1307.", "I'm now on DY1307")])
+    result = await Ingestor(store, embedder, FunctionModel(script)).add_episode(
+        message("Norwegian flight DY1303 is cancelled, so I'm now on DY1307.", speaker="Nadia"))
+    assert sorted(e.name for e in await store.list_entities("g")) == ["DY1307", "Nadia", "Norwegian flight DY1303"]
+    assert [f.fact for f in await store.list_facts("g")] == ["Nadia is now on DY1307."]
+    assert any("code 'DY1307' made an entity" in w for w in result.warnings)
+
+
 @pytest.mark.parametrize(("said", "model_date", "expected"), [
     ("I started at Globex last Monday.", "2024-05-15T09:00:00Z", "2024-05-13"),  # defaulted to the day said
     ("I started at Globex last Monday.", None, "2024-05-13"),

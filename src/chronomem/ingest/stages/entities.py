@@ -40,6 +40,7 @@ from chronomem.ingest.resolution import (
 )
 from chronomem.ingest.session import Session, stage
 from chronomem.store.base import Scope
+from chronomem.text.codes import codes_in
 from chronomem.text.names import split_legal_form
 from chronomem.text.timeparse import parse_time
 
@@ -103,8 +104,23 @@ def named_entities(
             attributes = dict(entity.attributes)
         result.append(NamedEntity(entity.name, labels, attributes, aliases))
         result.extend(NamedEntity(alias, labels) for alias in apart)
+    if text is not None:
+        result.extend(_codes_left_out(session, text.current, result))
     session.entities_extracted = len(result)
     return result
+
+
+def _codes_left_out(session: Session, current: str, named: Sequence[NamedEntity]) -> list[NamedEntity]:
+    """The codes the current message names (a flight, a booking reference: :mod:`chronomem.text.codes`)
+    that no extracted name holds: an entity each, so the fact that the message states of one has
+    its end. Only the message's own words are added, so nothing is invented."""
+    names = [n for entity in named for n in (entity.name, *entity.aliases)]
+    added = []
+    for code in codes_in(current):
+        if not is_named(code, names):
+            session.warn(f"code {code!r} made an entity: the model did not extract it")
+            added.append(NamedEntity(code))
+    return added
 
 
 def _is_a_date(name: str, reference: datetime) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -234,6 +235,8 @@ def _ends_the_text_names(
     wrong pair ("Maya adopted a dog named Bolt" between Maya and her sister Ana): when the text
     names one end but not the other, and names exactly one other entity of the episode, that
     entity is the other end. Otherwise the ends stay as the model gave them."""
+    if (joint := _joint_subject(fact, source, target, resolved)) is not None:
+        return joint
     if _named_in(fact, source) == _named_in(fact, target):
         return source, target
     kept = source if _named_in(fact, source) else target
@@ -243,6 +246,36 @@ def _ends_the_text_names(
         return source, target
     (other,) = others.values()
     return (kept, other) if kept is source else (other, kept)
+
+
+_JOINT_SUBJECT = re.compile(r"^(?P<first>[^,;.!?]+?)\s+(?:and|&)\s+(?P<second>[^,;.!?]+?)\s+(?P<predicate>[a-z].*)$",
+                            re.DOTALL)
+
+
+def _joint_subject(
+    fact: str, source: Entity, target: Entity, resolved: ResolvedEntities
+) -> tuple[Entity, Entity] | None:
+    """"Imran and Sofia moved to Bristol": the model's two ends are the sentence's two subjects, who
+    do the same thing, not a relation between them. The fact is of the first subject and the one
+    entity the predicate names (the second subject joins it as a participant); ``None`` when the
+    fact does not open with its two ends joined by "and", or its predicate names no single entity."""
+    match = _JOINT_SUBJECT.match(fact.strip())
+    if match is None or re.search(r"['’]s$", match["second"]):  # "Ana and Rui's daughter": one owner's role
+        return None
+    first, second = match["first"], match["second"]
+    if _named_in(first, source) and _named_in(second, target):
+        subject = source
+    elif _named_in(first, target) and _named_in(second, source):
+        subject = target
+    else:
+        return None
+    predicate = match["predicate"]
+    others = {e.id: e for _, eid in resolved.mentioned
+              if (e := resolved.entities[eid]).id not in (source.id, target.id) and _named_in(predicate, e)}
+    if len(others) != 1:
+        return None
+    (other,) = others.values()
+    return subject, other
 
 
 def _named_in(text: str, entity: Entity) -> bool:
