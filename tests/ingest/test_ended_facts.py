@@ -268,6 +268,27 @@ async def test_a_sentence_about_other_entities_ends_nothing_of_theirs(
     assert any("names none of its entities" in w and at_school in w for w in result.warnings)
 
 
+async def test_a_quote_naming_another_facts_entities_ends_the_fact_its_sentence_is_about(
+    store: Store, embedder: HashingEmbedder, model: FunctionModel, script: Script
+) -> None:
+    diagnosed, on_metformin = "Dr. Okafor diagnosed Rahul Mehta with diabetes.", "Rahul Mehta takes metformin."
+    script.episodes["diagnosed"] = (["Rahul Mehta", "Dr. Okafor", "diabetes", "metformin"], [
+        fact("Dr. Okafor", "DIAGNOSED", "Rahul Mehta", diagnosed),
+        fact("Rahul Mehta", "TAKES", "metformin", on_metformin),
+    ])
+    script.episodes["switched"] = (["Rahul Mehta", "Dr. Okafor", "metformin"], [])
+    # the quote names the doctor and the patient, as the diagnosis does; its sentence names the metformin
+    script.endings = lambda ctx: [ending(ctx, on_metformin, "Dr. Okafor switched me to Jardiance")]
+    ingestor = Ingestor(store, embedder, model)
+    await ingestor.add_episode(message("Dr. Okafor diagnosed me with diabetes and put me on metformin.",
+                                       "2024-03-01", "Rahul Mehta"))
+    result = await ingestor.add_episode(message(
+        "The metformin was upsetting my stomach, so Dr. Okafor switched me to Jardiance.", "2024-04-02",
+        "Rahul Mehta"))
+
+    assert [f.fact for f in result.facts_invalidated] == [on_metformin]
+
+
 async def test_a_quote_about_another_fact_still_ends_the_one_it_gives_a_new_value(
     store: Store, embedder: HashingEmbedder, model: FunctionModel, chen: Script
 ) -> None:

@@ -12,11 +12,11 @@ contains. And the quote must end *that* fact:
 
 - its sentence names one of the fact's entities (the speaker by "I", "me" or "my"): "Chidi quit the
   Hawks" ends nothing of his sister's;
-- a quote that names two entities of another fact shown, and fewer of this one's, ends that other
-  fact: "I left St. Agnes" ends the nurse's job there, not her first-aid classes at the Red Cross,
-  unless the episode states a new value of this one ("I left Globex and moved to Porto" ends the
-  home in Lisbon too); when that other fact is the only one the quote names so, the end is moved
-  to it (a small model gives a wrong number beside the right quote);
+- a quote that names two entities of another fact shown, in a sentence that names fewer of this
+  one's, ends that other fact: "I left St. Agnes" ends the nurse's job there, not her first-aid
+  classes at the Red Cross, unless the episode states a new value of this one ("I left Globex and
+  moved to Porto" ends the home in Lisbon too); when that other fact is the only one the quote
+  names so, the end is moved to it (a small model gives a wrong number beside the right quote);
 - a quote that says nothing ended or changed ("Nordhavn opened an office in Rotterdam" for its CFO
   appointment) ends nothing, unless the episode gives the fact a new value; neither does one that
   says the fact goes on ("still teaching there", "kept me on Ventolin") and says no end;
@@ -104,7 +104,8 @@ async def review_endings(
         quote = text.current[span[0]:span[1]]
         number = item.number
         replaced = _given_a_new_value(session, same_text, facts, outcomes)
-        if not replaced and (meant := named.meant_instead(quote, number)) is not None:
+        sentence = sentence_around(text.current, *span)
+        if not replaced and (meant := named.meant_instead(quote, sentence, number)) is not None:
             session.warn(f"the model ended {same_text[0].fact!r}; its quote ends {numbered[meant][0].fact!r}")
             number, same_text = meant, numbered[meant]
             await session.vectors.embed([same_text[0].fact])
@@ -112,7 +113,7 @@ async def review_endings(
         if any(same_pair(kept, fact) for kept in going_on for fact in same_text):
             session.warn(f"{same_text[0].fact!r} kept current: the message says it goes on")
             continue
-        if (why := named.not_ended_by(quote, sentence_around(text.current, *span), number, replaced)) is not None:
+        if (why := named.not_ended_by(quote, sentence, number, replaced)) is not None:
             session.warn(f"{same_text[0].fact!r} kept current: {why}: {quote!r}")
             continue
         stated = (parse_model_datetime(item.ended_at, session.reference_time, context=quote)
@@ -205,15 +206,21 @@ class _Naming:
             named |= {self.speaker}
         return named
 
-    def meant_instead(self, quote: str, number: int) -> int | None:
-        """The one other shown text whose entities ``quote`` names (two of them) when it names fewer
-        of text ``number``'s: a small model gives a wrong number beside the right quote ("I resigned
-        from Studio Vanta" for "Studio Vanta was founded by Hugo Lindqvist")."""
-        in_quote = self.named_by(quote)
-        if len(self.entities[number] & in_quote) >= 2:
+    def meant_instead(self, quote: str, sentence: str, number: int) -> int | None:
+        """The one other shown text whose entities ``quote`` names (two of them) when its
+        ``sentence`` names fewer of text ``number``'s: a small model gives a wrong number beside the
+        right quote ("I resigned from Studio Vanta" for "Studio Vanta was founded by Hugo
+        Lindqvist"). A sentence that names two of the fact's own entities is about it, whatever
+        else the quote names ("The metformin was upsetting my stomach, so Dr. Okafor switched me to
+        Jardiance": a quote of its second half names the doctor and the patient, as the diagnosis
+        does, and still ends the metformin)."""
+        if self._names_two_of(sentence, number):
             return None
-        others = self._fully_named_others(in_quote, number)
+        others = self._fully_named_others(self.named_by(quote), number)
         return others[0] if len(others) == 1 else None
+
+    def _names_two_of(self, words: str, number: int) -> bool:
+        return len(self.entities[number] & self.named_by(words)) >= 2
 
     def _fully_named_others(self, named: frozenset[str], number: int) -> list[int]:
         """The shown texts other than ``number`` two of whose entities are among ``named``."""
@@ -224,8 +231,8 @@ class _Naming:
         own = self.entities[number]
         if not own & self.named_by(sentence):
             return "the sentence that would end it names none of its entities"
-        in_quote = self.named_by(quote)
-        if not replaced and len(own & in_quote) < 2 and self._fully_named_others(in_quote, number):
+        if not replaced and not self._names_two_of(sentence, number) and self._fully_named_others(
+                self.named_by(quote), number):
             return "the quote names the entities of another fact, and ends that one"
         if goes_on(quote):
             return "the quote says it goes on"
