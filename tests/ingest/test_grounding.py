@@ -275,6 +275,34 @@ async def test_a_fact_of_two_joint_subjects_is_of_the_first_and_the_entity_the_p
     assert [names[i] for i in stored.other_entity_ids] == ["Sofia"]
 
 
+async def test_a_name_a_fact_gives_as_its_end_and_the_entity_answer_left_out_is_resolved_as_an_entity(
+    store, embedder
+):
+    script = Script()
+    script.episodes["husband Mike"] = (["Lauren", "Summit Bank"], [
+        fact("Mike", "Summit Bank", "Mike got a job at Summit Bank.", "her husband Mike got a job at Summit Bank"),
+        fact("Lauren", "Denver", "Lauren moved to Denver.", "Lauren just moved to Denver"),
+        fact("Lauren", "stomach", "Lauren has an upset stomach.", None),  # a common noun: no name
+        fact("She", "Summit Bank", "She likes Summit Bank.", None),  # a pronoun: no name
+    ])
+    script.episodes["Mike and Lauren"] = (["Lauren"], [
+        fact("Mike", "Lauren", "Mike is Lauren's husband.", "Mike and Lauren"),
+    ])
+    model = FunctionModel(script)
+    ingestor = Ingestor(store, embedder, model)
+    result = await ingestor.add_episode(message(
+        "Lauren just moved to Denver because her husband Mike got a job at Summit Bank. She has an upset stomach."))
+    entities = sorted(e.name for e in await store.list_entities("g"))
+    assert entities == ["Alice", "Denver", "Lauren", "Mike", "Summit Bank"]
+    facts = sorted(f.fact for f in await store.list_facts("g"))
+    assert facts == ["Lauren moved to Denver.", "Mike got a job at Summit Bank."]
+    assert model.prompt_names == ["extract_entities", "extract_facts"]  # no call for the names left out
+    assert any("'Mike', an end of a fact the entity answer left out, made an entity" in w for w in result.warnings)
+
+    await ingestor.add_episode(message("Mike and Lauren say hi.", when="2024-05-16"))
+    assert sorted(e.name for e in await store.list_entities("g")).count("Mike") == 1  # the same Mike, found again
+
+
 async def test_a_code_the_model_did_not_extract_is_an_entity_and_the_fact_stated_of_it_is_kept(store, embedder):
     # the 1.5B left "DY1307" out of its entities; the fact it then wrote of it had no end
     script = Script()

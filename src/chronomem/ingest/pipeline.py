@@ -41,7 +41,7 @@ from chronomem.ingest.resolution import match_key
 from chronomem.ingest.results import EntitiesAdded, IngestResult, RemovalResult
 from chronomem.ingest.session import Session
 from chronomem.ingest.stages.ended import review_endings
-from chronomem.ingest.stages.entities import ResolvedEntities, named_entities, resolve_entities
+from chronomem.ingest.stages.entities import ResolvedEntities, named_entities, resolve_entities, resolve_left_out
 from chronomem.ingest.stages.extraction import (
     FactExtraction,
     extract_entities,
@@ -247,6 +247,8 @@ class Ingestor:
         found = FactExtraction(extracted.facts)
         if staged:
             found = await extract_facts(session, text, resolved, nearby)
+        if not trusted:
+            await resolve_left_out(session, text, found.facts, resolved)
         if not trusted and session.config.facts_from_notes:
             found.facts = [*found.facts, *facts_from_notes(extracted.entities, found.facts, resolved, text)]
         drafts = build_facts(session, found.facts, resolved, found.shown, text=None if trusted else text)

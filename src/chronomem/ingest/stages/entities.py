@@ -23,6 +23,7 @@ from chronomem.ingest.prompts import (
     EntityResolutionContext,
     EpisodeText,
     ExtractedEntity,
+    ExtractedFact,
 )
 from chronomem.ingest.resolution import (
     Candidate,
@@ -49,6 +50,7 @@ __all__ = [
     "ResolvedEntities",
     "named_entities",
     "resolve_entities",
+    "resolve_left_out",
 ]
 
 
@@ -263,6 +265,56 @@ async def resolve_entities(
         decisions = [(n, d) for n, d in decisions if d.verdict is not Verdict.AMBIGUOUS]
     settle(session, resolved, decisions, await ask_about_ambiguous(session, text, decisions))
     return resolved
+
+
+# words a model writes as a fact's end that are no name of their own: the speaker's or the reader's
+_NOT_A_NAME = frozenset((
+    "i", "me", "my", "mine", "we", "us", "our", "you", "your", "he", "him", "his", "she", "her", "hers",
+    "they", "them", "their", "it", "its", "this", "that", "user", "assistant", "speaker", "someone",
+))
+
+
+@stage("resolve_entities")
+async def resolve_left_out(
+    session: Session, text: EpisodeText, facts: Sequence[ExtractedFact], resolved: ResolvedEntities
+) -> None:
+    """Resolve the names that extracted facts give as their ends and the entity answer left out.
+
+    A small model lists the people and places of a message, then writes a fact about one it did
+    not list ("Lauren Hayes' husband Mike got a job at Summit Bank" with no "Mike"): that fact has
+    no end and was lost. A name (a word with a capital or a digit) that the current message names
+    is an entity as if the entity answer had given it: matched to a known one when the match is
+    certain, else new. A name whose match only a model could settle stays out, with its fact: that
+    would cost a call the episode was not meant to make. Common nouns ("stomach") stay out too:
+    the entity answer is where things that are not names get in.
+    """
+    names = dict.fromkeys(n.strip() for f in facts for n in (f.source, f.target) if resolved.find(n) is None)
+    named = [NamedEntity(name) for name in names
+             if any(c.isupper() or c.isdigit() for c in name) and name.lower() not in _NOT_A_NAME
+             and is_named(name, (text.current,)) and not _is_a_date(name, text.reference_time)]
+    if not named:
+        return
+    await session.vectors.embed([n.name for n in named])
+    known = await _exact_candidates(session, named)
+    resolved.known.extend(e for e in known if all(e.id != k.id for k in resolved.known))
+    pending = []
+    for entity in named:
+        match = exact_match(entity.name, (), entity.labels, [*resolved.entities.values(), *resolved.known])
+        if match is not None:
+            resolved.bind(entity, _merge_into(resolved, resolved.entities.get(match.id, match), entity),
+                          created=match.id in resolved.created)
+        else:
+            pending.append(entity)
+    decided = []
+    for entity, decision in await _decide_unmatched(session, pending, known) if pending else []:
+        if decision.verdict is Verdict.AMBIGUOUS:
+            session.warn(f"{entity.name!r}, an end of a fact the entity answer left out, may be a known entity: "
+                         "its facts are dropped")
+        else:
+            session.warn(f"{entity.name!r}, an end of a fact the entity answer left out, made an entity")
+            decided.append((entity, decision))
+    settle(session, resolved, decided, {})
+    session.entities_extracted += len(named)
 
 
 def settle(
