@@ -10,7 +10,14 @@ from ingest_doubles import Script, at
 from chronomem.domain import Episode
 from chronomem.embed.testing import HashingEmbedder
 from chronomem.ingest import IngestConfig, Ingestor
-from chronomem.ingest.grounding import is_named, junk_reason, locate_quote, named_entities, stating_sentence
+from chronomem.ingest.grounding import (
+    ONLY_AN_IDENTITY,
+    is_named,
+    junk_reason,
+    locate_quote,
+    named_entities,
+    stating_sentence,
+)
 from chronomem.llm.testing import FunctionModel
 
 
@@ -74,8 +81,10 @@ def test_junk_fact_texts_are_recognised():
     for only_names in ("Alice", "Alice, Globex", "Alice -> Globex", '"Alice", "Globex"', "Alice {} Globex",
                        "source: Alice, target: Globex", "Alice RELATES_TO Globex", "ALICE GLOBEX."):
         assert junk_reason(only_names, ["Alice", "Globex"]) == "says nothing but its entities' names", only_names
+    assert junk_reason("Alice is Globex.", ["Alice", "Globex"]) == ONLY_AN_IDENTITY
+    assert junk_reason("Assistant is Chen Wei's assistant.", ["Assistant", "Chen Wei"]) == ONLY_AN_IDENTITY
     statements = ("Alice works at Globex", "Alice is Globex's CTO", "Alice left Globex in 2023",
-                  "Alice & Globex merged")
+                  "Alice & Globex merged", "Alice is at Globex", "Alice was in Globex")
     for statement in statements:
         assert junk_reason(statement, ["Alice", "Globex"]) is None, statement
     assert junk_reason("Alice works at Globex", ["Alice", "Globex"]) is None
@@ -199,6 +208,17 @@ async def test_junk_still_there_after_the_retry_is_dropped_and_counted(store, em
     assert model.prompt_names == ["extract_graph", "extract_graph"]  # one retry, never a second
     assert [f.fact for f in await store.list_facts("g")] == ["Alice works at Globex"]
     assert result.facts_rejected == 1 and result.episode.status.value == "done"
+
+
+async def test_a_statement_of_identity_alone_is_dropped_without_a_retry(store, embedder):
+    script = Script()
+    script.episodes["keep that in mind"] = (["Assistant", "Chen Wei"], [
+        fact("Assistant", "Chen Wei", "Assistant is Chen Wei's assistant.", None)])
+    model = FunctionModel(script)
+    result = await Ingestor(store, embedder, model).add_episode(
+        message("Thanks, Chen Wei. I'll keep that in mind.", speaker="Assistant"))
+    assert await store.list_facts("g") == [] and result.facts_rejected == 1
+    assert model.prompt_names == ["extract_entities", "extract_facts"]
 
 
 def test_the_evidence_is_shown_by_the_context_block_on_request_and_returned_by_the_api():

@@ -27,8 +27,8 @@ from chronomem.text.names import fold_accents, name_key, plain_punctuation, visi
 from chronomem.text.words import WORD
 
 __all__ = [
-    "PARAPHRASE_SHARE", "QUOTE_TOLERANCE", "is_named", "is_named_any", "junk_reason", "locate_quote", "named_entities",
-    "sentence_around", "sentences", "stating_sentence",
+    "ONLY_AN_IDENTITY", "PARAPHRASE_SHARE", "QUOTE_TOLERANCE", "is_named", "is_named_any", "junk_reason",
+    "locate_quote", "named_entities", "sentence_around", "sentences", "stating_sentence",
 ]
 
 QUOTE_TOLERANCE = 90.0  # rapidfuzz partial-ratio (0-100) a quote must reach when it is not found verbatim
@@ -183,9 +183,19 @@ def junk_reason(fact: str, entity_names: Sequence[str]) -> str | None:
     if words and not any(is_named(word, [fact]) for word in words):
         return "names none of its entities"
     named = {w for name in entity_names for w in WORD.findall(_folded(name))}
-    if not set(WORD.findall(_folded(fact))) - named - _SCHEMA_WORDS:
+    said = set(WORD.findall(_folded(fact))) - named - _SCHEMA_WORDS
+    if not said:
         return "says nothing but its entities' names"
+    if not said - _COPULA:
+        return ONLY_AN_IDENTITY
     return None
+
+
+# a statement that one entity is the other, or a name of it, and nothing more: "Assistant is Chen
+# Wei's assistant" (the 1.5B's fact of an assistant's "Thanks, Chen") tells no reader anything. It is
+# a well-formed answer with nothing in it, not a misread format: no corrective retry is asked for it
+ONLY_AN_IDENTITY = "says no more than that one of its entities is the other"
+_COPULA = frozenset(("is", "are", "was", "were", "be", "s", "a", "an", "the"))
 
 
 # words that say nothing of what a fact states: a paraphrase is judged by the rest

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from chronomem.domain import Episode, EpisodeKind, Fact
-from chronomem.ingest.grounding import is_named, junk_reason
+from chronomem.ingest.grounding import ONLY_AN_IDENTITY, is_named, junk_reason
 from chronomem.ingest.pairs import named_together
 from chronomem.ingest.prompts import (
     COMBINED_EXTRACTION,
@@ -109,8 +109,9 @@ async def extract_graph(session: Session, text: EpisodeText) -> ExtractedGraph:
 def _all_junk(facts: Sequence[ExtractedFact]) -> bool:
     """Every fact of the answer is junk: worth the one corrective call. A junk fact beside good ones
     is dropped (and counted) when the facts are built; a retry would cost a call and may lose the
-    good ones."""
-    return bool(facts) and all(junk_reason(f.fact, [f.source, f.target]) is not None for f in facts)
+    good ones. Nor is a statement of identity: the model read the format right and found nothing."""
+    reasons = [junk_reason(f.fact, [f.source, f.target]) for f in facts]
+    return bool(facts) and all(r is not None and r != ONLY_AN_IDENTITY for r in reasons)
 
 
 _Answer = TypeVar("_Answer", ExtractedGraph, ExtractedFacts)
