@@ -271,6 +271,19 @@ def test_a_paraphrase_is_grounded_by_the_sentence_that_names_its_entities_and_sa
         assert text[span[0]:span[1]] in ("Maya Patel: I adopted a dog named Bolt.", "My sister Ana lives in Lisbon.")
 
 
+@pytest.mark.parametrize(("fact", "names", "stated"), [
+    ("Ana had a baby named Inês.", ["Ana", "Inês"], True),  # "They" names Ana, whom the sentence before named
+    ("Rui had a baby named Inês.", ["Rui", "Inês"], True),
+    ("Ana had a baby named Inês.", ["Ana", "Inês"], False),  # no pronoun: nothing refers back
+    ("Ana adopted a cat named Inês.", ["Ana", "Inês"], False),  # what it says, the sentence does not
+])
+def test_a_sentence_with_a_pronoun_names_what_the_sentence_before_named(fact, names, stated):
+    text = "My sister Ana lives in Lisbon with Rui. They just had a baby, a girl named Inês."
+    if not stated and "adopted" not in fact:
+        text = text.replace("They", "We")
+    assert (stating_sentence(fact, names, text, "Lucas") is not None) == stated
+
+
 async def test_a_fact_hung_on_the_wrong_pair_goes_to_the_entity_its_sentence_names(store, embedder):
     script = Script()
     script.episodes["adopted"] = (["Maya", "Ana", "Bolt"], [

@@ -27,7 +27,7 @@ from chronomem.text.names import fold_accents, name_key, plain_punctuation, visi
 from chronomem.text.words import WORD
 
 __all__ = [
-    "ONLY_AN_IDENTITY", "PARAPHRASE_SHARE", "QUOTE_TOLERANCE", "is_named", "is_named_any", "junk_reason",
+    "ONLY_AN_IDENTITY", "PARAPHRASE_SHARE", "QUOTE_TOLERANCE", "REFERS_BACK", "is_named", "is_named_any", "junk_reason",
     "locate_quote", "named_entities", "sentence_around", "sentences", "stating_sentence",
 ]
 
@@ -227,15 +227,23 @@ def stating_sentence(fact: str, names: Sequence[str], text: str, speaker: str | 
     claimed = _content_stems(fact, [*names, speaker or ""])
     if not claimed:
         return None
+    before = ""
     for match in _SENTENCE.finditer(text):
-        sentence = match.group(0)
-        if not all(is_named(name, [sentence]) or (speaker and is_named(name, [speaker])) for name in names):
+        sentence, previous, before = match.group(0), before, match.group(0)
+        # "They just had a baby": a pronoun names what the sentence before named ("Ana ... with Rui")
+        referred = [previous] if REFERS_BACK.search(sentence) else []
+        if not all(is_named(name, [sentence, *referred]) or (speaker and is_named(name, [speaker]))
+                   for name in names):
             continue
         said = _content_stems(in_third_person(sentence, speaker), [*names, speaker or ""])
         if len(claimed & said) >= PARAPHRASE_SHARE * len(claimed):
             start = match.start() + len(sentence) - len(sentence.lstrip())
             return start, match.start() + len(sentence.rstrip())
     return None
+
+
+# third-person pronouns: a sentence with one refers back to an entity the sentence before named
+REFERS_BACK = re.compile(r"\b(?:he|she|they|him|her|them|his|hers|their|theirs)\b", re.IGNORECASE)
 
 
 def sentences(text: str) -> list[str]:

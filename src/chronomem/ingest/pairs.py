@@ -16,16 +16,13 @@ Pure functions over strings, like :mod:`chronomem.ingest.grounding`.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from chronomem.ingest.grounding import is_named, sentences
+from chronomem.ingest.grounding import REFERS_BACK, is_named, sentences
 from chronomem.ingest.voice import FIRST_PERSON
 
 __all__ = ["NamedTogether", "named_together"]
-
-_REFERS_BACK = re.compile(r"\b(?:he|she|they|him|her|them|his|hers|their|theirs)\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +53,7 @@ def named_together(
                       key=lambda name: _position(name, clause))
         if speaker and speaker in listed and speaker not in here and FIRST_PERSON.search(clause):
             here.insert(0, speaker)
-        if subject and subject not in here and _REFERS_BACK.search(clause):
+        if subject and subject not in here and REFERS_BACK.search(clause):
             here.append(subject)
         for i, first in enumerate(here):
             for second in here[i + 1:]:
