@@ -308,6 +308,17 @@ async def test_a_fact_of_two_joint_subjects_is_of_the_first_and_the_entity_the_p
     assert [names[i] for i in stored.other_entity_ids] == ["Sofia"]
 
 
+async def test_a_fact_of_two_joint_subjects_naming_several_places_is_of_the_one_they_go_to(store, embedder):
+    moved = "Ana and Rui moved from Lisbon to Porto last month for Rui's new job at Marés Logistics."
+    script = Script()
+    script.episodes["moved"] = (["Lucas", "Ana", "Rui", "Lisbon", "Porto", "Marés Logistics"], [
+        fact("Ana", "Rui", moved, moved[:-1])])
+    await Ingestor(store, embedder, FunctionModel(script)).add_episode(message(moved, speaker="Lucas"))
+    names = {e.id: e.name for e in await store.list_entities("g")}
+    (stored,) = await store.list_facts("g")
+    assert (names[stored.source_id], names[stored.target_id]) == ("Ana", "Porto")
+
+
 async def test_a_name_a_fact_gives_as_its_end_and_the_entity_answer_left_out_is_resolved_as_an_entity(
     store, embedder
 ):

@@ -257,8 +257,9 @@ def _joint_subject(
 ) -> tuple[Entity, Entity] | None:
     """"Imran and Sofia moved to Bristol": the model's two ends are the sentence's two subjects, who
     do the same thing, not a relation between them. The fact is of the first subject and the one
-    entity the predicate names (the second subject joins it as a participant); ``None`` when the
-    fact does not open with its two ends joined by "and", or its predicate names no single entity."""
+    entity the predicate names, or of several the one it goes "to" (the second subject joins it as
+    a participant); ``None`` when the fact does not open with its two ends joined by "and", or its
+    predicate names no single entity."""
     match = _JOINT_SUBJECT.match(fact.strip())
     if match is None or re.search(r"['’]s$", match["second"]):  # "Ana and Rui's daughter": one owner's role
         return None
@@ -272,10 +273,19 @@ def _joint_subject(
     predicate = match["predicate"]
     others = {e.id: e for _, eid in resolved.mentioned
               if (e := resolved.entities[eid]).id not in (source.id, target.id) and _named_in(predicate, e)}
+    if len(others) > 1:  # "moved from Lisbon to Porto": where they went, if "to" names one
+        others = {i: e for i, e in others.items() if _named_in(_destination(predicate), e)}
     if len(others) != 1:
         return None
     (other,) = others.values()
     return subject, other
+
+
+def _destination(predicate: str) -> str:
+    """The words after a predicate's first "to", up to a comma or a "for": "Porto last month" of
+    "moved from Lisbon to Porto last month for Rui's new job"; empty without a "to"."""
+    after = re.split(r"\bto\b", predicate, maxsplit=1)
+    return re.split(r",|\bfor\b", after[1], maxsplit=1)[0] if len(after) == 2 else ""
 
 
 def _named_in(text: str, entity: Entity) -> bool:
