@@ -268,8 +268,12 @@ async def test_a_sentence_about_other_entities_ends_nothing_of_theirs(
     assert any("names none of its entities" in w and at_school in w for w in result.warnings)
 
 
+@pytest.mark.parametrize("quote", [
+    "Dr. Okafor switched me to Jardiance",  # names the doctor and the patient, as the diagnosis does
+    "The metformin was upsetting my stomach",  # says no change itself; its sentence does
+])
 async def test_a_quote_naming_another_facts_entities_ends_the_fact_its_sentence_is_about(
-    store: Store, embedder: HashingEmbedder, model: FunctionModel, script: Script
+    store: Store, embedder: HashingEmbedder, model: FunctionModel, script: Script, quote: str
 ) -> None:
     diagnosed, on_metformin = "Dr. Okafor diagnosed Rahul Mehta with diabetes.", "Rahul Mehta takes metformin."
     script.episodes["diagnosed"] = (["Rahul Mehta", "Dr. Okafor", "diabetes", "metformin"], [
@@ -277,8 +281,7 @@ async def test_a_quote_naming_another_facts_entities_ends_the_fact_its_sentence_
         fact("Rahul Mehta", "TAKES", "metformin", on_metformin),
     ])
     script.episodes["switched"] = (["Rahul Mehta", "Dr. Okafor", "metformin"], [])
-    # the quote names the doctor and the patient, as the diagnosis does; its sentence names the metformin
-    script.endings = lambda ctx: [ending(ctx, on_metformin, "Dr. Okafor switched me to Jardiance")]
+    script.endings = lambda ctx: [ending(ctx, on_metformin, quote)]
     ingestor = Ingestor(store, embedder, model)
     await ingestor.add_episode(message("Dr. Okafor diagnosed me with diabetes and put me on metformin.",
                                        "2024-03-01", "Rahul Mehta"))

@@ -16,6 +16,8 @@ from chronomem.ingest.grounding import (
     junk_reason,
     locate_quote,
     named_entities,
+    sentence_around,
+    sentences,
     stating_sentence,
 )
 from chronomem.llm.testing import FunctionModel
@@ -269,6 +271,15 @@ def test_a_paraphrase_is_grounded_by_the_sentence_that_names_its_entities_and_sa
     assert (span is not None) == stated
     if span is not None:
         assert text[span[0]:span[1]] in ("Maya Patel: I adopted a dog named Bolt.", "My sister Ana lives in Lisbon.")
+
+
+def test_a_full_stop_after_a_title_or_an_initial_ends_no_sentence():
+    said = "The metformin was upsetting my stomach, so Dr. Okafor switched me to Jardiance. I left St. Agnes."
+    assert sentences(said) == ["The metformin was upsetting my stomach, so Dr. Okafor switched me to Jardiance.",
+                               "I left St. Agnes."]
+    assert sentence_around(said, 4, 13) == sentences(said)[0]
+    assert sentences("J. Smith and Mrs. Hill met. Then they left!") == [
+        "J. Smith and Mrs. Hill met.", "Then they left!"]
 
 
 @pytest.mark.parametrize(("fact", "names", "stated"), [

@@ -35,7 +35,9 @@ QUOTE_TOLERANCE = 90.0  # rapidfuzz partial-ratio (0-100) a quote must reach whe
 # share of a fact's own words (not its entities' names) that the sentence naming its entities must
 # hold, for a fact whose quote is missing or is not the message's words
 PARAPHRASE_SHARE = 0.5
-_SENTENCE = re.compile(r"[^.!?\n]+[.!?]*")
+# a sentence runs to a full stop, question or exclamation mark or line break; a full stop after a
+# title or an initial ("Dr. Okafor", "St. Agnes", "J. Smith", "Mrs. Hill") ends none
+_SENTENCE = re.compile(r"(?:[^.!?\n]|(?<=\b[A-Z])\.|(?<=\b[A-Z][a-z])\.|(?<=\bMrs)\.)+[.!?]*")
 _MIN_FUZZY_QUOTE = 12  # shorter quotes must occur exactly: a fuzzy match of a few letters proves nothing
 _NON_SPACE = re.compile(r"\S+")
 
@@ -254,6 +256,7 @@ def sentences(text: str) -> list[str]:
 
 def sentence_around(text: str, start: int, end: int) -> str:
     """The sentence(s) of ``text`` that hold the span ``start:end`` (a quote may cross a full stop)."""
-    first = max(text.rfind(mark, 0, start) for mark in ".!?\n") + 1
-    ends = [i for i in (text.find(mark, end) for mark in ".!?\n") if i >= 0]
-    return text[first:min(ends) + 1 if ends else len(text)].strip()
+    every = [m.span() for m in _SENTENCE.finditer(text)]
+    held = [(a, b) for a, b in every if a < max(end, start + 1) and b > start]
+    held = held or [(a, b) for a, b in every if a <= start][-1:]  # an empty span at the very end
+    return text[held[0][0]:held[-1][1]].strip() if held else ""

@@ -17,8 +17,8 @@ contains. And the quote must end *that* fact:
   classes at the Red Cross, unless the episode states a new value of this one ("I left Globex and
   moved to Porto" ends the home in Lisbon too); when that other fact is the only one the quote
   names so, the end is moved to it (a small model gives a wrong number beside the right quote);
-- a quote that says nothing ended or changed ("Nordhavn opened an office in Rotterdam" for its CFO
-  appointment) ends nothing, unless the episode gives the fact a new value; neither does one that
+- a quote whose sentence says nothing ended or changed ("Nordhavn opened an office in Rotterdam" for
+  its CFO appointment) ends nothing, unless the episode gives the fact a new value; neither does one that
   says the fact goes on ("still teaching there", "kept me on Ventolin") and says no end;
 - no quote ends a fact whose two entities a new fact of the episode joins in a sentence that says
   it goes on (:func:`said_to_go_on`).
@@ -236,8 +236,8 @@ class _Naming:
             return "the quote names the entities of another fact, and ends that one"
         if goes_on(quote):
             return "the quote says it goes on"
-        if not says_a_change(quote) and not replaced:
-            return "the quote says nothing ended or changed"
+        if not says_a_change(sentence) and not replaced:  # "The metformin was upsetting me, so ... switched"
+            return "the quote's sentence says nothing ended or changed"
         return None
 
 
