@@ -389,6 +389,19 @@ async def test_a_start_left_at_the_day_it_was_said_takes_the_one_day_its_sentenc
     assert stored.valid_at is not None and stored.valid_at.date().isoformat() == expected
 
 
+async def test_a_quote_over_two_sentences_is_dated_by_the_one_that_states_the_fact(store, embedder):
+    release = ("Heliox Energy said its CEO, Margaret Osei, will step down on March 31, 2023. The board has "
+               "appointed Victor Lang as CEO effective April 1, 2023.")
+    appointed = "The board has appointed Victor Lang as CEO effective April 1, 2023."
+    script = Script()
+    script.episodes["appointed"] = (["Heliox Energy", "Victor Lang"], [
+        {**fact("Heliox Energy", "Victor Lang", appointed, release[:-1]), "valid_at": "2023-02-01T13:00:00Z"}])
+    episode = Episode(group_id="g", kind="text", content=release, reference_time=at("2023-02-01"))
+    await Ingestor(store, embedder, FunctionModel(script)).add_episode(episode)
+    (stored,) = await store.list_facts("g")
+    assert stored.valid_at is not None and stored.valid_at.date().isoformat() == "2023-04-01"
+
+
 async def test_a_fact_the_entity_notes_state_and_the_fact_call_left_out_is_kept(store, embedder):
     script = Script()
     script.episodes["sister"] = (

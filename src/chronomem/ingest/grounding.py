@@ -28,7 +28,7 @@ from chronomem.text.words import WORD
 
 __all__ = [
     "ONLY_AN_IDENTITY", "PARAPHRASE_SHARE", "QUOTE_TOLERANCE", "REFERS_BACK", "is_named", "is_named_any", "junk_reason",
-    "locate_quote", "named_entities", "sentence_around", "sentences", "stating_sentence",
+    "locate_quote", "named_entities", "sentence_around", "sentence_stating", "sentences", "stating_sentence",
 ]
 
 QUOTE_TOLERANCE = 90.0  # rapidfuzz partial-ratio (0-100) a quote must reach when it is not found verbatim
@@ -256,7 +256,20 @@ def sentences(text: str) -> list[str]:
 
 def sentence_around(text: str, start: int, end: int) -> str:
     """The sentence(s) of ``text`` that hold the span ``start:end`` (a quote may cross a full stop)."""
+    held = _held(text, start, end)
+    return text[held[0][0]:held[-1][1]].strip() if held else ""
+
+
+def sentence_stating(text: str, start: int, end: int, fact: str) -> str:
+    """Of the sentences of ``text`` that hold the span ``start:end``, the one sharing the most words
+    with ``fact``: a quote that runs over two sentences ("... will step down on March 31. The board
+    has appointed Victor Lang ... effective April 1") states its fact in one of them."""
+    held = [text[a:b].strip() for a, b in _held(text, start, end)]
+    claimed = _content_stems(fact, [])
+    return max(held, key=lambda sentence: len(claimed & _content_stems(sentence, [])), default="")
+
+
+def _held(text: str, start: int, end: int) -> list[tuple[int, int]]:
     every = [m.span() for m in _SENTENCE.finditer(text)]
     held = [(a, b) for a, b in every if a < max(end, start + 1) and b > start]
-    held = held or [(a, b) for a, b in every if a <= start][-1:]  # an empty span at the very end
-    return text[held[0][0]:held[-1][1]].strip() if held else ""
+    return held or [(a, b) for a, b in every if a <= start][-1:]  # an empty span at the very end

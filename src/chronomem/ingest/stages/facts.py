@@ -22,7 +22,14 @@ from chronomem.ingest.fact_resolution import (
     select_candidates,
     single_valued_outcome,
 )
-from chronomem.ingest.grounding import is_named_any, junk_reason, locate_quote, sentence_around, stating_sentence
+from chronomem.ingest.grounding import (
+    is_named_any,
+    junk_reason,
+    locate_quote,
+    sentence_around,
+    sentence_stating,
+    stating_sentence,
+)
 from chronomem.ingest.invalidation import end, invalidate, supersede_within_episode
 from chronomem.ingest.prompts import (
     FACT_RESOLUTION,
@@ -201,7 +208,7 @@ def _to_fact(
         said = episode_text[evidence[0].start:evidence[0].end]
         valid_at = own_clause_date(valid_at, said, names, episode_text, reference)
     if invalid_at is None and episode_text is not None and evidence:
-        valid_at = _stated_start(valid_at, reference, episode_text, evidence[0])
+        valid_at = _stated_start(valid_at, reference, episode_text, evidence[0], item.fact)
     if valid_at and invalid_at and invalid_at < valid_at:
         session.warn(f"invalid_at before valid_at dropped: {item.fact!r}")
         invalid_at = None
@@ -215,14 +222,15 @@ def _to_fact(
 
 
 def _stated_start(
-    valid_at: datetime | None, reference: datetime, episode_text: str, span: EvidenceSpan
+    valid_at: datetime | None, reference: datetime, episode_text: str, span: EvidenceSpan, fact: str
 ) -> datetime | None:
     """A start the model left at the episode's own day (or out) when the sentence that states the
     fact names one other day: "I started at Globex last Monday" began last Monday, not when it was
-    said. A model that gave a day of its own keeps it; so does a sentence with several dates."""
+    said. A model that gave a day of its own keeps it; so does a sentence with several dates. Of a
+    quote over several sentences, the one that reads most like the fact states it."""
     if valid_at is not None and valid_at.date() != reference.date():
         return valid_at
-    stated = only_date_in(sentence_around(episode_text, span.start, span.end), reference)
+    stated = only_date_in(sentence_stating(episode_text, span.start, span.end, fact), reference)
     if stated is None or stated.date() == reference.date():
         return valid_at
     return stated
