@@ -27,6 +27,8 @@ def _days(query: str, now: datetime = NOW) -> list[tuple[str, str]]:
         ("what did we do in May 2022", [("2022-05-01", "2022-06-01")]),
         ("the trip in June", [("2022-06-01", "2022-07-01")]),  # June has not come yet this year
         ("what did I do yesterday", [("2023-05-29", "2023-05-30")]),
+        ("names a new COO, effective immediately", [("2023-05-30", "2023-05-31")]),  # the announcement's day
+        ("resigned with immediate effect", [("2023-05-30", "2023-05-31")]),
         ("last Saturday", [("2023-05-27", "2023-05-28")]),
         ("last weekend", [("2023-05-27", "2023-05-29")]),
         ("last week", [("2023-05-22", "2023-05-29")]),

@@ -414,7 +414,8 @@ def _weekend(m: re.Match[str], now: datetime, lean: Lean) -> tuple[datetime, dat
 
 
 _DAY_WORDS = {"the day before yesterday": -2, "yesterday": -1, "last night": -1, "today": 0, "tonight": 0,
-              "this morning": 0, "this afternoon": 0, "this evening": 0, "tomorrow": 1, "the day after tomorrow": 2}
+              "this morning": 0, "this afternoon": 0, "this evening": 0, "tomorrow": 1, "the day after tomorrow": 2,
+              "effective immediately": 0, "with immediate effect": 0}  # an announcement's own day
 
 
 def _yesterday_today(m: re.Match[str], now: datetime, lean: Lean) -> tuple[datetime, datetime]:
@@ -628,7 +629,8 @@ _RULES: list[tuple[re.Pattern[str], _Resolver]] = [
     (re.compile(rf"\b(?P<which>last|previous|this|next)\s+{_CALENDAR_UNIT}\b", _I), _named_span),
     (re.compile(r"\b(?:(?P<which>last|this|next)\s+|the\s+)weekend\b", _I), _weekend),
     (re.compile(r"\b(?:the\s+day\s+(?:before\s+yesterday|after\s+tomorrow)|yesterday|last\s+night|today|"
-                r"tonight|this\s+(?:morning|afternoon|evening)|tomorrow)\b", _I), _yesterday_today),
+                r"tonight|this\s+(?:morning|afternoon|evening)|tomorrow|effective\s+immediately|"
+                r"with\s+immediate\s+effect)\b", _I), _yesterday_today),
     (re.compile(rf"(?<![\d/-])\b(?:in|during|since|of|from)?\s*{_YEAR}\b(?![\d/-])", _I), _bare_year),
 ]
 
