@@ -274,8 +274,7 @@ _NOT_A_NAME = frozenset((
 ))
 
 
-@stage("resolve_entities")
-async def resolve_left_out(
+async def resolve_left_out(  # part of the fact call's stage: its warnings and time are that stage's
     session: Session, text: EpisodeText, facts: Sequence[ExtractedFact], resolved: ResolvedEntities
 ) -> None:
     """Resolve the names that extracted facts give as their ends and the entity answer left out.
