@@ -292,6 +292,24 @@ async def test_a_quote_naming_another_facts_entities_ends_the_fact_its_sentence_
     assert [f.fact for f in result.facts_invalidated] == [on_metformin]
 
 
+async def test_a_move_ends_a_home_and_no_other_fact(
+    store: Store, embedder: HashingEmbedder, model: FunctionModel, script: Script
+) -> None:
+    baby, home = "Ana had a baby named Inês.", "Ana lives in Lisbon."
+    script.episodes["baby"] = (["Lucas", "Ana", "Inês", "Lisbon"], [
+        fact("Ana", "PARENT_OF", "Inês", baby), fact("Ana", "LIVES_IN", "Lisbon", home)])
+    script.episodes["Porto"] = (["Lucas", "Ana", "Lisbon", "Porto"], [])
+    moved = "Ana moved to Porto last month"
+    script.endings = lambda ctx: [ending(ctx, baby, moved), ending(ctx, home, moved)]
+    ingestor = Ingestor(store, embedder, model)
+    await ingestor.add_episode(message("My sister Ana lives in Lisbon. She just had a baby named Inês.",
+                                       "2023-05-12", "Lucas"))
+    result = await ingestor.add_episode(message(moved + ".", "2023-10-02", "Lucas"))
+
+    assert [f.fact for f in result.facts_invalidated] == [home]
+    assert any("says a new home, and this fact is none" in w and baby in w for w in result.warnings)
+
+
 async def test_a_quote_about_another_fact_still_ends_the_one_it_gives_a_new_value(
     store: Store, embedder: HashingEmbedder, model: FunctionModel, chen: Script
 ) -> None:

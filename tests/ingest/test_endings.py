@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from chronomem.ingest.endings import changed_state, goes_on, says_a_change, states_an_end
+from chronomem.ingest.endings import changed_state, goes_on, new_states_said, says_a_change, states_an_end
 
 
 @pytest.mark.parametrize("sentence", [
@@ -70,3 +70,14 @@ def test_a_sentence_that_says_a_state_goes_on(sentence: str, going_on: bool) -> 
 ])
 def test_a_move_from_one_home_to_another_is_a_new_home(sentence: str, fact: str, state: str | None) -> None:
     assert changed_state(sentence, fact) == state
+
+
+@pytest.mark.parametrize(("sentence", "states"), [
+    ("Ana and Rui moved from Lisbon to Porto last month for Rui's new job.", {"home", "job"}),
+    ("We moved to Porto last month.", {"home"}),
+    ("I start at Kingsbridge Clinic next month.", {"job"}),
+    ("I quit Globex and moved to Porto.", set()),  # an end as well: it may end more than a home
+    ("Dr. Okafor switched me to Jardiance.", set()),
+])
+def test_a_sentence_that_says_only_a_new_job_or_home(sentence: str, states: set[str]) -> None:
+    assert new_states_said(sentence) == states

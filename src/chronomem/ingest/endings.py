@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["changed_state", "goes_on", "holds_state", "same_state", "says_a_change", "states_an_end"]
+__all__ = [
+    "changed_state", "goes_on", "holds_state", "new_states_said", "same_state", "says_a_change", "states_an_end",
+]
 
 _ENDS = re.compile(
     r"\b(?:"
@@ -110,6 +112,15 @@ def changed_state(sentence: str, fact: str) -> str | None:
         if change.search(sentence) and held.search(fact):
             return state
     return None
+
+
+def new_states_said(sentence: str) -> frozenset[str]:
+    """The states ("job", "home") ``sentence`` says a new value of ("we moved to Porto for Rui's new
+    job"), when it says no end as well; none otherwise. Such a sentence ends values of those states
+    and nothing else."""
+    if states_an_end(sentence):
+        return frozenset()
+    return frozenset(state for state, (change, _) in _STATES.items() if change.search(sentence))
 
 
 def holds_state(fact: str, state: str) -> bool:

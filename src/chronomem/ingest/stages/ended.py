@@ -18,7 +18,9 @@ contains. And the quote must end *that* fact:
   moved to Porto" ends the home in Lisbon too); when that other fact is the only one the quote
   names so, the end is moved to it (a small model gives a wrong number beside the right quote);
 - a quote whose sentence says nothing ended or changed ("Nordhavn opened an office in Rotterdam" for
-  its CFO appointment) ends nothing, unless the episode gives the fact a new value; neither does one that
+  its CFO appointment) ends nothing, unless the episode gives the fact a new value; one whose
+  sentence says a new job or home and no end ends only a job or a home ("Ana and Rui moved from
+  Lisbon to Porto" ends no fact of their baby); neither does one that
   says the fact goes on ("still teaching there", "kept me on Ventolin") and says no end;
 - no quote ends a fact whose two entities a new fact of the episode joins in a sentence that says
   it goes on (:func:`said_to_go_on`).
@@ -42,7 +44,7 @@ import numpy as np
 
 from chronomem.domain import Entity, Fact
 from chronomem.ingest.dates import date_in_text, parse_model_datetime
-from chronomem.ingest.endings import goes_on, same_state, says_a_change
+from chronomem.ingest.endings import goes_on, holds_state, new_states_said, same_state, says_a_change
 from chronomem.ingest.fact_resolution import FactOutcome, same_pair, shares_endpoint
 from chronomem.ingest.grounding import locate_quote, named_entities, sentence_around
 from chronomem.ingest.prompts import END_REVIEW, CandidateFact, EndReviewContext, EpisodeText
@@ -113,7 +115,7 @@ async def review_endings(
         if any(same_pair(kept, fact) for kept in going_on for fact in same_text):
             session.warn(f"{same_text[0].fact!r} kept current: the message says it goes on")
             continue
-        if (why := named.not_ended_by(quote, sentence, number, replaced)) is not None:
+        if (why := named.not_ended_by(quote, sentence, number, same_text[0].fact, replaced)) is not None:
             session.warn(f"{same_text[0].fact!r} kept current: {why}: {quote!r}")
             continue
         stated = (parse_model_datetime(item.ended_at, session.reference_time, context=quote)
@@ -226,8 +228,9 @@ class _Naming:
         """The shown texts other than ``number`` two of whose entities are among ``named``."""
         return [n for n, ents in self.entities.items() if n != number and len(ents & named) >= 2]
 
-    def not_ended_by(self, quote: str, sentence: str, number: int, replaced: bool) -> str | None:
-        """Why ``quote`` (in ``sentence``) does not end the shown text ``number``; ``None`` if it may."""
+    def not_ended_by(self, quote: str, sentence: str, number: int, fact: str, replaced: bool) -> str | None:
+        """Why ``quote`` (in ``sentence``) does not end the shown text ``number`` (``fact``); ``None``
+        if it may."""
         own = self.entities[number]
         if not own & self.named_by(sentence):
             return "the sentence that would end it names none of its entities"
@@ -238,6 +241,9 @@ class _Naming:
             return "the quote says it goes on"
         if not says_a_change(sentence) and not replaced:  # "The metformin was upsetting me, so ... switched"
             return "the quote's sentence says nothing ended or changed"
+        states = new_states_said(sentence)
+        if not replaced and states and not any(holds_state(fact, state) for state in states):
+            return f"the quote's sentence says a new {' or '.join(sorted(states))}, and this fact is none"
         return None
 
 
