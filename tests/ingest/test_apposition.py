@@ -14,7 +14,7 @@ from ingest_doubles import Script, at
 from chronomem.domain import Episode
 from chronomem.embed.testing import HashingEmbedder
 from chronomem.ingest import Ingestor
-from chronomem.ingest.apposition import apposition
+from chronomem.ingest.apposition import apposition, holder_named
 from chronomem.llm.testing import FunctionModel
 from chronomem.store.base import Store
 
@@ -22,7 +22,7 @@ PEOPLE = {"daniel": ["Daniel Okafor"], "amara": ["Amara"], "school": ["Lakeside 
           "samuel": ["Samuel Owusu"], "anna": ["Anna Kowalski"], "clinic": ["MoveWell Clinic"],
           "hana": ["Hana Sato"], "keller": ["Dr. Keller"], "heliox": ["Heliox Energy"], "victor": ["Victor Lang"],
           "marco": ["Marco Bianchi"], "giulia": ["Giulia Bianchi"], "paolo": ["Paolo"], "ayesha": ["Ayesha Khan"],
-          "zara": ["Zara"]}
+          "zara": ["Zara"], "lauren": ["Lauren Hayes"], "mike": ["Mike"]}
 
 
 @pytest.mark.parametrize(("fact", "owner", "holder", "relation", "statement"), [
@@ -36,6 +36,8 @@ PEOPLE = {"daniel": ["Daniel Okafor"], "amara": ["Amara"], "school": ["Lakeside 
      "Victor Lang is Heliox Energy's CEO.", "Victor Lang opened the plant."),
     ("Zara, Ayesha Khan's niece, goes to Park View School.", "ayesha", "zara",  # the holder first
      "Zara is Ayesha Khan's niece.", "Zara goes to Park View School."),
+    ("Lauren Hayes' husband Mike got a job at Summit Bank.", "lauren", "mike",  # a name ending in s
+     "Mike is Lauren Hayes's husband.", "Mike got a job at Summit Bank."),
 ])
 def test_a_fact_opening_with_an_apposition_splits_into_the_relation_and_the_statement(
     fact: str, owner: str, holder: str, relation: str, statement: str
@@ -58,6 +60,13 @@ def test_a_fact_opening_with_an_apposition_splits_into_the_relation_and_the_stat
 ])
 def test_other_sentences_are_no_apposition(fact: str) -> None:
     assert apposition(fact, PEOPLE) is None
+
+
+def test_the_holder_an_apposition_names_is_read_whether_or_not_it_is_an_entity() -> None:
+    assert holder_named("Lauren Hayes' husband Mike got a job at Summit Bank.") == "Mike"
+    assert holder_named("Daniel Okafor's daughter Zoe Okafor, 7, plays chess.") == "Zoe Okafor"
+    assert holder_named("Heliox Energy's board appointed Victor Lang as CEO.") is None
+    assert holder_named("Mike got a job at Summit Bank.") is None
 
 
 def fact(source: str, relation: str, target: str, text: str, **more: Any) -> dict[str, Any]:

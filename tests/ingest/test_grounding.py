@@ -358,6 +358,21 @@ async def test_a_name_a_fact_gives_as_its_end_and_the_entity_answer_left_out_is_
     assert sorted(e.name for e in await store.list_entities("g")).count("Mike") == 1  # the same Mike, found again
 
 
+async def test_the_holder_of_a_role_in_apposition_the_entity_answer_left_out_is_resolved_as_an_entity(
+    store, embedder
+):
+    script = Script()
+    script.episodes["husband Mike"] = (["Lauren Hayes", "Summit Bank"], [
+        fact("Lauren Hayes", "Summit Bank", "Lauren Hayes' husband Mike got a job at Summit Bank.",
+             "her husband Mike got a job at Summit Bank")])
+    await Ingestor(store, embedder, FunctionModel(script)).add_episode(message(
+        "Lauren Hayes moved to Denver because her husband Mike got a job at Summit Bank."))
+    names = {e.id: e.name for e in await store.list_entities("g")}
+    stored = {f.fact: (names[f.source_id], names[f.target_id]) for f in await store.list_facts("g")}
+    assert stored == {"Mike is Lauren Hayes's husband.": ("Mike", "Lauren Hayes"),
+                      "Mike got a job at Summit Bank.": ("Mike", "Summit Bank")}
+
+
 async def test_a_code_the_model_did_not_extract_is_an_entity_and_the_fact_stated_of_it_is_kept(store, embedder):
     # the 1.5B left "DY1307" out of its entities; the fact it then wrote of it had no end
     script = Script()

@@ -25,15 +25,18 @@ from dataclasses import dataclass
 
 from chronomem.ingest.grounding import is_named
 
-__all__ = ["Apposition", "apposition"]
+__all__ = ["Apposition", "apposition", "holder_named"]
 
 _ROLE = r"(?P<role>(?:[a-z][a-z-]*\s+){0,2}[a-z][a-z-]*|[A-Z]{2,5})"
+_POSSESSIVE = r"(?:['’]s|(?<=s)['’])"  # "Daniel's", and "Lauren Hayes'" of a name ending in s
 _OPENING = re.compile(
-    rf"^(?P<owner>[^,;.!?]+?)['’]s\s+{_ROLE}(?P<comma>\s*,)?\s+(?P<after>\S.*)$",
+    rf"^(?P<owner>[^,;.!?]+?){_POSSESSIVE}\s+{_ROLE}(?P<comma>\s*,)?\s+(?P<after>\S.*)$",
     re.DOTALL,
 )
-_TRAILING = re.compile(rf"^(?P<holder>[^,;.!?]+?),\s+(?P<owner>[^,;.!?]+?)['’]s\s+{_ROLE},\s+(?P<predicate>\S.*)$",
-                       re.DOTALL)
+_TRAILING = re.compile(
+    rf"^(?P<holder>[^,;.!?]+?),\s+(?P<owner>[^,;.!?]+?){_POSSESSIVE}\s+{_ROLE},\s+(?P<predicate>\S.*)$",
+    re.DOTALL,
+)
 def _words(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
@@ -89,6 +92,29 @@ def apposition(fact: str, spellings: Mapping[str, Sequence[str]]) -> Apposition 
     return _split(owner, owner_text, opening["role"], holder, holder_text, predicate)
 
 
+def holder_named(fact: str) -> str | None:
+    """The name of the holder a fact's opening apposition gives ("Mike" of "Lauren Hayes' husband
+    Mike got a job at Summit Bank"), whether or not it is an entity yet: the capitalized words after
+    the role. ``None`` when the fact opens with no apposition."""
+    opening = _OPENING.match(fact.strip())
+    if opening is None or not _is_a_role(opening["role"]):
+        return None
+    return _capitalized_opening(opening["after"]) or None
+
+
+def _capitalized_opening(after: str) -> str:
+    """The capitalized words ``after`` opens with, up to the first that is not or ends a clause."""
+    words = []
+    for word in after.split():
+        bare = word.rstrip(",;:")
+        if not bare[:1].isupper():
+            break
+        words.append(bare)
+        if bare != word:
+            break
+    return " ".join(words)
+
+
 def _trailing(match: re.Match[str], spellings: Mapping[str, Sequence[str]]) -> Apposition | None:
     """"Zara, Ayesha Khan's niece, goes to Park View School": the holder first, the role after it."""
     holder_text, owner_text = match["holder"].strip(), match["owner"].strip()
@@ -134,18 +160,8 @@ def _holder(after: str, spellings: Mapping[str, Sequence[str]]) -> tuple[str, st
     if whole:
         _, key, written = max(whole)
         return key, written
-    words = []
-    for word in after.split():
-        bare = word.rstrip(",;:")
-        if not bare[:1].isupper():
-            break
-        words.append(bare)
-        if bare != word:
-            break
-    if not words:
-        return None
-    written = " ".join(words)
-    if not after.startswith(written):
+    written = _capitalized_opening(after)
+    if not written or not after.startswith(written):
         return None
     keys = [key for key, names in spellings.items() if any(is_named(written, [name]) for name in names)]
     return (keys[0], written) if len(keys) == 1 else None

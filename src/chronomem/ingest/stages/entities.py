@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from chronomem.domain import Entity
+from chronomem.ingest.apposition import holder_named
 from chronomem.ingest.grounding import is_named
 from chronomem.ingest.ontology import GENERIC_LABEL
 from chronomem.ingest.places import available as places_available
@@ -277,17 +278,19 @@ _NOT_A_NAME = frozenset((
 async def resolve_left_out(  # part of the fact call's stage: its warnings and time are that stage's
     session: Session, text: EpisodeText, facts: Sequence[ExtractedFact], resolved: ResolvedEntities
 ) -> None:
-    """Resolve the names that extracted facts give as their ends and the entity answer left out.
+    """Resolve the names that extracted facts give as their ends, or as the holder of a role in
+    apposition, and the entity answer left out.
 
     A small model lists the people and places of a message, then writes a fact about one it did
-    not list ("Lauren Hayes' husband Mike got a job at Summit Bank" with no "Mike"): that fact has
-    no end and was lost. A name (a word with a capital or a digit) that the current message names
-    is an entity as if the entity answer had given it: matched to a known one when the match is
-    certain, else new. A name whose match only a model could settle stays out, with its fact: that
+    not list ("Lauren Hayes' husband Mike got a job at Summit Bank" with no "Mike"): that fact had
+    no end, or lost the relation. A name (a word with a capital or a digit) that the current
+    message names is an entity as if the entity answer had given it: matched to a known one when
+    the match is certain, else new. A name whose match only a model could settle stays out, with its fact: that
     would cost a call the episode was not meant to make. Common nouns ("stomach") stay out too:
     the entity answer is where things that are not names get in.
     """
-    names = dict.fromkeys(n.strip() for f in facts for n in (f.source, f.target) if resolved.find(n) is None)
+    said = [n for f in facts for n in (f.source, f.target, holder_named(f.fact)) if n]  # "X's husband Mike"
+    names = dict.fromkeys(n.strip() for n in said if resolved.find(n) is None)
     named = [NamedEntity(name) for name in names
              if any(c.isupper() or c.isdigit() for c in name) and name.lower() not in _NOT_A_NAME
              and is_named(name, (text.current,)) and not _is_a_date(name, text.reference_time)]
