@@ -29,6 +29,8 @@ from chronomem.ingest.voice import in_third_person
      "Dr. Okafor put Maya Patel on metformin for Maya Patel's diabetes."),
     ("Ana and I met at Oxford.", "Ana and Maya Patel met at Oxford."),
     ("I and my brother own a bakery.", "Maya Patel and Maya Patel's brother own a bakery."),
+    ("Kofi and I are taking the Eurostar to Paris.", "Kofi and Maya Patel are taking the Eurostar to Paris."),
+    ("My sister and I were in Oslo.", "Maya Patel's sister and Maya Patel were in Oslo."),
 ])
 def test_the_speakers_first_person_words_become_their_name(fact: str, expected: str) -> None:
     assert in_third_person(fact, "Maya Patel") == expected

@@ -45,10 +45,11 @@ _ADVERBS = _words("""
     just really also still now recently finally actually usually often always never already currently
     even only mostly sometimes officially soon then again generally normally rarely seldom
 """)
-# words after "I" that are not its verb ("I and my sister", "I, too,"): left as they are
+# words after "I" that are not its verb ("I and my sister", "I, too,"), or a plural verb that only a
+# subject of several takes ("Kofi and I are taking the train"): left as they are
 _NOT_VERBS = _words("""
     and or but nor so yet with without to at in on of for from by about as than the a an this that
-    these those my your his her its our their too either neither both alone myself
+    these those my your his her its our their too either neither both alone myself are were
 """)
 # quoted speech stays as it was said: a quotation, or what follows "said:"
 _QUOTED = re.compile(r"(\b(?:said|says|wrote|writes|asked|asks):.*$|\"[^\"]*\"|“[^”]*”)", re.DOTALL)
