@@ -280,6 +280,7 @@ def test_a_full_stop_after_a_title_or_an_initial_ends_no_sentence():
     assert sentence_around(said, 4, 13) == sentences(said)[0]
     assert sentences("J. Smith and Mrs. Hill met. Then they left!") == [
         "J. Smith and Mrs. Hill met.", "Then they left!"]
+    assert sentences("Oh. I see. No. We left.") == ["Oh.", "I see.", "No.", "We left."]  # short words end them
 
 
 @pytest.mark.parametrize(("fact", "names", "stated"), [

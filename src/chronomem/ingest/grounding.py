@@ -36,8 +36,11 @@ QUOTE_TOLERANCE = 90.0  # rapidfuzz partial-ratio (0-100) a quote must reach whe
 # hold, for a fact whose quote is missing or is not the message's words
 PARAPHRASE_SHARE = 0.5
 # a sentence runs to a full stop, question or exclamation mark or line break; a full stop after a
-# title or an initial ("Dr. Okafor", "St. Agnes", "J. Smith", "Mrs. Hill") ends none
-_SENTENCE = re.compile(r"(?:[^.!?\n]|(?<=\b[A-Z])\.|(?<=\b[A-Z][a-z])\.|(?<=\bMrs)\.)+[.!?]*")
+# title or an initial ("Dr. Okafor", "St. Agnes", "J. Smith", "Mrs. Hill") ends none, one after a
+# short word does ("Oh. I see", "No. We left")
+_TITLES = ("Dr", "Mr", "Ms", "Mrs", "Mx", "St", "Mt", "Ft", "Jr", "Sr", "Prof", "Rev", "Gen", "Col", "Lt", "Sgt",
+           "Capt", "Gov", "Sen", "Rep", "Hon", "Fr")
+_SENTENCE = re.compile(r"(?:[^.!?\n]|(?<=\b[A-Z])\.|" + "|".join(rf"(?<=\b{t})\." for t in _TITLES) + r")+[.!?]*")
 _MIN_FUZZY_QUOTE = 12  # shorter quotes must occur exactly: a fuzzy match of a few letters proves nothing
 _NON_SPACE = re.compile(r"\S+")
 
