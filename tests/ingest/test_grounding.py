@@ -281,6 +281,9 @@ def test_a_full_stop_after_a_title_or_an_initial_ends_no_sentence():
     assert sentences("J. Smith and Mrs. Hill met. Then they left!") == [
         "J. Smith and Mrs. Hill met.", "Then they left!"]
     assert sentences("Oh. I see. No. We left.") == ["Oh.", "I see.", "No.", "We left."]  # short words end them
+    # a quote with its full stop is its sentence alone: the next one's "any more" had read as an end
+    said = "I'm in awe of your courage. Have you made any more art lately?"
+    assert sentence_around(said, 0, said.index(".") + 1) == "I'm in awe of your courage."
 
 
 @pytest.mark.parametrize(("fact", "names", "stated"), [
