@@ -242,7 +242,8 @@ def _ends_the_text_names(
     """The fact's ends as its own sentence names them. A small model sometimes hangs a fact on the
     wrong pair ("Maya adopted a dog named Bolt" between Maya and her sister Ana): when the text
     names one end but not the other, and names exactly one other entity of the episode, that
-    entity is the other end. Otherwise the ends stay as the model gave them."""
+    entity is the other end; ends that are the sentence's joint subjects go by :func:`_joint_subject`.
+    Otherwise the ends stay as the model gave them."""
     if (joint := _joint_subject(fact, source, target, resolved)) is not None:
         return joint
     if _named_in(fact, source) == _named_in(fact, target):
