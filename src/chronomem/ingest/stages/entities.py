@@ -248,16 +248,7 @@ async def resolve_entities(
     resolved = ResolvedEntities()
     await session.vectors.embed([n.name for n in named] + ([text.current] if text else []))
     resolved.known = await _exact_candidates(session, named)
-    pending: list[NamedEntity] = []
-    for entity in named:
-        # this episode's entities first: a name bound a moment ago is the one it means
-        match = exact_match(entity.name, entity.aliases, entity.labels,
-                            [*resolved.entities.values(), *resolved.known])
-        if match is not None:
-            resolved.bind(entity, _merge_into(resolved, resolved.entities.get(match.id, match), entity),
-                          created=match.id in resolved.created)
-        else:
-            pending.append(entity)
+    pending = _bind_exact_matches(resolved, named)
     if not pending:
         return resolved
     decisions = await _decide_unmatched(session, pending, resolved.known)
@@ -285,9 +276,9 @@ async def resolve_left_out(  # part of the fact call's stage: its warnings and t
     not list ("Lauren Hayes' husband Mike got a job at Summit Bank" with no "Mike"): that fact had
     no end, or lost the relation. A name (a word with a capital or a digit) that the current
     message names is an entity as if the entity answer had given it: matched to a known one when
-    the match is certain, else new. A name whose match only a model could settle stays out, with its fact: that
-    would cost a call the episode was not meant to make. Common nouns ("stomach") stay out too:
-    the entity answer is where things that are not names get in.
+    the match is certain, else new. A name whose match only a model could settle stays out, with
+    its fact: that would cost a call the episode was not meant to make. Common nouns ("stomach")
+    stay out too: the entity answer is where things that are not names get in.
     """
     said = [n for f in facts for n in (f.source, f.target, holder_named(f.fact)) if n]  # "X's husband Mike"
     names = dict.fromkeys(n.strip() for n in said if resolved.find(n) is None)
@@ -299,14 +290,7 @@ async def resolve_left_out(  # part of the fact call's stage: its warnings and t
     await session.vectors.embed([n.name for n in named])
     known = await _exact_candidates(session, named)
     resolved.known.extend(e for e in known if all(e.id != k.id for k in resolved.known))
-    pending = []
-    for entity in named:
-        match = exact_match(entity.name, (), entity.labels, [*resolved.entities.values(), *resolved.known])
-        if match is not None:
-            resolved.bind(entity, _merge_into(resolved, resolved.entities.get(match.id, match), entity),
-                          created=match.id in resolved.created)
-        else:
-            pending.append(entity)
+    pending = _bind_exact_matches(resolved, named)
     decided = []
     for entity, decision in await _decide_unmatched(session, pending, known) if pending else []:
         if decision.verdict is Verdict.AMBIGUOUS:
@@ -317,6 +301,20 @@ async def resolve_left_out(  # part of the fact call's stage: its warnings and t
             decided.append((entity, decision))
     settle(session, resolved, decided, {})
     session.entities_extracted += len(named)
+
+
+def _bind_exact_matches(resolved: ResolvedEntities, named: Sequence[NamedEntity]) -> list[NamedEntity]:
+    """Bind each name an exact match settles (this episode's entities first: a name bound a moment
+    ago is the one it means, then the known ones); the names left for candidates."""
+    pending = []
+    for entity in named:
+        match = exact_match(entity.name, entity.aliases, entity.labels, [*resolved.entities.values(), *resolved.known])
+        if match is not None:
+            resolved.bind(entity, _merge_into(resolved, resolved.entities.get(match.id, match), entity),
+                          created=match.id in resolved.created)
+        else:
+            pending.append(entity)
+    return pending
 
 
 def settle(
