@@ -226,6 +226,24 @@ def priya(script: Script) -> Script:
     return script
 
 
+async def test_an_end_quoting_a_fact_instead_of_the_message_stands_on_the_one_sentence_that_ends_it(
+    store: Store, embedder: HashingEmbedder, model: FunctionModel, priya: Script
+) -> None:
+    # a small model quotes the fact it ends; the message's sentence naming its two ends and a change
+    # stands for the quote. The Red Cross one has no such sentence ("Still teaching ..." names no
+    # Priya and says it goes on): kept.
+    priya.endings = lambda ctx: [ending(ctx, AT_ST_AGNES, AT_ST_AGNES), ending(ctx, AT_RED_CROSS, AT_RED_CROSS)]
+    ingestor = Ingestor(store, embedder, model)
+    await ingestor.add_episode(message(NURSE, "2023-10-02", "Priya Raman"))
+    result = await ingestor.add_episode(message(MOVED_ON, "2024-01-15", "Priya Raman"))
+
+    (closed,) = result.facts_invalidated
+    assert closed.fact == AT_ST_AGNES and closed.invalid_at == at("2024-01-12")
+    assert any("stands for it" in w and AT_ST_AGNES in w for w in result.warnings)
+    assert any("kept current: the end's quote is not in the message" in w and AT_RED_CROSS in w
+               for w in result.warnings)
+
+
 @pytest.mark.parametrize(("quote", "why"), [
     ("I left St. Agnes on January 12", "its quote ends 'Priya Raman is a nurse at St. Agnes"),  # that one it ends
     ("Still teaching at the Red Cross", "says it goes on"),

@@ -343,6 +343,7 @@ async def test_a_name_a_fact_gives_as_its_end_and_the_entity_answer_left_out_is_
         fact("Lauren", "Denver", "Lauren moved to Denver.", "Lauren just moved to Denver"),
         fact("Lauren", "stomach", "Lauren has an upset stomach.", None),  # a common noun: no name
         fact("She", "Summit Bank", "She likes Summit Bank.", None),  # a pronoun: no name
+        fact("CFO", "Summit Bank", "CFO is at Summit Bank.", None),  # a title: no name of its own
     ])
     script.episodes["Mike and Lauren"] = (["Lauren"], [
         fact("Mike", "Lauren", "Mike is Lauren's husband.", "Mike and Lauren"),
@@ -350,7 +351,8 @@ async def test_a_name_a_fact_gives_as_its_end_and_the_entity_answer_left_out_is_
     model = FunctionModel(script)
     ingestor = Ingestor(store, embedder, model)
     result = await ingestor.add_episode(message(
-        "Lauren just moved to Denver because her husband Mike got a job at Summit Bank. She has an upset stomach."))
+        "Lauren just moved to Denver because her husband Mike got a job at Summit Bank as CFO. She has an upset "
+        "stomach."))
     entities = sorted(e.name for e in await store.list_entities("g"))
     assert entities == ["Alice", "Denver", "Lauren", "Mike", "Summit Bank"]
     facts = sorted(f.fact for f in await store.list_facts("g"))

@@ -125,6 +125,15 @@ def test_an_undated_fact_is_dated_from_its_quote_and_an_unreadable_date_is_dropp
     assert parse_model_datetime("at some point", MAY_15) is None
 
 
+@pytest.mark.parametrize(("quote", "expected"), [
+    ("I left St. Agnes on January 12 and start at Kingsbridge Clinic next month.", "2024-01-12"),  # its own clause
+    ("I start at Kingsbridge Clinic on February 12, and I left St. Agnes last week.", "2024-02-12"),
+    ("I'll be in Paris, on January 12", "2025-01-12"),  # a clause of the date alone: the sentence says
+])
+def test_a_quote_is_dated_as_the_clause_of_its_date_reads(quote: str, expected: str):
+    assert date_in_text(quote, datetime(2024, 1, 15, tzinfo=UTC)) == day(expected)
+
+
 def test_plans_lean_to_the_future_and_memories_to_the_past():
     assert lean_of("I'll call you") == "future" and lean_of("We're going to move") == "future"
     assert lean_of("We moved to Lisbon") == "past"

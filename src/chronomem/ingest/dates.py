@@ -67,8 +67,20 @@ def resolve_relative(
 
 
 def date_in_text(text: str | None, reference: datetime) -> datetime | None:
-    """The date a quote states, for a fact the model left undated (``None`` if it states none)."""
-    return resolve_relative(text, reference) if text else None
+    """The date a quote states, for a fact the model left undated (``None`` if it states none),
+    read as its own clause reads it: "January 12" in "I left St. Agnes on January 12 and start at
+    Kingsbridge next month" is the past one, as :func:`parse_model_datetime` reads a model's date."""
+    if not text:
+        return None
+    parsed = parse_time(text, reference, lean=lean_of(text))
+    if not parsed.windows:
+        return None
+    phrase = parsed.windows[0].text
+    clause = _clause_of(phrase, text)
+    # a clause that is the date alone ("I'll be in Paris, on January 12") says nothing of its own
+    said = _WORD.findall(clause.lower().replace(phrase.lower(), " "))
+    alone = all(word in _LINKING for word in said)
+    return resolve_relative(text, reference, lean=lean_of(text if alone else clause))
 
 
 def only_date_in(sentence: str, reference: datetime) -> datetime | None:
@@ -112,6 +124,11 @@ def parse_model_datetime(value: str | None, reference: datetime, *, context: str
 # (a full stop after a title or an initial, "St. Agnes", "Dr. Keller", "J. Smith", ends none)
 _CLAUSE_BREAK = re.compile(
     r"[,;:!?]|(?<!\b[A-Z])(?<!\b[A-Z][a-z])(?<!\bMrs)\.|(?i:\b(?:and|but|so|then|while|because|though|although)\b)")
+
+
+_WORD = re.compile(r"[a-z']+")
+_LINKING = frozenset({"on", "in", "at", "by", "from", "since", "until", "till", "the", "of", "and", "but", "so",
+                      "then"})
 
 
 def _clause_of(phrase: str, context: str | None) -> str:

@@ -28,7 +28,8 @@ from chronomem.text.words import WORD
 
 __all__ = [
     "ONLY_AN_IDENTITY", "PARAPHRASE_SHARE", "QUOTE_TOLERANCE", "REFERS_BACK", "is_named", "is_named_any", "junk_reason",
-    "locate_quote", "named_entities", "sentence_around", "sentence_stating", "sentences", "stating_sentence",
+    "locate_quote", "named_entities", "sentence_around", "sentence_spans", "sentence_stating", "sentences",
+    "stating_sentence",
 ]
 
 QUOTE_TOLERANCE = 90.0  # rapidfuzz partial-ratio (0-100) a quote must reach when it is not found verbatim
@@ -255,6 +256,17 @@ def sentences(text: str) -> list[str]:
     """The sentences of ``text`` (a full stop, question or exclamation mark, or a line break ends
     one), stripped, empty ones left out."""
     return [s for match in _SENTENCE.finditer(text) if (s := match.group(0).strip())]
+
+
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """Where the sentences of :func:`sentences` are in ``text``, each ``(start, end)``, stripped."""
+    spans = []
+    for match in _SENTENCE.finditer(text):
+        sentence = match.group(0)
+        if stripped := sentence.strip():
+            start = match.start() + sentence.index(stripped)
+            spans.append((start, start + len(stripped)))
+    return spans
 
 
 def sentence_around(text: str, start: int, end: int) -> str:

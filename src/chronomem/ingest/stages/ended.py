@@ -8,7 +8,9 @@ call asks the model the question directly: here is the message, here are the cur
 entities it names; which does it make no longer true, and since when?
 
 The answer is checked like an extracted fact: a number of a fact it was shown, a quote the message
-contains. And the quote must end *that* fact:
+contains (a small model often quotes the fact it ends instead: then the one sentence of the message
+that names two of the fact's entities and a change stands for the quote, and none when there are
+two). And the quote must end *that* fact:
 
 - its sentence names one of the fact's entities (the speaker by "I", "me" or "my"): "Chidi quit the
   Hawks" ends nothing of his sister's;
@@ -46,7 +48,7 @@ from chronomem.domain import Entity, Fact
 from chronomem.ingest.dates import date_in_text, parse_model_datetime
 from chronomem.ingest.endings import goes_on, holds_state, new_states_said, same_state, says_a_change
 from chronomem.ingest.fact_resolution import FactOutcome, same_pair, shares_endpoint
-from chronomem.ingest.grounding import locate_quote, named_entities, sentence_around
+from chronomem.ingest.grounding import locate_quote, named_entities, sentence_around, sentence_spans
 from chronomem.ingest.prompts import END_REVIEW, CandidateFact, EndReviewContext, EpisodeText
 from chronomem.ingest.session import Session, stage
 from chronomem.ingest.stages.entities import ResolvedEntities
@@ -100,6 +102,9 @@ async def review_endings(
             session.warn(f"the model ended fact {item.number}, which it was not shown: ignored")
             continue
         span = locate_quote(item.quote, text.current) if item.quote.strip() else None
+        if span is None and (span := named.sentence_ending(text.current, item.number)) is not None:
+            session.warn(f"the end's quote is not in the message: {item.quote!r}; the one sentence that names "
+                         f"{same_text[0].fact!r} and a change stands for it")
         if span is None:
             session.warn(f"{same_text[0].fact!r} kept current: the end's quote is not in the message: {item.quote!r}")
             continue
@@ -220,6 +225,16 @@ class _Naming:
             return None
         others = self._fully_named_others(self.named_by(quote), number)
         return others[0] if len(others) == 1 else None
+
+    def sentence_ending(self, message: str, number: int) -> tuple[int, int] | None:
+        """The span of the one sentence of ``message`` that names two entities of the shown text
+        ``number`` and says a change, to stand for a quote that is not in the message: a small
+        model often quotes the fact it ends, or another shown fact, instead of the message's
+        words. The sentence is then checked as a quote would be; with two such sentences, or
+        none, the end has no evidence and is not taken."""
+        found = [(a, b) for a, b in sentence_spans(message)
+                 if self._names_two_of(message[a:b], number) and says_a_change(message[a:b])]
+        return found[0] if len(found) == 1 else None
 
     def _names_two_of(self, words: str, number: int) -> bool:
         return len(self.entities[number] & self.named_by(words)) >= 2

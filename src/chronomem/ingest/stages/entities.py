@@ -45,6 +45,7 @@ from chronomem.store.base import Scope
 from chronomem.text.codes import codes_in
 from chronomem.text.names import split_legal_form
 from chronomem.text.timeparse import parse_time
+from chronomem.text.titles import is_a_title
 
 __all__ = [
     "NamedEntity",
@@ -278,13 +279,15 @@ async def resolve_left_out(  # part of the fact call's stage: its warnings and t
     message names is an entity as if the entity answer had given it: matched to a known one when
     the match is certain, else new. A name whose match only a model could settle stays out, with
     its fact: that would cost a call the episode was not meant to make. Common nouns ("stomach")
-    stay out too: the entity answer is where things that are not names get in.
+    stay out too: the entity answer is where things that are not names get in; and so do titles
+    ("CEO is Victor Lang"): a position is what an entity holds, not one.
     """
     said = [n for f in facts for n in (f.source, f.target, holder_named(f.fact)) if n]  # "X's husband Mike"
     names = dict.fromkeys(n.strip() for n in said if resolved.find(n) is None)
     named = [NamedEntity(name) for name in names
              if any(c.isupper() or c.isdigit() for c in name) and name.lower() not in _NOT_A_NAME
-             and is_named(name, (text.current,)) and not _is_a_date(name, text.reference_time)]
+             and not is_a_title(name) and is_named(name, (text.current,))
+             and not _is_a_date(name, text.reference_time)]
     if not named:
         return
     await session.vectors.embed([n.name for n in named])
