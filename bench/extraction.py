@@ -312,7 +312,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", default="local", help="'provider:model' or local[:name] (default: local)")
     parser.add_argument("--base-url", help="the model's server, for a provider:model of your own server")
-    splits = ("dev", "holdout", "holdout-2", "holdout-3", "holdout-4", "holdout-5", "holdout-6", "holdout-7", "holdout-8", "all")
+    splits = ("dev", "holdout", *(f"holdout-{n}" for n in range(2, 9)), "all")
     parser.add_argument("--split", choices=splits, default="dev")
     parser.add_argument("--cases", help="comma-separated case ids")
     parser.add_argument("--limit", type=int, help="only the first N cases")

@@ -8,7 +8,7 @@ from ingest_doubles import Script, at
 
 from chronomem.domain import Episode, EpisodeKind
 from chronomem.ingest import IngestConfig, Ingestor
-from chronomem.ingest.places import available, names_of_place, place_of
+from chronomem.ingest.places import available, names_of_place, place_of, places_named_in
 from chronomem.llm.testing import FunctionModel
 from chronomem.store.base import Store
 
@@ -117,3 +117,29 @@ async def test_the_setting_turns_the_gazetteer_off(store, embedder, script: Scri
     await ingestor.add_episode(text("My cousin lives in Mumbai.", "2024-03-05"))
     assert candidates_shown(script, "Mumbai") == []
     assert await names(store) == {"Bombay": (), "Mumbai": ()}
+
+
+async def test_a_place_the_model_did_not_extract_is_an_entity_and_the_fact_stated_of_it_is_kept(
+    store: Store, embedder
+) -> None:
+    # the 1.5B left "Brno" out of its entities, and no fact of the new plant had an end
+    update = "Corvane Robotics has opened a second plant in Brno, led by plant manager Jiri Novak."
+    script = Script()
+    script.episodes["Brno"] = (["Corvane Robotics", "Jiri Novak"], [
+        {"source": "Corvane Robotics", "relation_type": "HAS_PLANT_IN", "target": "Brno",
+         "fact": "Corvane Robotics has a plant in Brno.", "quote": "opened a second plant in Brno"}])
+    episode = Episode(group_id="g", kind=EpisodeKind.TEXT, content=update, reference_time=at("2024-11-04"))
+    result = await Ingestor(store, embedder, FunctionModel(script)).add_episode(episode)
+    assert sorted(e.name for e in await store.list_entities("g")) == ["Brno", "Corvane Robotics", "Jiri Novak"]
+    assert [f.fact for f in await store.list_facts("g")] == ["Corvane Robotics has a plant in Brno."]
+    assert any("place 'Brno' made an entity" in w for w in result.warnings)
+
+
+@pytest.mark.parametrize(("text", "places"), [
+    ("Corvane opened a plant in Brno, and we flew to Ho Chi Minh City.", ["Brno", "Ho Chi Minh City"]),
+    ("Nice to meet you. Tokyo's trains are great.", []),  # a sentence's first word says nothing
+    ("She has a Labrador and restores the vintage Mustang; we saw the Hague.", ["Hague"]),  # kinds, not places
+    ("I met Dr. Chen at Globex.", []),
+])
+def test_the_places_a_text_names(text: str, places: list[str]) -> None:
+    assert places_named_in(text) == places

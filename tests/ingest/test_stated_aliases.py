@@ -26,12 +26,12 @@ async def names(store: Store) -> dict[str, tuple[str, ...]]:
 
 
 async def test_an_alias_stated_first_binds_the_later_short_name_without_a_call(store, embedder, script: Script):
-    script.episodes["opened a lab"] = ([{"name": "International Business Machines", "aliases": ["IBM"]}], [])
+    script.episodes["opened a lab"] = ([{"name": "International Business Machines", "aliases": ["IBM"]}, "Zurich"], [])
     script.episodes["IBM hired"] = (["IBM", "Ana"], [])
     ingestor = Ingestor(store, embedder, FunctionModel(script, model_name="scripted"))
     await ingestor.add_episode(text("International Business Machines (IBM) opened a lab in Zurich."))
     result = await ingestor.add_episode(text("IBM hired Ana.", "2024-03-05"))
-    assert await names(store) == {"International Business Machines": ("IBM",), "Ana": ()}
+    assert await names(store) == {"International Business Machines": ("IBM",), "Zurich": (), "Ana": ()}
     assert resolution_calls(result.episode.usage) == 0
 
 

@@ -33,6 +33,7 @@ from chronomem.ingest.bulk import ingest_in_order
 from chronomem.ingest.config import IngestConfig
 from chronomem.ingest.json_mapping import JsonMapping, find_mapping, parse_record
 from chronomem.ingest.ontology import Ontology
+from chronomem.ingest.places import ready as places_ready
 from chronomem.ingest.profiles import GroupProfiles
 from chronomem.ingest.prompts import EpisodeText, ExtractedEntity, ExtractedFact, ExtractedGraph
 from chronomem.ingest.provenance import CORRECTION, DIRECT, Provenance, cite, correct
@@ -238,6 +239,8 @@ class Ingestor:
         extracted = await self._extract(session, episode, text, mapping)
         trusted = mapping is not None
         staged = session.config.extraction == "staged" and not trusted
+        if session.config.place_names and not trusted:
+            await places_ready()  # named_entities looks places up: the gazetteer is built off the loop
         named = named_entities(session, extracted.entities, trusted=trusted, text=None if trusted else text)
         # facts near the episode are fetched while its names resolve (they need only its vector)
         resolved, nearby = await asyncio.gather(

@@ -22,6 +22,8 @@ index is built on first use (about 2 s of one core and 22 MB) and kept for the p
 
 from __future__ import annotations
 
+import asyncio
+import calendar
 import functools
 import json
 import logging
@@ -31,7 +33,7 @@ import unicodedata
 from collections.abc import Iterable
 from importlib import resources
 
-__all__ = ["available", "loaded", "names_of_place", "place_of"]
+__all__ = ["available", "loaded", "names_of_place", "place_of", "places_named_in", "ready"]
 
 log = logging.getLogger(__name__)
 
@@ -120,3 +122,41 @@ def names_of_place(place: int) -> tuple[str, ...]:
     """The usable names of ``place``, casefolded (for the store's lookup, which folds case anyway)."""
     gazetteer = _gazetteer()
     return gazetteer[1].get(place, ()) if gazetteer is not None else ()
+
+
+async def ready() -> bool:
+    """:func:`available`, the index built off the event loop the first time (about 2 s)."""
+    return available() if loaded() else await asyncio.to_thread(available)
+
+
+# a run of capitalised words ("Brno", "Ho Chi Minh City", "St. Louis"), a possessive's "'s" left off
+_CAPITALISED_RUN = re.compile(r"(?<![\w.'’-])(?:(?:St|Mt|Ft)\.\s+)?[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*")
+_POSSESSIVE_END = re.compile(r"['’]s?$")
+_SENTENCE_START = re.compile(r"(?:^|[.!?:\n]|[\"“(])\s*$")
+# "a Labrador", "the vintage Mustang": a thing of a kind named after a place, not the place
+_OF_A_KIND = re.compile(
+    r"\b(?:an?|the)\s+(?:(?!(?:in|at|to|from|of|near|for|on|by|into|outside|around|via)\s)[a-z]+\s+){0,2}$",
+    re.IGNORECASE)
+_ARTICLE = re.compile(r"\bthe\s+$", re.IGNORECASE)
+
+
+# "March" is a town in Cambridgeshire, "Sunday" none but many things are named after the days
+_TIMES = frozenset(n.lower() for n in (*calendar.month_name, *calendar.day_name, "Spring", "Summer", "Autumn",
+                                        "Fall", "Winter", "Christmas", "Easter") if n)
+
+
+def places_named_in(text: str) -> list[str]:
+    """The places ``text`` names by a run of capitalised words that is the name of exactly one place
+    (:func:`place_of`), each once, in order; not a run that opens a sentence, where a capital says
+    nothing ("Nice to meet you"), nor one after "a" or an adjective, which names a kind ("a
+    Labrador", "the vintage Mustang"; "the Hague" stays), nor a month or a day ("March" is a town in
+    Cambridgeshire). Empty without the gazetteer."""
+    found = []
+    for match in _CAPITALISED_RUN.finditer(text):
+        before = text[max(0, match.start() - 40): match.start()]
+        if _SENTENCE_START.search(text[: match.start()]) or (_OF_A_KIND.search(before) and not _ARTICLE.search(before)):
+            continue
+        name = _POSSESSIVE_END.sub("", match.group())
+        if name.lower() not in _TIMES and place_of(name) is not None:
+            found.append(name)
+    return list(dict.fromkeys(found))

@@ -13,9 +13,8 @@ from chronomem.domain import Entity
 from chronomem.ingest.apposition import holder_named
 from chronomem.ingest.grounding import is_named
 from chronomem.ingest.ontology import GENERIC_LABEL
-from chronomem.ingest.places import available as places_available
-from chronomem.ingest.places import loaded as places_loaded
-from chronomem.ingest.places import names_of_place, place_of
+from chronomem.ingest.places import names_of_place, place_of, places_named_in
+from chronomem.ingest.places import ready as places_ready
 from chronomem.ingest.prompts import (
     ENTITY_RESOLUTION,
     CandidateEntity,
@@ -109,21 +108,26 @@ def named_entities(
         result.append(NamedEntity(entity.name, labels, attributes, aliases))
         result.extend(NamedEntity(alias, labels) for alias in apart)
     if text is not None:
-        result.extend(_codes_left_out(session, text.current, result))
+        result.extend(_left_out(session, "code", codes_in(text.current), result))
+        if session.config.place_names:
+            result.extend(_left_out(session, "place", places_named_in(text.current), result))
     session.entities_extracted = len(result)
     return result
 
 
-def _codes_left_out(session: Session, current: str, named: Sequence[NamedEntity]) -> list[NamedEntity]:
-    """The codes the current message names (a flight, a booking reference: :mod:`chronomem.text.codes`)
-    that no extracted name holds: an entity each, so the fact that the message states of one has
-    its end. Only the message's own words are added, so nothing is invented."""
+def _left_out(session: Session, kind: str, said: Sequence[str], named: Sequence[NamedEntity]) -> list[NamedEntity]:
+    """The codes (a flight, a booking reference: :mod:`chronomem.text.codes`) or places (a city a
+    gazetteer knows by that name alone: :func:`~chronomem.ingest.places.places_named_in`) the
+    current message names that no extracted name holds: an entity each, so the fact the message
+    states of one has its end. A small model skips both as often as not. Only the message's own
+    words are added, so nothing is invented."""
     names = [n for entity in named for n in (entity.name, *entity.aliases)]
     added = []
-    for code in codes_in(current):
-        if not is_named(code, names):
-            session.warn(f"code {code!r} made an entity: the model did not extract it")
-            added.append(NamedEntity(code))
+    for name in said:
+        if not is_named(name, names):
+            session.warn(f"{kind} {name!r} made an entity: the model did not extract it")
+            added.append(NamedEntity(name))
+            names.append(name)
     return added
 
 
@@ -354,8 +358,8 @@ async def _exact_candidates(session: Session, named: Sequence[NamedEntity]) -> l
     """Existing entities that may bear one of the names or declared aliases, oldest first (the
     store's lookup is coarse; :func:`~chronomem.ingest.resolution.exact_match` decides)."""
     names: set[str] = set()
-    if session.config.place_names and not places_loaded():
-        await asyncio.to_thread(places_available)  # the first call builds the index (~2 s): off the loop
+    if session.config.place_names:
+        await places_ready()
     for entity in named:
         for name in (entity.name, *entity.aliases):
             names |= {name, match_key(name), split_legal_form(name)[0]}
