@@ -122,6 +122,22 @@ async def test_an_entity_the_model_wrote_no_note_for_gets_its_sentence_not_an_em
     assert found["Alice"].summary == "Alice has a cat." and found["Alice"].summary_source == "model"
 
 
+async def test_without_entity_notes_the_call_asks_for_none_and_summaries_are_the_messages_sentences(
+    store: Store,
+) -> None:
+    notes = NotesModel()
+    notes.notes["Tom"] = {"Alice": "", "Tom": ""}
+    asked = []
+    model = FunctionModel(lambda prompt, context: (asked.append(prompt.build(context)), notes(prompt, context))[1],
+                          model_name="scripted")
+    ingestor = Ingestor(store, HashingEmbedder(), model, config=IngestConfig(entity_notes=False))
+    await ingestor.add_episode(_message("Good morning! My cat Tom is asleep.", "2024-03-03"))
+    entity_prompt = next(str(messages[0].content) for messages in asked if "entity nodes" in str(messages[0].content))
+    assert "summary" not in entity_prompt  # nothing asked that the answer would spend tokens on
+    tom = (await _entities(store))["Tom"]
+    assert tom.summary == "Alice said: My cat Tom is asleep." and tom.summary_source == "graph"
+
+
 async def test_a_long_summary_is_rewritten_once_in_one_batched_call_and_stays_bounded(store: Store) -> None:
     notes = NotesModel()
     for day in range(1, 6):

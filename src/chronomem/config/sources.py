@@ -139,6 +139,8 @@ _INGEST = _generic("ingest", {
     "extraction": "`staged` (entities, then facts: the paper) or `combined` (one call extracts both)",
     "reflexion": "a second pass asks the model which entities it missed (one more call per episode)",
     "facts_from_notes": "facts the entity notes state between two entities no extracted fact joins (grounded; no call)",
+    "entity_notes": "the entity call writes each entity a one-sentence note for its summary (off: the message's "
+                    "sentences and new facts; fewer tokens written)",
     "entity_candidates": "resolution candidates per name, from each of cosine and BM25",
     "fuzzy_ambiguous": "a name at least this similar (0-1) to an entity is asked about in the batched call "
                        "(only equal names merge without a model)",

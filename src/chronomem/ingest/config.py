@@ -30,6 +30,10 @@ class IngestConfig(BaseModel):
     # facts the entity call's notes state between two entities that no extracted fact joins (grounded
     # like any fact; no call): a small model answers one fact where a sentence states three
     facts_from_notes: bool = True
+    # the entity call writes each entity a one-sentence note (its summary grows by it, facts_from_notes
+    # reads it); off, summaries grow by the message's sentences naming the entity and its new facts,
+    # and the call writes about half the tokens: for local models, where each written token costs time
+    entity_notes: bool = True
 
     # entity resolution (see chronomem.ingest.resolution)
     entity_candidates: int = Field(default=8, ge=1)  # per name, from each of cosine and BM25

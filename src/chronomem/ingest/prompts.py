@@ -263,6 +263,7 @@ class EntityExtractionContext:
     episode: EpisodeText
     entity_types: tuple[TypeSpec, ...] = ()
     instructions: str = ""
+    notes: bool = True  # ask for each entity's summary note (IngestConfig.entity_notes)
 
 
 _SUMMARY_RULE = (
@@ -271,7 +272,7 @@ _SUMMARY_RULE = (
 )
 
 
-def _entity_guidelines(entity_types: tuple[TypeSpec, ...]) -> str:
+def _entity_guidelines(entity_types: tuple[TypeSpec, ...], *, notes: bool) -> str:
     typing = (
         "Give each entity the most specific type listed in ENTITY TYPES (or Entity), and the attributes "
         "of that type the text states; never guess attributes."
@@ -286,23 +287,23 @@ def _entity_guidelines(entity_types: tuple[TypeSpec, ...]) -> str:
         "3. Be as specific as possible; use full names.\n"
         "4. Do not extract entities mentioned only in PREVIOUS MESSAGES.\n"
         '5. aliases: other names the CURRENT MESSAGE gives it ("Robert (Bob) Smith", "IBM, formerly ..."), else [].\n'
-        f"6. {_SUMMARY_RULE}\n"
-        f"7. {_FIRST_SUBJECT}\n"
-        f"8. {typing}"
+        + (f"6. {_SUMMARY_RULE}\n7. {_FIRST_SUBJECT}\n8. {typing}" if notes else f"6. {_FIRST_SUBJECT}\n7. {typing}")
     )
 
 
-def _entity_schema(entity_types: tuple[TypeSpec, ...]) -> str:
+def _entity_schema(entity_types: tuple[TypeSpec, ...], *, notes: bool) -> str:
     """One extracted entity's JSON shape; attributes only where a type declares some to fill."""
     attributes = ', "attributes": {}' if entity_types else ""
-    return f'{{"name": str, "type": str, "aliases": [str]{attributes}, "summary": str}}'
+    summary = ', "summary": str' if notes else ""
+    return f'{{"name": str, "type": str, "aliases": [str]{attributes}{summary}}}'
 
 
 def _build_entity_extraction(ctx: EntityExtractionContext) -> list[Message]:
+    example = _ENTITY_EXAMPLE if ctx.notes else _ENTITY_EXAMPLE_WITHOUT_NOTES
     return [
         _static("You extract entity nodes from conversations and documents for a knowledge graph.",
-                _entity_guidelines(ctx.entity_types),
-                f'{{"entities": [{_entity_schema(ctx.entity_types)}]}}\n{_ENTITY_EXAMPLE}',
+                _entity_guidelines(ctx.entity_types, notes=ctx.notes),
+                f'{{"entities": [{_entity_schema(ctx.entity_types, notes=ctx.notes)}]}}\n{example}',
                 _types_block("ENTITY TYPES", ctx.entity_types)),
         _data(_instructions(ctx.instructions), _episode_block(ctx.episode)),
     ]
@@ -346,7 +347,8 @@ def _build_reflexion(ctx: ReflexionContext) -> list[Message]:
     )
     extracted = "\n".join(ctx.extracted)
     return [
-        _static("You review entity extraction.", rules, f'{{"missed": [{_entity_schema(ctx.entity_types)}]}}'),
+        _static("You review entity extraction.", rules,
+                f'{{"missed": [{_entity_schema(ctx.entity_types, notes=True)}]}}'),
         _data(_episode_block(ctx.episode), f"<EXTRACTED ENTITIES>\n{extracted}\n</EXTRACTED ENTITIES>"),
     ]
 
@@ -449,6 +451,12 @@ _ENTITY_EXAMPLE = (
     'moved to Denver for a job at Pixel Labs."}, {"name": "Denver", "type": "Entity", "aliases": [], "summary": '
     '"Sam moved to Denver."}, {"name": "Pixel Labs", "type": "Entity", "aliases": [], "summary": "Sam works at '
     'Pixel Labs."}]}'
+)
+_ENTITY_EXAMPLE_WITHOUT_NOTES = (
+    "Example. CURRENT MESSAGE: \"Lena Ortiz: My brother Sam moved to Denver for a job at Pixel Labs.\"\n"
+    'Answer: {"entities": [{"name": "Lena Ortiz", "type": "Entity", "aliases": []}, {"name": "Sam", "type": '
+    '"Entity", "aliases": []}, {"name": "Denver", "type": "Entity", "aliases": []}, {"name": "Pixel Labs", '
+    '"type": "Entity", "aliases": []}]}'
 )
 _FACT_EXAMPLE = (
     "Example. REFERENCE TIME: 2024-03-04T10:00:00Z (Monday). ENTITIES: Lena Ortiz, Sam, Denver, Pixel Labs, "
@@ -570,12 +578,12 @@ class CombinedExtractionContext:
 
 def _build_combined(ctx: CombinedExtractionContext) -> list[Message]:
     rules = (
-        f"First, entities:\n{_entity_guidelines(ctx.entity_types)}\n"
+        f"First, entities:\n{_entity_guidelines(ctx.entity_types, notes=True)}\n"
         f"Then, facts between those entities:\n{_FACT_GUIDELINES}"
     )
     return [
         _static("You build a temporal knowledge graph: entities, then dated facts between them.", rules,
-                f'{{"entities": [{_entity_schema(ctx.entity_types)}], "facts": [{_FACT_SCHEMA}]}}',
+                f'{{"entities": [{_entity_schema(ctx.entity_types, notes=True)}], "facts": [{_FACT_SCHEMA}]}}',
                 _types_block("ENTITY TYPES", ctx.entity_types), _relation_types_block(ctx.edge_types)),
         _data(_instructions(ctx.instructions), _episode_block(ctx.episode)),
     ]

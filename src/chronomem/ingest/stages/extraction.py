@@ -80,7 +80,7 @@ async def load_context(session: Session, episode: Episode) -> EpisodeText:
 @stage("extract_entities")
 async def extract_entities(session: Session, text: EpisodeText) -> list[ExtractedEntity]:
     """Entities of the episode, speaker first; with ``reflexion``, a second pass adds the missed ones."""
-    context = EntityExtractionContext(text, session.ontology.entity_specs())
+    context = EntityExtractionContext(text, session.ontology.entity_specs(), notes=session.config.entity_notes)
     entities = (await session.ask(ENTITY_EXTRACTION, context)).entities
     if session.config.reflexion:
         review = ReflexionContext(text, tuple(e.name for e in entities), context.entity_types)
