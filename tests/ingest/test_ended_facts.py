@@ -232,7 +232,9 @@ async def test_an_end_quoting_a_fact_instead_of_the_message_stands_on_the_one_se
     # a small model quotes the fact it ends; the message's sentence naming its two ends and a change
     # stands for the quote. The Red Cross one has no such sentence ("Still teaching ..." names no
     # Priya and says it goes on): kept.
-    priya.endings = lambda ctx: [ending(ctx, AT_ST_AGNES, AT_ST_AGNES), ending(ctx, AT_RED_CROSS, AT_RED_CROSS)]
+    # its day too is read off the fact (when it began), not the message: the sentence's day is taken
+    priya.endings = lambda ctx: [ending(ctx, AT_ST_AGNES, AT_ST_AGNES, "2023-10-02"),
+                                 ending(ctx, AT_RED_CROSS, AT_RED_CROSS)]
     ingestor = Ingestor(store, embedder, model)
     await ingestor.add_episode(message(NURSE, "2023-10-02", "Priya Raman"))
     result = await ingestor.add_episode(message(MOVED_ON, "2024-01-15", "Priya Raman"))

@@ -102,7 +102,9 @@ async def review_endings(
             session.warn(f"the model ended fact {item.number}, which it was not shown: ignored")
             continue
         span = locate_quote(item.quote, text.current) if item.quote.strip() else None
+        ended_at = item.ended_at
         if span is None and (span := named.sentence_ending(text.current, item.number)) is not None:
+            ended_at = None  # the model read its day off the text it quoted (often the fact's start), not the message
             session.warn(f"the end's quote is not in the message: {item.quote!r}; the one sentence that names "
                          f"{same_text[0].fact!r} and a change stands for it")
         if span is None:
@@ -123,7 +125,7 @@ async def review_endings(
         if (why := named.not_ended_by(quote, sentence, number, same_text[0].fact, replaced)) is not None:
             session.warn(f"{same_text[0].fact!r} kept current: {why}: {quote!r}")
             continue
-        stated = (parse_model_datetime(item.ended_at, session.reference_time, context=quote)
+        stated = (parse_model_datetime(ended_at, session.reference_time, context=quote)
                   or date_in_text(quote, session.reference_time))
         for fact in same_text:
             if fact.id in endings:
