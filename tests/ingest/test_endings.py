@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from chronomem.ingest.endings import changed_state, goes_on, new_states_said, says_a_change, states_an_end
+from chronomem.ingest.endings import changed_states, goes_on, new_states_said, says_a_change, states_an_end
 
 
 @pytest.mark.parametrize("sentence", [
@@ -69,7 +69,17 @@ def test_a_sentence_that_says_a_state_goes_on(sentence: str, going_on: bool) -> 
     ("I moved the meeting from Monday to Friday.", "Ana moved the meeting to Friday.", None),
 ])
 def test_a_move_from_one_home_to_another_is_a_new_home(sentence: str, fact: str, state: str | None) -> None:
-    assert changed_state(sentence, fact) == state
+    assert changed_states(sentence, fact) == ([state] if state else [])
+
+
+@pytest.mark.parametrize(("target", "states"), [
+    ("Porto", ["home"]),  # a new home of Ana's, not a new job: the job is Rui's, at another entity
+    ("Marés Logistics", ["job"]),
+    ("Lisbon", []),  # where they moved from is no new value
+])
+def test_a_new_state_is_the_one_the_fact_gives_its_target(target: str, states: list[str]) -> None:
+    moved = "Ana and Rui moved from Lisbon to Porto last month for Rui's new job at Marés Logistics."
+    assert changed_states(moved, moved, [target]) == states
 
 
 @pytest.mark.parametrize(("sentence", "states"), [

@@ -188,6 +188,25 @@ async def test_a_new_job_or_home_said_as_new_closes_the_one_before(
     assert facts[old].invalid_at == at(when) and facts[new].invalid_at is None
 
 
+async def test_a_move_said_with_a_new_job_closes_the_home_it_leaves(store, embedder, model, script: Script):
+    # "new job" and "moved to" in one sentence: the fact gives Alice a home in Porto, so her home ends,
+    # not her job at Acme (the new job is Rui's, at Beta, an entity the fact does not end on)
+    moved = "Rui and I moved from Lisbon to Porto for Rui's new job at Beta"
+    script.episodes["I live in Lisbon"] = (["Alice", "Lisbon", "Acme"], [
+        {**works("Alice", "Lisbon", "2024-01-01T00:00:00Z"), "fact": "Alice lives in Lisbon",
+         "quote": "I live in Lisbon"},
+        {**works("Alice", "Acme", "2024-01-01T00:00:00Z"), "fact": "Alice works at Acme", "quote": "I work at Acme"}])
+    script.episodes["moved from Lisbon"] = (["Alice", "Porto", "Rui", "Beta"], [
+        {**works("Alice", "Porto", "2024-05-01T00:00:00Z"), "fact": "Alice " + moved.split(" ", 3)[3], "quote": moved}])
+    script.fact_verdict = lambda q: {"index": q.index}  # the model sees no contradiction
+    ingestor = Ingestor(store, embedder, model, config=IngestConfig(facts_shown=0, end_review=False))
+    await ingestor.add_episode(message("g", "Alice", "I live in Lisbon and I work at Acme.", "2024-01-01"))
+    await ingestor.add_episode(message("g", "Alice", moved + ".", "2024-05-20"))
+    facts = await facts_by_text(store, "g")
+    assert facts["Alice lives in Lisbon"].invalid_at == at("2024-05-01")
+    assert facts["Alice works at Acme"].invalid_at is None
+
+
 async def test_a_second_interest_is_not_a_new_job(store, embedder, model, script: Script):
     script.episodes["work at Acme"] = (["Alice", "Acme"], [works("Alice", "Acme", "2024-01-01T00:00:00Z")])
     script.episodes["book club"] = (["Alice", "Book Club"], [

@@ -18,9 +18,12 @@ the office", "stopped by", "sold the car to Ana" end nothing between the two); a
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+
+from chronomem.ingest.grounding import is_named_any
 
 __all__ = [
-    "changed_state", "goes_on", "holds_state", "new_states_said", "same_state", "says_a_change", "states_an_end",
+    "changed_states", "goes_on", "holds_state", "new_states_said", "same_state", "says_a_change", "states_an_end",
 ]
 
 _ENDS = re.compile(
@@ -103,15 +106,23 @@ _STATES: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
 }
 
 
-def changed_state(sentence: str, fact: str) -> str | None:
-    """The state ("job", "home") whose new value ``fact`` is, when ``sentence`` says it is a new one
-    ("I start at Initech on June 10", "we moved to Porto"); ``None`` otherwise."""
+def changed_states(sentence: str, fact: str, target: Sequence[str] = ()) -> list[str]:
+    """The states ("job", "home") whose new value ``fact`` is, when ``sentence`` says it is a new one
+    ("I start at Initech on June 10", "we moved to Porto"). With the names of the fact's ``target``,
+    only a state the fact gives *it* as the value: "Ana and Rui moved from Lisbon to Porto for Rui's
+    new job at Marés Logistics", of Ana and Porto, is a new home and not a new job of Ana's."""
     if _NEGATION.search(sentence):
-        return None
-    for state, (change, held) in _STATES.items():
-        if change.search(sentence) and held.search(fact):
-            return state
-    return None
+        return []
+    return [state for state, (change, held) in _STATES.items()
+            if change.search(sentence) and any(_names_next(fact[m.end():], target) for m in held.finditer(fact))]
+
+
+def _names_next(rest: str, target: Sequence[str]) -> bool:
+    """Does ``rest`` name one of ``target`` within its next few words (any, without names)?"""
+    return not target or is_named_any(target, " ".join(rest.split()[:_VALUE_WITHIN]))
+
+
+_VALUE_WITHIN = 8  # words between "works at"/"moved to" and the value ("started as a senior nurse at St. Agnes")
 
 
 def new_states_said(sentence: str) -> frozenset[str]:

@@ -12,7 +12,7 @@ from datetime import datetime
 from chronomem.domain import Entity, EvidenceSpan, Fact, to_relation_type
 from chronomem.ingest.apposition import apposition
 from chronomem.ingest.dates import date_in_text, only_date_in, own_clause_date, parse_model_datetime
-from chronomem.ingest.endings import changed_state, holds_state, same_state, states_an_end
+from chronomem.ingest.endings import changed_states, holds_state, same_state, states_an_end
 from chronomem.ingest.fact_resolution import (
     FactCandidates,
     FactOutcome,
@@ -65,6 +65,7 @@ class FactDrafts:
     shown: frozenset[str] = frozenset()  # ids of the existing facts the model was shown
     # earlier facts of this episode that a later one makes no longer true (the answer's supersedes)
     supersedes: dict[str, tuple[Fact, ...]] = field(default_factory=dict)
+    spellings: dict[str, tuple[str, ...]] = field(default_factory=dict)  # entity id -> the names it goes by
 
 
 def build_facts(
@@ -81,8 +82,8 @@ def build_facts(
     quote the episode does not contain rejects it; the quote becomes its evidence span.
     """
     shown = shown or {}
-    drafts = FactDrafts(shown=frozenset(f.id for f in shown.values()))
     spellings = resolved.spellings()
+    drafts = FactDrafts(shown=frozenset(f.id for f in shown.values()), spellings=spellings)
     by_number: dict[int, Fact] = {}  # the answer's numbering (1 = its first fact) -> the draft it became
     for number, extracted_item in enumerate(extracted, start=1):
         item, relation = _apart(extracted_item, resolved, spellings)
@@ -387,13 +388,15 @@ async def resolve_facts(session: Session, drafts: FactDrafts) -> list[FactOutcom
             elif outcomes[index].duplicate_of is None:  # asked only about the episode's earlier facts
                 outcomes[index] = FactOutcome(contradicts=_unique((*outcomes[index].contradicts, *outcome.contradicts)))
     _of_the_same_thing(session, facts, outcomes)
-    await _stated_changes(session, facts, outcomes)
+    await _stated_changes(session, facts, outcomes, drafts.spellings)
     _kept_going(session, facts, outcomes)
     _superseded_within_episode(drafts, outcomes)  # last: a verdict of the batched call replaces an outcome
     return outcomes
 
 
-async def _stated_changes(session: Session, facts: Sequence[Fact], outcomes: list[FactOutcome]) -> None:
+async def _stated_changes(
+    session: Session, facts: Sequence[Fact], outcomes: list[FactOutcome], spellings: dict[str, tuple[str, ...]]
+) -> None:
     """A fact whose sentence says a new value of a state (see :func:`_new_state`), or that a state
     ended (:mod:`chronomem.ingest.endings`), closes what held. An end closes what held
     between the same two entities: the current stored facts of the pair and this episode's earlier
@@ -407,7 +410,7 @@ async def _stated_changes(session: Session, facts: Sequence[Fact], outcomes: lis
         if not fact.evidence:
             continue
         sentence = sentence_around(text, fact.evidence[0].start, fact.evidence[0].end)
-        if (state := changed_state(sentence, fact.fact)) is not None:
+        for state in changed_states(sentence, fact.fact, spellings.get(fact.target_id, ())):
             await _new_state(session, fact, index, state, outcomes)
         if not states_an_end(sentence):
             continue
