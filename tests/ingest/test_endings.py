@@ -22,6 +22,7 @@ from chronomem.ingest.endings import changed_states, goes_on, new_states_said, s
     "He was laid off from Initech.",
     "We moved out of the Lisbon flat.",
     "I gave up being vegan.",
+    "Not well, so I withdrew from Tallbridge Polytechnic last Friday.",
 ])
 def test_a_stated_end(sentence: str) -> None:
     assert states_an_end(sentence)
@@ -31,6 +32,7 @@ def test_a_stated_end(sentence: str) -> None:
     "I started a new job at Globex.",
     "I left the office early and stopped by Ana's.",
     "I sold my car to Ana.",
+    "I withdrew money from the bank.",
     "I didn't quit Globex after all.",
     "I'm not going to resign.",
     "I will never leave my job at Acme.",
@@ -57,6 +59,7 @@ def test_a_quote_that_ends_something_says_a_change(words: str, change: bool) -> 
 @pytest.mark.parametrize(("sentence", "going_on"), [
     ("Still teaching at the Red Cross though.", True), ("Osei will remain chair of the board.", True),
     ("Dr. Lee kept me on Ventolin.", True), ("I still quit in May.", False), ("I teach at the Red Cross.", False),
+    ("The tutoring at Brookfield carries on.", True),
 ])
 def test_a_sentence_that_says_a_state_goes_on(sentence: str, going_on: bool) -> None:
     assert goes_on(sentence) is going_on

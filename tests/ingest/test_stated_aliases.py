@@ -72,6 +72,19 @@ async def test_a_fuller_name_used_apart_from_the_short_one_is_an_entity_of_its_o
     assert any("'Tiago Silva' of 'Tiago' made an entity of its own" in w for w in result.warnings)
 
 
+async def test_a_look_alike_name_is_an_alias_only_where_the_message_gives_it_as_one(store, embedder, script: Script):
+    # the 1.5B gave the flatmate her cousin's name as an alias: the two were one entity for good
+    script.episodes["cousin"] = ([{"name": "Lena Ortiz", "aliases": ["Lena Ortega"]}, "Galway"], [])
+    script.episodes["née"] = ([{"name": "Ana Ruiz", "aliases": ["Ana Ortega"]}], [])
+    ingestor = Ingestor(store, embedder, FunctionModel(script, model_name="scripted"))
+    result = await ingestor.add_episode(text(
+        "My flatmate Lena Ortiz works at Harbourline Ferries. We get post for her cousin Lena Ortega, who lives in "
+        "Galway."))
+    await ingestor.add_episode(text("Ana Ruiz (née Ana Ortega) joined the board.", "2024-03-05"))
+    assert await names(store) == {"Lena Ortiz": (), "Galway": (), "Ana Ruiz": ("Ana Ortega",)}
+    assert any("'Lena Ortega' of 'Lena Ortiz' dropped: a look-alike name" in w for w in result.warnings)
+
+
 async def test_a_fuller_name_that_declares_the_short_one_stays_its_alias(store, embedder, script: Script):
     script.episodes["joined"] = ([{"name": "Bob", "aliases": ["Robert Smith"]}], [])
     script.episodes["hired"] = ([{"name": "Lena", "aliases": ["Lena Ortiz"]}], [])

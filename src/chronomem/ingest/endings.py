@@ -34,14 +34,16 @@ _ENDS = re.compile(
     r"mov(?:e|es|ed|ing)\s+(?:out|away)|no\s+longer|anymore|any\s+more|"
     r"stopp?(?:ed|ing|s)?(?!\s+by)|discontinu(?:e|es|ed|ing)|cancel+(?:s|ed|ing)?|call(?:s|ed|ing)?\s+off|"
     r"left\s+(?:my|his|her|their|the|our)\s+(?:job|position|role|post|company|firm|team|school|program(?:me)?)|"
-    r"graduat(?:e|es|ed|ing)|dropp(?:ed|ing)?\s+out|g(?:ave|ive|ives|iving)\s+up|last\s+day"
+    r"graduat(?:e|es|ed|ing)|dropp(?:ed|ing)?\s+out|withdr(?:aw|aws|awn|awing|ew)\s+from|"
+    r"g(?:ave|ive|ives|iving)\s+up|last\s+day"
     r")\b",
     re.IGNORECASE,
 )
-# an end ruled out by the words before it ("didn't quit", "will never leave", "not going to resign")
+# an end ruled out by the words before it ("didn't quit", "will never leave", "not going to resign"),
+# in its own clause ("Not well, so I withdrew" is an end)
 _NEGATION = re.compile(
     r"\b(?:not|never|didn['’]?t|don['’]?t|doesn['’]?t|won['’]?t|wouldn['’]?t|can['’]?t|cannot|isn['’]?t|"
-    r"wasn['’]?t|haven['’]?t|hasn['’]?t)\W+(?:\w+\W+){0,3}$",
+    r"wasn['’]?t|haven['’]?t|hasn['’]?t)[^\w,;:.!?]+(?:\w+[^\w,;:.!?]+){0,3}$",
     re.IGNORECASE,
 )
 # ends that are negative by their nature: the negation before them is what they say
@@ -76,7 +78,8 @@ def says_a_change(words: str) -> bool:
 
 
 # words that say a state goes on ("still teaching there", "kept me on Ventolin", "will remain chair")
-_GOES_ON = re.compile(r"\b(?:still|continu(?:e|es|ed|ing)|remain(?:s|ed|ing)?|keep(?:s|ing)?|kept)\b", re.IGNORECASE)
+_GOES_ON = re.compile(r"\b(?:still|continu(?:e|es|ed|ing)|remain(?:s|ed|ing)?|keep(?:s|ing)?|kept|"
+                      r"carr(?:y|ies|ied|ying)\s+on)\b", re.IGNORECASE)
 
 
 def goes_on(sentence: str) -> bool:

@@ -171,9 +171,42 @@ def _grounded_aliases(
             session.warn(f"alias {alias!r} of {name!r} dropped: it is extracted as an entity of its own")
         elif not is_named(alias, (current,)):
             session.warn(f"alias {alias!r} of {name!r} dropped: the current message does not name it")
+        elif _look_alike(name, alias) and not _stated_beside(name, alias, current):
+            session.warn(f"alias {alias!r} of {name!r} dropped: a look-alike name the message does not give as "
+                         "another name of it")
         else:
             kept.append(alias)
     return tuple(kept)
+
+
+def _look_alike(name: str, alias: str) -> bool:
+    """Two full names that share a word and differ in another ("Lena Ortiz", "Lena Ortega"): two
+    people as often as one, and a model that calls one the other's alias merges them for good."""
+    ours, theirs = name_tokens(name), name_tokens(alias)
+    return len(ours) >= 2 and len(theirs) >= 2 and bool(ours & theirs) and bool(ours ^ theirs)
+
+
+# what may stand between a name and another name the text gives it: "Robert Smith (Bob)", "the
+# European Union, or EU", "Lena Ortiz, also known as Lena Ortega", "Acme, formerly Acme Widgets"
+_ALIAS_GAP = re.compile(
+    r"[\s(),\"“”'‘’\-–—/]*(?:(?:also\s+|better\s+|now\s+|formerly\s+)?(?:known\s+as|called|named|nicknamed)|"
+    r"a\.?k\.?a\.?|formerly|or|née|born|i\.e\.)?[\s(),:\"“”'‘’\-–—/]*",
+    re.IGNORECASE,
+)
+
+
+def _stated_beside(name: str, alias: str, current: str) -> bool:
+    """Does ``current`` give ``alias`` as another name of ``name``, next to it with nothing but
+    brackets, quotes or "also known as", "formerly", "or" between ("Lena Ortiz (née Ortega)")?"""
+    def spans(words: str) -> list[tuple[int, int]]:
+        return [m.span() for m in re.finditer(re.escape(words), current, re.IGNORECASE)]
+
+    for a_start, a_end in spans(name):
+        for b_start, b_end in spans(alias):
+            gap = current[a_end:b_start] if a_end <= b_start else current[b_end:a_start]
+            if (a_end <= b_start or b_end <= a_start) and _ALIAS_GAP.fullmatch(gap):
+                return True
+    return False
 
 
 @dataclass
