@@ -330,6 +330,27 @@ async def test_a_move_ends_a_home_and_no_other_fact(
     assert any("says a new home, and this fact is none" in w and baby in w for w in result.warnings)
 
 
+async def test_moving_out_ends_a_flatmate_and_no_job(
+    store: Store, embedder: HashingEmbedder, model: FunctionModel, script: Script
+) -> None:
+    # the 1.5B ended Lena's job with "Lena Ortiz moved out at the end of January"
+    flatmate = "Aoife Brennan is Lena Ortiz's flatmate."
+    job = "Lena Ortiz works the ticket desk at Harbourline Ferries."
+    script.episodes["ticket desk"] = (["Aoife Brennan", "Lena Ortiz", "Harbourline Ferries"], [
+        fact("Lena Ortiz", "FLATMATE_OF", "Aoife Brennan", flatmate),
+        fact("Lena Ortiz", "WORKS_AT", "Harbourline Ferries", job)])
+    script.episodes["moved out"] = (["Aoife Brennan", "Lena Ortiz", "Cork"], [])
+    moved = "Lena Ortiz moved out at the end of January"
+    script.endings = lambda ctx: [ending(ctx, flatmate, moved), ending(ctx, job, moved)]
+    ingestor = Ingestor(store, embedder, model)
+    await ingestor.add_episode(message("My flatmate Lena Ortiz works the ticket desk at Harbourline Ferries.",
+                                       "2024-11-18", "Aoife Brennan"))
+    result = await ingestor.add_episode(message(moved + " and went back to Cork.", "2025-02-03", "Aoife Brennan"))
+
+    assert [f.fact for f in result.facts_invalidated] == [flatmate]
+    assert any("ends a home, and this fact is a job" in w and job in w for w in result.warnings)
+
+
 async def test_a_quote_about_another_fact_still_ends_the_one_it_gives_a_new_value(
     store: Store, embedder: HashingEmbedder, model: FunctionModel, chen: Script
 ) -> None:

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from chronomem.ingest.endings import changed_states, goes_on, new_states_said, says_a_change, states_an_end
+from chronomem.ingest.endings import (
+    changed_states,
+    ended_states_said,
+    goes_on,
+    new_states_said,
+    says_a_change,
+    states_an_end,
+    states_held,
+)
 
 
 @pytest.mark.parametrize("sentence", [
@@ -94,3 +102,26 @@ def test_a_new_state_is_the_one_the_fact_gives_its_target(target: str, states: l
 ])
 def test_a_sentence_that_says_only_a_new_job_or_home(sentence: str, states: set[str]) -> None:
     assert new_states_said(sentence) == states
+
+
+@pytest.mark.parametrize(("sentence", "states"), [
+    ("Lena Ortiz moved out at the end of January and went back to Cork.", {"home"}),
+    ("Osei will step down on March 31.", {"job"}),
+    ("I quit Globex and moved out of Lisbon.", {"home", "job"}),
+    ("I didn't quit, I moved out.", {"home"}),  # the negated end is no end
+    ("She no longer works there and moved out.", set()),  # an end of any kind: it may end anything
+    ("We broke up.", set()),
+])
+def test_the_states_a_sentence_ends(sentence: str, states: set[str]) -> None:
+    assert ended_states_said(sentence) == states
+
+
+@pytest.mark.parametrize(("fact", "states"), [
+    ("Lena Ortiz works the ticket desk at Harbourline Ferries.", {"job"}),
+    ("Grace works as a nurse at St. Agnes.", {"job"}),
+    ("Ana lives in Lisbon.", {"home"}),
+    ("Maya works out at the gym.", set()),
+    ("Aoife Brennan is Lena Ortiz's flatmate.", set()),
+])
+def test_the_states_a_fact_holds(fact: str, states: set[str]) -> None:
+    assert states_held(fact) == states

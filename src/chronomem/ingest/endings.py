@@ -23,7 +23,8 @@ from collections.abc import Sequence
 from chronomem.ingest.grounding import is_named_any
 
 __all__ = [
-    "changed_states", "goes_on", "holds_state", "new_states_said", "same_state", "says_a_change", "states_an_end",
+    "changed_states", "ended_states_said", "goes_on", "holds_state", "new_states_said", "same_state",
+    "says_a_change", "states_an_end", "states_held",
 ]
 
 _ENDS = re.compile(
@@ -97,7 +98,7 @@ _STATES: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
         re.compile(r"\b(?:new\s+(?:job|role|position)|start(?:s|ed|ing)?\s+(?:a\s+)?(?:new\s+)?(?:job|work|"
                    r"as\b|at\b)|(?:was|got|been|get|gets)\s+hired|join(?:s|ed|ing)\s+\S+(?:\s+\S+)?\s+as\b)",
                    re.IGNORECASE),
-        re.compile(r"\b(?:works?|worked|working)\s+(?:at|for)\b|\b(?:job|position|role)\s+(?:at|with)\b|"
+        re.compile(r"\b(?:works?|worked|working)\s+(?:(?:the|a|an|as|in|on)\s+(?:[\w-]+\s+){0,3})?(?:at|for)\b|\b(?:job|position|role)\s+(?:at|with)\b|"
                    r"\bemployed\s+(?:at|by)\b|\bjoin(?:s|ed)\s+\S+(?:\s+\S+)?\s+as\b|\bstart(?:s|ed)\s+(?:a\s+)?"
                    r"(?:new\s+)?(?:job|work|as|at)\b", re.IGNORECASE),
     ),
@@ -135,6 +136,35 @@ def new_states_said(sentence: str) -> frozenset[str]:
     if states_an_end(sentence):
         return frozenset()
     return frozenset(state for state, (change, _) in _STATES.items() if change.search(sentence))
+
+
+# ends of one state only: moving out ends a home and no job, quitting a job and no home
+_STATE_ENDS: dict[str, re.Pattern[str]] = {
+    "home": re.compile(r"mov(?:e|es|ed|ing)\s+(?:out|away)", re.IGNORECASE),
+    "job": re.compile(r"quit(?:s|ting)?|resign(?:s|ed|ing)?|retir(?:e|es|ed|ing)|step(?:s|ped|ping)?\s+down|"
+                      r"laid\s+off|(?:was|were|got|been|be)\s+(?:fired|let\s+go)|"
+                      r"left\s+(?:my|his|her|their|the|our)\s+(?:job|position|role|post)", re.IGNORECASE),
+}
+
+
+def ended_states_said(sentence: str) -> frozenset[str]:
+    """The states ("job", "home") ``sentence`` says the end of, when every end it says is of one of
+    them ("Lena moved out at the end of January": a home); none when it says an end of any kind
+    ("no longer", "stopped", "broke up"), which may end anything."""
+    states: set[str] = set()
+    for match in _ENDS.finditer(sentence):
+        if _NEGATION.search(sentence[: match.start()]) and not _NEGATIVE_ENDS.match(match.group(0)):
+            continue
+        owned = {state for state, end in _STATE_ENDS.items() if end.fullmatch(match.group(0))}
+        if not owned:
+            return frozenset()
+        states |= owned
+    return frozenset(states)
+
+
+def states_held(fact: str) -> frozenset[str]:
+    """The states ("job", "home") ``fact`` reads as a value of."""
+    return frozenset(state for state in _STATES if holds_state(fact, state))
 
 
 def holds_state(fact: str, state: str) -> bool:

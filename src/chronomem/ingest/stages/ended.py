@@ -46,7 +46,15 @@ import numpy as np
 
 from chronomem.domain import Entity, Fact
 from chronomem.ingest.dates import date_in_text, parse_model_datetime
-from chronomem.ingest.endings import goes_on, holds_state, new_states_said, same_state, says_a_change
+from chronomem.ingest.endings import (
+    ended_states_said,
+    goes_on,
+    holds_state,
+    new_states_said,
+    same_state,
+    says_a_change,
+    states_held,
+)
 from chronomem.ingest.fact_resolution import FactOutcome, same_pair, shares_endpoint
 from chronomem.ingest.grounding import locate_quote, named_entities, sentence_around, sentence_spans
 from chronomem.ingest.prompts import END_REVIEW, CandidateFact, EndReviewContext, EpisodeText
@@ -261,6 +269,9 @@ class _Naming:
         states = new_states_said(sentence)
         if not replaced and states and not any(holds_state(fact, state) for state in states):
             return f"the quote's sentence says a new {' or '.join(sorted(states))}, and this fact is none"
+        ended, held = ended_states_said(sentence), states_held(fact)
+        if not replaced and ended and held and not ended & held:  # "Lena moved out" ends no job of hers
+            return f"the quote's sentence ends a {' or '.join(sorted(ended))}, and this fact is a {min(held)}"
         return None
 
 
