@@ -351,6 +351,36 @@ async def test_moving_out_ends_a_flatmate_and_no_job(
     assert any("ends a home, and this fact is a job" in w and job in w for w in result.warnings)
 
 
+async def test_a_sentence_that_says_a_fact_goes_on_keeps_it_with_no_new_fact_of_it(
+    store: Store, embedder: HashingEmbedder, model: FunctionModel, script: Script
+) -> None:
+    # the new degree has the relation the 1.5B gave the tutoring; neither stage 6b nor resolution
+    # may end the tutoring: "The tutoring at Brookfield carries on" (the speaker, unnamed, is its tutor)
+    study, tutoring = "Ishaan Mehta studies at Tallbridge Polytechnic.", "Ishaan Mehta tutors maths at Brookfield."
+    degree = "Ishaan Mehta begins an architecture degree at Harlow Institute."
+    script.episodes["I study at"] = (["Ishaan Mehta", "Tallbridge Polytechnic", "Brookfield"], [
+        fact("Ishaan Mehta", "STUDIES_AT", "Tallbridge Polytechnic", study),
+        fact("Ishaan Mehta", "STUDIES_AT", "Brookfield", tutoring)])
+    script.episodes["withdrew"] = (["Ishaan Mehta", "Tallbridge Polytechnic", "Harlow Institute", "Brookfield"], [
+        fact("Ishaan Mehta", "STUDIES_AT", "Harlow Institute", degree,
+             quote="On January 27 I begin an architecture degree at Harlow Institute")])
+    script.fact_verdict = lambda q: {"index": q.index, "contradicts": [c.index for c in q.candidates]}
+    withdrew = "I withdrew from Tallbridge Polytechnic last Friday"
+    script.endings = lambda ctx: [ending(ctx, c.fact, withdrew if c.fact == study else "I begin an architecture degree")
+                                  for c in ctx.known]
+    ingestor = Ingestor(store, embedder, model, config=IngestConfig(facts_shown=0))
+    await ingestor.add_episode(message("I study at Tallbridge Polytechnic and tutor maths at Brookfield.",
+                                       "2024-10-07", "Ishaan Mehta"))
+    result = await ingestor.add_episode(message(
+        f"Not well, so {withdrew}. On January 27 I begin an architecture degree at Harlow Institute. "
+        "The tutoring at Brookfield carries on.", "2025-01-13", "Ishaan Mehta"))
+
+    facts = await current(store)
+    assert facts[study].invalid_at is not None
+    assert facts[tutoring].invalid_at is None
+    assert any("goes on" in w and tutoring in w for w in result.warnings)
+
+
 async def test_a_quote_about_another_fact_still_ends_the_one_it_gives_a_new_value(
     store: Store, embedder: HashingEmbedder, model: FunctionModel, chen: Script
 ) -> None:

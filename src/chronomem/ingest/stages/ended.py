@@ -38,7 +38,8 @@ current, a statement the graph holds as over and not over at once.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -56,7 +57,7 @@ from chronomem.ingest.endings import (
     states_held,
 )
 from chronomem.ingest.fact_resolution import FactOutcome, same_pair, shares_endpoint
-from chronomem.ingest.grounding import locate_quote, named_entities, sentence_around, sentence_spans
+from chronomem.ingest.grounding import REFERS_BACK, locate_quote, named_entities, sentence_around, sentence_spans
 from chronomem.ingest.prompts import END_REVIEW, CandidateFact, EndReviewContext, EpisodeText
 from chronomem.ingest.session import Session, stage
 from chronomem.ingest.stages.entities import ResolvedEntities
@@ -64,7 +65,7 @@ from chronomem.ingest.voice import FIRST_PERSON
 from chronomem.store.base import Scope
 from chronomem.text.names import normalize_name
 
-__all__ = ["Ending", "review_endings", "said_to_go_on"]
+__all__ = ["Ending", "kept_going", "review_endings", "said_to_go_on"]
 
 # the facts of busy entities ranked by meaning at most: the newest this many (a speaker of a long
 # conversation has hundreds; reading all their vectors on every episode would cost more than it finds)
@@ -127,7 +128,8 @@ async def review_endings(
             number, same_text = meant, numbered[meant]
             await session.vectors.embed([same_text[0].fact])
             replaced = _given_a_new_value(session, same_text, facts, outcomes)
-        if any(same_pair(kept, fact) for kept in going_on for fact in same_text):
+        if any(same_pair(kept, fact) for kept in going_on for fact in same_text) or named.kept_going(
+                text.current, number):
             session.warn(f"{same_text[0].fact!r} kept current: the message says it goes on")
             continue
         if (why := named.not_ended_by(quote, sentence, number, same_text[0].fact, replaced)) is not None:
@@ -187,6 +189,27 @@ async def _closest(session: Session, text: EpisodeText, facts: Sequence[Fact], c
     return current[: session.config.end_candidates]
 
 
+def kept_going(message: str, spellings: Mapping[str, Sequence[str]], speaker: str | None,
+               entities: AbstractSet[str]) -> bool:
+    """Does a sentence of ``message`` say that a fact of ``entities`` goes on, with no new fact of
+    the pair to say so? The sentence says a state goes on ("still", "carries on") and names the
+    fact's entities: one of them not the speaker, and the other too or the speaker, who need not
+    be named ("The tutoring at Brookfield carries on", said by the tutor); a pronoun stands for what
+    the sentence before named ("Lena Ortiz went back to Cork. She's still at Harbourline Ferries")."""
+    previous: frozenset[str] = frozenset()
+    for start, end in sentence_spans(message):
+        sentence = message[start:end]
+        named = named_entities(spellings, sentence)
+        if speaker is not None and FIRST_PERSON.search(sentence):
+            named |= {speaker}
+        referred = named | previous if REFERS_BACK.search(sentence) else named
+        if (goes_on(sentence) and (entities & referred) - {speaker}
+                and len(entities & (referred | ({speaker} if speaker else set()))) >= 2):
+            return True
+        previous = named
+    return False
+
+
 def said_to_go_on(facts: Sequence[Fact], text: str) -> list[Fact]:
     """The new ``facts`` whose sentence in the episode ``text`` says they go on ("Still teaching at
     the Red Cross though", "Osei will remain chair"): the message keeps what those two entities
@@ -216,6 +239,10 @@ class _Naming:
         spellings = resolved.spellings(found.values())
         speaker = resolved.find(text.speaker) if text.speaker else None
         return cls(spellings, speaker.id if speaker is not None else None, entities)
+
+    def kept_going(self, message: str, number: int) -> bool:
+        """Does a sentence of ``message`` say shown text ``number`` goes on (:func:`kept_going`)?"""
+        return kept_going(message, self.spellings, self.speaker, self.entities[number])
 
     def named_by(self, words: str) -> frozenset[str]:
         named = named_entities(self.spellings, words)

@@ -40,9 +40,10 @@ from chronomem.ingest.prompts import (
     FactResolutionContext,
 )
 from chronomem.ingest.session import Session, stage
-from chronomem.ingest.stages.ended import Ending, said_to_go_on
+from chronomem.ingest.stages.ended import Ending, kept_going, said_to_go_on
 from chronomem.ingest.stages.entities import ResolvedEntities
 from chronomem.store.base import Scope
+from chronomem.text.names import name_key
 
 __all__ = [
     "FactChanges",
@@ -389,7 +390,7 @@ async def resolve_facts(session: Session, drafts: FactDrafts) -> list[FactOutcom
                 outcomes[index] = FactOutcome(contradicts=_unique((*outcomes[index].contradicts, *outcome.contradicts)))
     _of_the_same_thing(session, facts, outcomes)
     await _stated_changes(session, facts, outcomes, drafts.spellings)
-    _kept_going(session, facts, outcomes)
+    _kept_going(session, facts, outcomes, drafts.spellings)
     _superseded_within_episode(drafts, outcomes)  # last: a verdict of the batched call replaces an outcome
     return outcomes
 
@@ -440,17 +441,24 @@ def _of_the_same_thing(session: Session, facts: Sequence[Fact], outcomes: list[F
                                        or same_state(old.fact, new.fact)))
 
 
-def _kept_going(session: Session, facts: Sequence[Fact], outcomes: list[FactOutcome]) -> None:
+def _kept_going(
+    session: Session, facts: Sequence[Fact], outcomes: list[FactOutcome], spellings: dict[str, tuple[str, ...]]
+) -> None:
     """A stored fact whose two entities a new fact joins in a sentence that says it goes on is
     contradicted by no new fact, that one included: in "I start at Kingsbridge Clinic next month.
     Still teaching at the Red Cross though" the new job does not end the classes, and "Still a member
     of the Riverside Tennis Club" does not replace the membership that began in 2018 (the 1.5B
-    called it a contradiction), whatever the model judged."""
+    called it a contradiction), whatever the model judged; and so is one a sentence of the message
+    says goes on with no new fact of it ("The tutoring at Brookfield carries on": :func:`kept_going`)."""
     if session.episode is None:
         return
-    going_on = said_to_go_on(facts, session.episode.text)
+    text, speaker = session.episode.text, session.episode.speaker
+    speaker_id = next((eid for eid, names in spellings.items()
+                       if speaker and any(name_key(n) == name_key(speaker) for n in names)), None)
+    going_on = said_to_go_on(facts, text)
     _refuse_ends(session, facts, outcomes, "the message says it goes on",
-                 lambda _new, old: any(same_pair(g, old) for g in going_on))
+                 lambda _new, old: any(same_pair(g, old) for g in going_on)
+                 or kept_going(text, spellings, speaker_id, frozenset(old.entity_ids)))
 
 
 def _refuse_ends(
