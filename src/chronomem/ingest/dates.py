@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 
 from chronomem.ingest.grounding import is_named
 from chronomem.text.timeparse import Lean, parse_time
+from chronomem.text.words import LETTERS
 
 __all__ = ["date_in_text", "lean_of", "only_date_in", "own_clause_date", "parse_model_datetime", "resolve_relative"]
 
@@ -78,7 +79,7 @@ def date_in_text(text: str | None, reference: datetime) -> datetime | None:
     phrase = parsed.windows[0].text
     clause = _clause_of(phrase, text)
     # a clause that is the date alone ("I'll be in Paris, on January 12") says nothing of its own
-    said = _WORD.findall(clause.lower().replace(phrase.lower(), " "))
+    said = LETTERS.findall(clause.lower().replace(phrase.lower(), " "))
     alone = all(word in _LINKING for word in said)
     return resolve_relative(text, reference, lean=lean_of(text if alone else clause))
 
@@ -126,7 +127,6 @@ _CLAUSE_BREAK = re.compile(
     r"[,;:!?]|(?<!\b[A-Z])(?<!\b[A-Z][a-z])(?<!\bMrs)\.|(?i:\b(?:and|but|so|then|while|because|though|although)\b)")
 
 
-_WORD = re.compile(r"[a-z']+")
 _LINKING = frozenset({"on", "in", "at", "by", "from", "since", "until", "till", "the", "of", "and", "but", "so",
                       "then"})
 

@@ -51,12 +51,15 @@ _NEGATION = re.compile(
 _NEGATIVE_ENDS = re.compile(r"^(?:no\s+longer|any\s*more)$", re.IGNORECASE)
 
 
+def _ends_said(sentence: str) -> list[str]:
+    """The end words of ``sentence`` that no negation before them rules out."""
+    return [match.group(0) for match in _ENDS.finditer(sentence)
+            if _NEGATIVE_ENDS.match(match.group(0)) or not _NEGATION.search(sentence[: match.start()])]
+
+
 def states_an_end(sentence: str) -> bool:
     """Does ``sentence`` say that a state between its parties ended (or will end on a stated day)?"""
-    for match in _ENDS.finditer(sentence):
-        if _NEGATIVE_ENDS.match(match.group(0)) or not _NEGATION.search(sentence[: match.start()]):
-            return True
-    return False
+    return bool(_ends_said(sentence))
 
 
 # words that say something changed or is over, beside the ends above: a new value ("my new lead",
@@ -98,7 +101,8 @@ _STATES: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
         re.compile(r"\b(?:new\s+(?:job|role|position)|start(?:s|ed|ing)?\s+(?:a\s+)?(?:new\s+)?(?:job|work|"
                    r"as\b|at\b)|(?:was|got|been|get|gets)\s+hired|join(?:s|ed|ing)\s+\S+(?:\s+\S+)?\s+as\b)",
                    re.IGNORECASE),
-        re.compile(r"\b(?:works?|worked|working)\s+(?:(?:the|a|an|as|in|on)\s+(?:[\w-]+\s+){0,3})?(?:at|for)\b|\b(?:job|position|role)\s+(?:at|with)\b|"
+        re.compile(r"\b(?:works?|worked|working)\s+(?:(?:the|a|an|as|in|on)\s+(?:[\w-]+\s+){0,3})?(?:at|for)\b|"
+                   r"\b(?:job|position|role)\s+(?:at|with)\b|"
                    r"\bemployed\s+(?:at|by)\b|\bjoin(?:s|ed)\s+\S+(?:\s+\S+)?\s+as\b|\bstart(?:s|ed)\s+(?:a\s+)?"
                    r"(?:new\s+)?(?:job|work|as|at)\b", re.IGNORECASE),
     ),
@@ -152,10 +156,8 @@ def ended_states_said(sentence: str) -> frozenset[str]:
     them ("Lena moved out at the end of January": a home); none when it says an end of any kind
     ("no longer", "stopped", "broke up"), which may end anything."""
     states: set[str] = set()
-    for match in _ENDS.finditer(sentence):
-        if _NEGATION.search(sentence[: match.start()]) and not _NEGATIVE_ENDS.match(match.group(0)):
-            continue
-        owned = {state for state, end in _STATE_ENDS.items() if end.fullmatch(match.group(0))}
+    for said in _ends_said(sentence):
+        owned = {state for state, end in _STATE_ENDS.items() if end.fullmatch(said)}
         if not owned:
             return frozenset()
         states |= owned

@@ -132,7 +132,7 @@ async def ready() -> bool:
 # a run of capitalised words ("Brno", "Ho Chi Minh City", "St. Louis"), a possessive's "'s" left off
 _CAPITALISED_RUN = re.compile(r"(?<![\w.'’-])(?:(?:St|Mt|Ft)\.\s+)?[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*")
 _POSSESSIVE_END = re.compile(r"['’]s?$")
-_SENTENCE_START = re.compile(r"(?:^|[.!?:\n]|[\"“(])\s*$")
+_OPENS_SENTENCE = frozenset('.!?:\n"“(')  # what stands before a sentence's first word (spaces aside)
 # "a Labrador", "the vintage Mustang": a thing of a kind named after a place, not the place
 _OF_A_KIND = re.compile(
     r"\b(?:an?|the)\s+(?:(?!(?:in|at|to|from|of|near|for|on|by|into|outside|around|via)\s)[a-z]+\s+){0,2}$",
@@ -154,9 +154,16 @@ def places_named_in(text: str) -> list[str]:
     found = []
     for match in _CAPITALISED_RUN.finditer(text):
         before = text[max(0, match.start() - 40): match.start()]
-        if _SENTENCE_START.search(text[: match.start()]) or (_OF_A_KIND.search(before) and not _ARTICLE.search(before)):
+        if _opens_a_sentence(text, match.start()) or (_OF_A_KIND.search(before) and not _ARTICLE.search(before)):
             continue
         name = _POSSESSIVE_END.sub("", match.group())
         if name.lower() not in _TIMES and place_of(name) is not None:
             found.append(name)
     return list(dict.fromkeys(found))
+
+
+def _opens_a_sentence(text: str, at: int) -> bool:
+    """Is ``at`` the first word of a sentence of ``text`` (only spaces or tabs after its opener)?"""
+    while at > 0 and text[at - 1] in " \t":
+        at -= 1
+    return at == 0 or text[at - 1] in _OPENS_SENTENCE

@@ -65,7 +65,7 @@ from chronomem.ingest.voice import FIRST_PERSON
 from chronomem.store.base import Scope
 from chronomem.text.names import normalize_name
 
-__all__ = ["Ending", "kept_going", "review_endings", "said_to_go_on"]
+__all__ = ["Ending", "kept_going", "review_endings", "said_going_on", "said_to_go_on"]
 
 # the facts of busy entities ranked by meaning at most: the newest this many (a speaker of a long
 # conversation has hundreds; reading all their vectors on every episode would cost more than it finds)
@@ -104,6 +104,7 @@ async def review_endings(
                                  *(numbered[item.number][0].fact for item in answer.ended if item.number in numbered)])
     named = await _Naming.of(session, text, resolved, known)
     going_on = said_to_go_on(facts, text.current)
+    said_on = said_going_on(text.current, named.spellings, named.speaker)
     endings: dict[str, Ending] = {}
     for item in answer.ended:
         same_text = numbered.get(item.number)
@@ -128,8 +129,8 @@ async def review_endings(
             number, same_text = meant, numbered[meant]
             await session.vectors.embed([same_text[0].fact])
             replaced = _given_a_new_value(session, same_text, facts, outcomes)
-        if any(same_pair(kept, fact) for kept in going_on for fact in same_text) or named.kept_going(
-                text.current, number):
+        if any(same_pair(kept, fact) for kept in going_on for fact in same_text) or kept_going(
+                said_on, named.speaker, named.entities[number]):
             session.warn(f"{same_text[0].fact!r} kept current: the message says it goes on")
             continue
         if (why := named.not_ended_by(quote, sentence, number, same_text[0].fact, replaced)) is not None:
@@ -189,25 +190,30 @@ async def _closest(session: Session, text: EpisodeText, facts: Sequence[Fact], c
     return current[: session.config.end_candidates]
 
 
-def kept_going(message: str, spellings: Mapping[str, Sequence[str]], speaker: str | None,
-               entities: AbstractSet[str]) -> bool:
-    """Does a sentence of ``message`` say that a fact of ``entities`` goes on, with no new fact of
-    the pair to say so? The sentence says a state goes on ("still", "carries on") and names the
-    fact's entities: one of them not the speaker, and the other too or the speaker, who need not
-    be named ("The tutoring at Brookfield carries on", said by the tutor); a pronoun stands for what
-    the sentence before named ("Lena Ortiz went back to Cork. She's still at Harbourline Ferries")."""
-    previous: frozenset[str] = frozenset()
+def said_going_on(message: str, spellings: Mapping[str, Sequence[str]], speaker: str | None) -> list[frozenset[str]]:
+    """The entities each sentence of ``message`` that says a state goes on ("still", "carries on")
+    names: the speaker by I/me/my, and by a pronoun what the sentence before named ("Lena Ortiz went
+    back to Cork. She's still at Harbourline Ferries")."""
+    found, previous = [], frozenset[str]()
     for start, end in sentence_spans(message):
         sentence = message[start:end]
         named = named_entities(spellings, sentence)
         if speaker is not None and FIRST_PERSON.search(sentence):
             named |= {speaker}
-        referred = named | previous if REFERS_BACK.search(sentence) else named
-        if (goes_on(sentence) and (entities & referred) - {speaker}
-                and len(entities & (referred | ({speaker} if speaker else set()))) >= 2):
-            return True
+        if goes_on(sentence):
+            found.append(named | previous if REFERS_BACK.search(sentence) else named)
         previous = named
-    return False
+    return found
+
+
+def kept_going(going_on: Sequence[AbstractSet[str]], speaker: str | None, entities: AbstractSet[str]) -> bool:
+    """Does one of the ``going_on`` sentences (:func:`said_going_on`) say that a fact of ``entities``
+    goes on, with no new fact of the pair to say so? It names one of them not the speaker, and the
+    other too or the speaker, who need not be named ("The tutoring at Brookfield carries on", said
+    by the tutor)."""
+    with_speaker = {speaker} if speaker is not None else set()
+    return any((entities & named) - with_speaker and len(entities & (named | with_speaker)) >= 2
+               for named in going_on)
 
 
 def said_to_go_on(facts: Sequence[Fact], text: str) -> list[Fact]:
@@ -239,10 +245,6 @@ class _Naming:
         spellings = resolved.spellings(found.values())
         speaker = resolved.find(text.speaker) if text.speaker else None
         return cls(spellings, speaker.id if speaker is not None else None, entities)
-
-    def kept_going(self, message: str, number: int) -> bool:
-        """Does a sentence of ``message`` say shown text ``number`` goes on (:func:`kept_going`)?"""
-        return kept_going(message, self.spellings, self.speaker, self.entities[number])
 
     def named_by(self, words: str) -> frozenset[str]:
         named = named_entities(self.spellings, words)

@@ -40,7 +40,7 @@ from chronomem.ingest.prompts import (
     FactResolutionContext,
 )
 from chronomem.ingest.session import Session, stage
-from chronomem.ingest.stages.ended import Ending, kept_going, said_to_go_on
+from chronomem.ingest.stages.ended import Ending, kept_going, said_going_on, said_to_go_on
 from chronomem.ingest.stages.entities import ResolvedEntities
 from chronomem.store.base import Scope
 from chronomem.text.names import name_key
@@ -455,10 +455,10 @@ def _kept_going(
     text, speaker = session.episode.text, session.episode.speaker
     speaker_id = next((eid for eid, names in spellings.items()
                        if speaker and any(name_key(n) == name_key(speaker) for n in names)), None)
-    going_on = said_to_go_on(facts, text)
+    going_on, said_on = said_to_go_on(facts, text), said_going_on(text, spellings, speaker_id)
     _refuse_ends(session, facts, outcomes, "the message says it goes on",
                  lambda _new, old: any(same_pair(g, old) for g in going_on)
-                 or kept_going(text, spellings, speaker_id, frozenset(old.entity_ids)))
+                 or kept_going(said_on, speaker_id, frozenset(old.entity_ids)))
 
 
 def _refuse_ends(
