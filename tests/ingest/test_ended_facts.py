@@ -133,7 +133,8 @@ async def test_one_text_the_model_puts_on_two_pairs_is_one_fact_of_all_it_names(
     ])
     await Ingestor(store, embedder, model).add_episode(
         message("I'm booked at the Alderney Inn in Edinburgh.", "2024-06-03", "Tom Becker"))
-    (stored,) = await store.list_facts("g")
+    # beside it, where the inn is: a fact of its own (places.where_said), with the gazetteer
+    (stored,) = [f for f in await store.list_facts("g") if f.fact == booked]
     names = {e.id: e.name for e in await store.list_entities("g")}
     assert {names[i] for i in stored.entity_ids} == {"Tom Becker", "Alderney Inn", "Edinburgh"}
 

@@ -6,7 +6,9 @@ import pytest
 
 from chronomem.ingest.endings import (
     changed_states,
+    couple_stage,
     ended_states_said,
+    ends_the_thing,
     goes_on,
     new_states_said,
     says_a_change,
@@ -78,6 +80,11 @@ def test_a_sentence_that_says_a_state_goes_on(sentence: str, going_on: bool) -> 
     ("Ana and Rui moved from Lisbon to Porto last month.", "Ana and Rui moved from Lisbon to Porto.", "home"),
     ("I moved back to Lisbon.", "Ana moved back to Lisbon.", "home"),
     ("I moved the meeting from Monday to Friday.", "Ana moved the meeting to Friday.", None),
+    ("She's working at the Denver Health pharmacy now.", "Lauren is working at the Denver Health pharmacy.", "job"),
+    ("I live in Porto now.", "Ana lives in Porto.", "home"),
+    ("I've lived in Porto for ten years now.", "Ana lives in Porto.", None),  # it went on: no new home
+    ("Up to now I worked at Globex.", "Ana worked at Globex.", None),
+    ("I'm now on DY1307.", "Ana is on DY1307.", None),  # "now", but no job or home
 ])
 def test_a_move_from_one_home_to_another_is_a_new_home(sentence: str, fact: str, state: str | None) -> None:
     assert changed_states(sentence, fact) == ([state] if state else [])
@@ -125,3 +132,24 @@ def test_the_states_a_sentence_ends(sentence: str, states: set[str]) -> None:
 ])
 def test_the_states_a_fact_holds(fact: str, states: set[str]) -> None:
     assert states_held(fact) == states
+
+
+@pytest.mark.parametrize(("sentence", "thing", "ended"), [
+    ("He sold Rågkorn in July, and the two of them are moving.", "Rågkorn", True),
+    ("Nils sold the bakery Rågkorn last month.", "Rågkorn", True),
+    ("We closed down the Elm Street shop.", "Elm Street shop", True),
+    ("I sold my car to Ana.", "Ana", False),  # the buyer is not the thing sold
+    ("Heliox sold its Lyon plant to Vitro SA.", "Vitro SA", False),
+    ("I didn't sell Rågkorn.", "Rågkorn", False),
+])
+def test_selling_or_closing_a_thing_ends_it(sentence: str, thing: str, ended: bool) -> None:
+    assert ends_the_thing(sentence, [thing]) is ended
+
+
+@pytest.mark.parametrize(("fact", "stage"), [
+    ("Tom is dating Ana.", 0), ("Ana is Tom's girlfriend.", 0), ("Nils is engaged to Maja Berg.", 1),
+    ("Nils married Maja Berg, his fiancée.", 2), ("Rui is Ana's husband.", 2),
+    ("Nils isn't married to Maja.", None), ("Ana lives in Lisbon.", None),
+])
+def test_the_stage_of_a_couple_a_fact_says(fact: str, stage: int | None) -> None:
+    assert couple_stage(fact) == stage

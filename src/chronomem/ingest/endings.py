@@ -23,8 +23,8 @@ from collections.abc import Sequence
 from chronomem.ingest.grounding import is_named_any
 
 __all__ = [
-    "changed_states", "ended_states_said", "goes_on", "holds_state", "new_states_said", "same_state",
-    "says_a_change", "states_an_end", "states_held",
+    "changed_states", "couple_stage", "ended_states_said", "ends_the_thing", "goes_on", "holds_state",
+    "new_states_said", "same_state", "says_a_change", "states_an_end", "states_held",
 ]
 
 _ENDS = re.compile(
@@ -60,6 +60,40 @@ def _ends_said(sentence: str) -> list[str]:
 def states_an_end(sentence: str) -> bool:
     """Does ``sentence`` say that a state between its parties ended (or will end on a stated day)?"""
     return bool(_ends_said(sentence))
+
+
+# ends of having or running a thing, said with the thing right after ("sold Rågkorn in July", "closed
+# down the Elm Street shop"): they end what held between the owner and the thing, and nothing
+# between the seller and a buyer ("sold my car to Ana" ends nothing between the two)
+_ENDS_OF_A_THING = re.compile(r"\b(?:sold|sell(?:s|ing)?|(?:clos(?:e|es|ed|ing)|shut(?:s|ting)?)\s+down|closed)\s+",
+                              re.IGNORECASE)
+# the verb's object: up to four words ("the bakery Rågkorn"), before a preposition or a clause's end
+_OBJECT = re.compile(r"^(?:(?!(?:to|for|in|on|at|by|with|from|and|but|last|this|next)\b)[^\s,;:.!?]+\s*){1,4}",
+                     re.IGNORECASE)
+
+
+def ends_the_thing(sentence: str, thing: Sequence[str]) -> bool:
+    """Does ``sentence`` say that what its owner had in ``thing`` (its names) ended: sold, closed down?"""
+    return any((said := _OBJECT.match(sentence[m.end():])) is not None and is_named_any(thing, said.group())
+               for m in _ENDS_OF_A_THING.finditer(sentence) if not _NEGATION.search(sentence[: m.start()]))
+
+
+# the stages of a couple, in order: a later one ends the one before between the same two people
+# ("Nils married Maja" ends "Nils is engaged to Maja"); an end ("divorced", "broke up") is an end
+_COUPLE_STAGES = (
+    re.compile(r"\b(?:dating|going\s+out\s+with|girlfriend|boyfriend|(?:is|are|was|were)\s+seeing)\b", re.IGNORECASE),
+    re.compile(r"\b(?:engaged|fianc[ée]e?)\b", re.IGNORECASE),
+    re.compile(r"\b(?:married|marr(?:y|ies|ying)|wed(?:ded|s)?|wife|husband|spouse)\b", re.IGNORECASE),
+)
+_DENIED = re.compile(r"\b(?:not|never|no\s+longer)\b|n['’]t\b", re.IGNORECASE)
+
+
+def couple_stage(fact: str) -> int | None:
+    """The latest stage of a couple ``fact`` says (0 dating, 1 engaged, 2 married), ``None`` when it
+    says none, or denies one ("Nils isn't married")."""
+    if _DENIED.search(fact):
+        return None
+    return max((stage for stage, said in enumerate(_COUPLE_STAGES) if said.search(fact)), default=None)
 
 
 # words that say something changed or is over, beside the ends above: a new value ("my new lead",
@@ -122,7 +156,19 @@ def changed_states(sentence: str, fact: str, target: Sequence[str] = ()) -> list
     if _NEGATION.search(sentence):
         return []
     return [state for state, (change, held) in _STATES.items()
-            if change.search(sentence) and any(_names_next(fact[m.end():], target) for m in held.finditer(fact))]
+            if (change.search(sentence) or _says_now(sentence))
+            and any(_names_next(fact[m.end():], target) for m in held.finditer(fact))]
+
+
+# "now" beside a job or home says it is the current one ("She's working at the Denver Health pharmacy
+# now", "I live in Porto now"); after "for ten years", "until" or "by" it says the state went on
+_NOW = re.compile(r"\bnow\b", re.IGNORECASE)
+_WENT_ON_TILL = re.compile(r"\b(?:for\s+(?:[\w-]+\s+){1,3}|until\s+|till\s+|up\s+to\s+|by\s+|since\s+)$",
+                           re.IGNORECASE)
+
+
+def _says_now(sentence: str) -> bool:
+    return any(not _WENT_ON_TILL.search(sentence[: m.start()]) for m in _NOW.finditer(sentence))
 
 
 def _names_next(rest: str, target: Sequence[str]) -> bool:

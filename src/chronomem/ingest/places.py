@@ -30,10 +30,12 @@ import logging
 import re
 import sys
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from importlib import resources
 
-__all__ = ["available", "loaded", "names_of_place", "place_of", "places_named_in", "ready"]
+__all__ = [
+    "available", "is_a_place", "loaded", "names_of_place", "place_of", "places_named_in", "ready", "where_said",
+]
 
 log = logging.getLogger(__name__)
 
@@ -160,6 +162,32 @@ def places_named_in(text: str) -> list[str]:
         if name.lower() not in _TIMES and place_of(name) is not None:
             found.append(name)
     return list(dict.fromkeys(found))
+
+
+def is_a_place(name: str) -> bool:
+    """Does ``name`` name a place, one or several ("Austin" is in Texas and in Minnesota), written as
+    :func:`place_of` requires, and not a month or a day ("March")?"""
+    return (name.strip().lower() not in _TIMES and _usable(name) and (gazetteer := _gazetteer()) is not None
+            and _key(name) in gazetteer[0])
+
+
+# a word before a thing's name that says it is a venue or an organisation, not a person: "a
+# pharmacist at CareRx Pharmacy in Austin", "the Hotel Figueroa in Los Angeles", "a bakery called
+# Rågkorn in Uppsala"; not "my sister Ana in Lisbon" (where she is now) nor "a call from Ana in Lisbon"
+_A_VENUE = r"(?:\bat|\bthe|\bcalled|\bnamed)\s+"
+
+
+def where_said(text: str, thing: Sequence[str], place: Sequence[str]) -> tuple[int, int] | None:
+    """The span of ``text`` that says where a venue or organisation is: one of ``thing``'s names
+    after a word that introduces a venue (see ``_A_VENUE``), then "in" and one of ``place``'s names
+    ("CareRx Pharmacy in Austin"); ``None`` when the text says no such thing."""
+    for thing_name in sorted(thing, key=len, reverse=True):
+        for place_name in place:
+            said = re.search(rf"{_A_VENUE}(?P<said>{re.escape(thing_name)}\s+in\s+(?:the\s+)?{re.escape(place_name)})"
+                             r"(?![\w'’-])", text)
+            if said is not None:
+                return said.span("said")
+    return None
 
 
 def _opens_a_sentence(text: str, at: int) -> bool:

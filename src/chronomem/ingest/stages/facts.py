@@ -12,7 +12,14 @@ from datetime import datetime
 from chronomem.domain import Entity, EvidenceSpan, Fact, to_relation_type
 from chronomem.ingest.apposition import apposition
 from chronomem.ingest.dates import date_in_text, only_date_in, own_clause_date, parse_model_datetime
-from chronomem.ingest.endings import changed_states, holds_state, same_state, states_an_end
+from chronomem.ingest.endings import (
+    changed_states,
+    couple_stage,
+    ends_the_thing,
+    holds_state,
+    same_state,
+    states_an_end,
+)
 from chronomem.ingest.fact_resolution import (
     FactCandidates,
     FactOutcome,
@@ -31,6 +38,7 @@ from chronomem.ingest.grounding import (
     stating_sentence,
 )
 from chronomem.ingest.invalidation import end, invalidate, supersede_within_episode
+from chronomem.ingest.places import is_a_place, where_said
 from chronomem.ingest.prompts import (
     FACT_RESOLUTION,
     CandidateFact,
@@ -107,8 +115,38 @@ def build_facts(
             duplicate = shown.get(item.duplicate_of) if item.duplicate_of is not None else None
             contradicts = tuple(shown[n] for n in dict.fromkeys(item.contradicts) if n in shown)
             drafts.hints[fact.id] = FactOutcome(duplicate, contradicts)
+    if text is not None and session.config.place_names:
+        for located in _where_things_are(resolved, text, spellings):
+            fact = _draft(session, located, resolved, text)
+            if fact is not None and not any(same_pair(f, fact) for f in drafts.facts):
+                drafts.facts.append(fact.model_copy(update={"valid_at": None, "invalid_at": None}))
     session.facts_extracted = len(drafts.facts)
     return drafts
+
+
+def _where_things_are(
+    resolved: ResolvedEntities, text: EpisodeText, spellings: dict[str, tuple[str, ...]]
+) -> list[ExtractedFact]:
+    """Where the message says a venue or an organisation of the episode is, a fact of its own
+    ("a pharmacist at CareRx Pharmacy in Austin": CareRx Pharmacy is in Austin). Models of every
+    size fold it into the fact it came with ("Lauren Hayes is a pharmacist at CareRx Pharmacy in
+    Austin"), and it outlives that fact: when she leaves, the pharmacy is still in Austin. A place
+    is an entity the gazetteer knows by one of its names; without the gazetteer there is none."""
+    ids = list(dict.fromkeys(eid for _, eid in resolved.mentioned))
+    places = [eid for eid in ids if any(is_a_place(name) for name in spellings.get(eid, ()))]
+    speaker = name_key(text.speaker) if text.speaker else None
+    found = []
+    for place in places:
+        for thing in ids:
+            names = spellings.get(thing, ())
+            if thing == place or any(name_key(n) == speaker for n in names):
+                continue
+            if (span := where_said(text.current, names, spellings.get(place, ()))) is not None:
+                thing_name, place_name = resolved.entities[thing].name, resolved.entities[place].name
+                found.append(ExtractedFact(source=thing_name, relation_type="LOCATED_IN", target=place_name,
+                                           fact=f"{thing_name} is in {place_name}.",
+                                           quote=text.current[span[0]:span[1]]))
+    return found
 
 
 def _draft(session: Session, item: ExtractedFact, resolved: ResolvedEntities, text: EpisodeText | None) -> Fact | None:
@@ -398,8 +436,9 @@ async def resolve_facts(session: Session, drafts: FactDrafts) -> list[FactOutcom
 async def _stated_changes(
     session: Session, facts: Sequence[Fact], outcomes: list[FactOutcome], spellings: dict[str, tuple[str, ...]]
 ) -> None:
-    """A fact whose sentence says a new value of a state (see :func:`_new_state`), or that a state
-    ended (:mod:`chronomem.ingest.endings`), closes what held. An end closes what held
+    """A fact whose sentence says a new value of a state (see :func:`_new_state`), a couple's next
+    stage (:func:`_next_stage`), or that a state ended (:mod:`chronomem.ingest.endings`: "quit",
+    "no longer"; "sold Rågkorn" of the thing sold), closes what held. An end closes what held
     between the same two entities: the current stored facts of the pair and this episode's earlier
     ones. A fact that states the end itself ("Maya worked at Globex until May 31") restates the
     stored one with that end (see :func:`_dates_learnt`); an event ("Maya quit Globex") closes them
@@ -413,7 +452,9 @@ async def _stated_changes(
         sentence = sentence_around(text, fact.evidence[0].start, fact.evidence[0].end)
         for state in changed_states(sentence, fact.fact, spellings.get(fact.target_id, ())):
             await _new_state(session, fact, index, state, outcomes)
-        if not states_an_end(sentence):
+        await _next_stage(session, facts, index, outcomes)
+        if not (states_an_end(sentence) or any(ends_the_thing(sentence, spellings.get(end, ()))
+                                               for end in (fact.source_id, fact.target_id))):
             continue
         stored = await session.store.facts_between(session.group_id, fact.source_id, fact.target_id)
         held = [f for f in stored if f.expired_at is None and f.invalid_at is None and f.id != fact.id]
@@ -497,6 +538,21 @@ async def _new_state(session: Session, fact: Fact, index: int, state: str, outco
     stored = await session.store.facts_of_entities(session.group_id, [fact.source_id])
     held = [f for f in stored if other_value(f)]
     if held and outcomes[index].duplicate_of is None:
+        outcomes[index] = FactOutcome(contradicts=_unique((*outcomes[index].contradicts, *held)))
+
+
+async def _next_stage(session: Session, facts: Sequence[Fact], index: int, outcomes: list[FactOutcome]) -> None:
+    """A later stage of a couple (:func:`~chronomem.ingest.endings.couple_stage`) closes the earlier
+    stages held between the same two people: "Nils married Maja" ends "Nils is engaged to Maja"."""
+    fact = facts[index]
+    stage = couple_stage(fact.fact)
+    if stage is None or outcomes[index].duplicate_of is not None:
+        return
+    stored = await session.store.facts_between(session.group_id, fact.source_id, fact.target_id)
+    held = [f for f in (*stored, *facts[:index])
+            if f.id != fact.id and same_pair(f, fact) and f.invalid_at is None and f.expired_at is None
+            and (earlier := couple_stage(f.fact)) is not None and earlier < stage]
+    if held:
         outcomes[index] = FactOutcome(contradicts=_unique((*outcomes[index].contradicts, *held)))
 
 
