@@ -259,6 +259,23 @@ async def test_where_a_venue_is_becomes_a_fact_of_its_own(store, embedder, model
     assert located.relation_type == "LOCATED_IN" and located.valid_at is None
 
 
+@pytest.mark.parametrize(("role", "kept"), [("user", True), ("assistant", False)])
+async def test_a_booking_reference_the_writer_gives_is_theirs(store, embedder, model, script: Script, role: str,
+                                                              kept: bool):
+    said = "I'm flying to Amsterdam on KL1062 on May 2, booking reference ZP8Q4M."
+    flies = "Rhys flies to Amsterdam on KL1062 on May 2"
+    script.episodes["KL1062"] = (["Rhys", "Amsterdam", "KL1062", "ZP8Q4M"], [  # the model says nothing of the code
+        {**works("Rhys", "KL1062", "2025-05-02T00:00:00Z"), "fact": flies, "quote": said.split(",")[0]}])
+    ingestor = Ingestor(store, embedder, model, config=IngestConfig(facts_shown=0))
+    await ingestor.add_episode(message("g", "Rhys", said, "2025-04-20", role=role))
+    reference = (await facts_by_text(store, "g")).get("Rhys's booking reference is ZP8Q4M.")
+    assert (reference is not None) is kept
+    if reference is not None:
+        names = {e.id: e.name for e in await store.list_entities("g")}
+        assert (names[reference.source_id], names[reference.target_id]) == ("Rhys", "ZP8Q4M")
+        assert reference.valid_at is None  # May 2 is the flight's day, not the reference's
+
+
 async def test_a_move_said_with_a_new_job_closes_the_home_it_leaves(store, embedder, model, script: Script):
     # "new job" and "moved to" in one sentence: the fact gives Alice a home in Porto, so her home ends,
     # not her job at Acme (the new job is Rui's, at Beta, an entity the fact does not end on)

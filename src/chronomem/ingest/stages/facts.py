@@ -51,6 +51,7 @@ from chronomem.ingest.session import Session, stage
 from chronomem.ingest.stages.ended import Ending, kept_going, said_going_on, said_to_go_on
 from chronomem.ingest.stages.entities import ResolvedEntities
 from chronomem.store.base import Scope
+from chronomem.text.codes import references_given
 from chronomem.text.names import name_key
 
 __all__ = [
@@ -115,13 +116,44 @@ def build_facts(
             duplicate = shown.get(item.duplicate_of) if item.duplicate_of is not None else None
             contradicts = tuple(shown[n] for n in dict.fromkeys(item.contradicts) if n in shown)
             drafts.hints[fact.id] = FactOutcome(duplicate, contradicts)
-    if text is not None and session.config.place_names:
-        for located in _where_things_are(resolved, text, spellings):
-            fact = _draft(session, located, resolved, text)
+    if text is not None:
+        for stated in _stated_in_a_set_form(session, resolved, text, spellings):
+            fact = _draft(session, stated, resolved, text)
             if fact is not None and not any(same_pair(f, fact) for f in drafts.facts):
+                # no day of its own: a date in its sentence is the booking's or the job's
                 drafts.facts.append(fact.model_copy(update={"valid_at": None, "invalid_at": None}))
     session.facts_extracted = len(drafts.facts)
     return drafts
+
+
+def _stated_in_a_set_form(
+    session: Session, resolved: ResolvedEntities, text: EpisodeText, spellings: dict[str, tuple[str, ...]]
+) -> list[ExtractedFact]:
+    """Facts a message states in a set form, which models of every size fold into the fact they came
+    with or leave out: the writer's own booking references (:func:`_references_given`) and where a
+    venue is (:func:`_where_things_are`). Each is kept only where no fact of the answer joins its
+    two entities already."""
+    writer = session.episode is None or session.episode.role != "assistant"  # whose "I" the user's is not
+    found = _references_given(resolved, text) if writer else []
+    if session.config.place_names:
+        found += _where_things_are(resolved, text, spellings)
+    return found
+
+
+def _references_given(resolved: ResolvedEntities, text: EpisodeText) -> list[ExtractedFact]:
+    """The codes a message's writer gives as their own references ("I'm booked on BA283 ...,
+    booking reference QX7L2P": :func:`~chronomem.text.codes.references_given`), each a fact of the
+    writer's: what a user comes back for, and a model lists the code and often says nothing of it.
+    Not an assistant's: "I've booked you on BA283, reference QX7L2P" gives the user's reference."""
+    writer = resolved.find(text.speaker) if text.speaker else None
+    if writer is None:
+        return []
+    said = f"{text.speaker}: "  # a message's text opens with who says it
+    words = references_given(text.current, len(said) if text.current.startswith(said) else 0)
+    return [ExtractedFact(source=writer.name, relation_type="HAS_REFERENCE", target=code.name,
+                          fact=f"{writer.name}'s {given.label} is {given.code}.",
+                          quote=text.current[given.start:given.end])
+            for given in words if (code := resolved.find(given.code)) is not None]
 
 
 def _where_things_are(
