@@ -11,6 +11,7 @@ from chronomem.ingest.endings import (
     ends_the_thing,
     goes_on,
     new_states_said,
+    new_values_said,
     says_a_change,
     states_an_end,
     states_held,
@@ -153,3 +154,22 @@ def test_selling_or_closing_a_thing_ends_it(sentence: str, thing: str, ended: bo
 ])
 def test_the_stage_of_a_couple_a_fact_says(fact: str, stage: int | None) -> None:
     assert couple_stage(fact) == stage
+
+
+@pytest.mark.parametrize(("text", "said"), [
+    ("Ana and Rui moved from Lisbon to Porto last month for Rui's new job at Marés Logistics.",
+     [("home", ("Ana", "Rui"), "Porto", "Ana and Rui moved from Lisbon to Porto"),
+      ("job", ("Rui",), "Marés Logistics", "Rui's new job at Marés Logistics")]),
+    ("I've just moved back to Lisbon.", [("home", ("I",), "Lisbon", "I've just moved back to Lisbon")]),
+    ("Lucas's sister Ana moved to the Hague in May.", [("home", ("Ana",), "the Hague", "Ana moved to the Hague")]),
+    ("Ana, Rui and Inês moved to Porto. I stayed.",
+     [("home", ("Ana", "Rui", "Inês"), "Porto", "Ana, Rui and Inês moved to Porto")]),
+    ("Dr. Okafor moved to St. Louis.", [("home", ("Dr. Okafor",), "St. Louis", "Dr. Okafor moved to St. Louis")]),
+    ("I start my new role with Halden on Monday.", [("job", ("my",), "Halden", "my new role with Halden")]),
+    ("Nils is moving to Gothenburg next month.", []),  # a plan, not a home yet
+    ("I didn't move to Porto.", []),
+    ("I helped Ana move to Porto.", []),
+    ("I moved the meeting to Friday.", []),
+])
+def test_a_new_home_or_job_said_in_a_set_form(text: str, said: list[tuple[str, tuple[str, ...], str, str]]) -> None:
+    assert [(v.state, v.holders, v.value, text[v.start:v.end]) for v in new_values_said(text)] == said

@@ -318,9 +318,12 @@ async def test_a_fact_of_two_joint_subjects_is_of_the_first_and_the_entity_the_p
     await Ingestor(store, embedder, FunctionModel(script)).add_episode(
         message("Imran and Sofia moved to Bristol in August.", speaker="Ayesha"))
     names = {e.id: e.name for e in await store.list_entities("g")}
-    (stored,) = await store.list_facts("g")
+    facts = {f.fact: f for f in await store.list_facts("g")}
+    stored = facts["Imran and Sofia moved to Bristol in August."]
     assert (names[stored.source_id], names[stored.target_id]) == ("Imran", "Bristol")
     assert [names[i] for i in stored.other_entity_ids] == ["Sofia"]
+    # and the move, a home of each, is Sofia's own fact too (endings.new_values_said)
+    assert set(facts) == {"Imran and Sofia moved to Bristol in August.", "Sofia moved to Bristol."}
 
 
 async def test_a_fact_of_two_joint_subjects_naming_several_places_is_of_the_one_they_go_to(store, embedder):
@@ -330,8 +333,10 @@ async def test_a_fact_of_two_joint_subjects_naming_several_places_is_of_the_one_
         fact("Ana", "Rui", moved, moved[:-1])])
     await Ingestor(store, embedder, FunctionModel(script)).add_episode(message(moved, speaker="Lucas"))
     names = {e.id: e.name for e in await store.list_entities("g")}
-    (stored,) = await store.list_facts("g")
-    assert (names[stored.source_id], names[stored.target_id]) == ("Ana", "Porto")
+    facts = {f.fact: (names[f.source_id], names[f.target_id]) for f in await store.list_facts("g")}
+    assert facts == {moved: ("Ana", "Porto"),
+                     # what the sentence says of each, in its set forms (endings.new_values_said)
+                     "Rui moved to Porto.": ("Rui", "Porto"), "Rui works at Marés Logistics.": ("Rui", "Marés Logistics")}
 
 
 async def test_a_name_a_fact_gives_as_its_end_and_the_entity_answer_left_out_is_resolved_as_an_entity(
@@ -376,7 +381,8 @@ async def test_the_holder_of_a_role_in_apposition_the_entity_answer_left_out_is_
     names = {e.id: e.name for e in await store.list_entities("g")}
     stored = {f.fact: (names[f.source_id], names[f.target_id]) for f in await store.list_facts("g")}
     assert stored == {"Mike is Lauren Hayes's husband.": ("Mike", "Lauren Hayes"),
-                      "Mike got a job at Summit Bank.": ("Mike", "Summit Bank")}
+                      "Mike got a job at Summit Bank.": ("Mike", "Summit Bank"),
+                      "Lauren Hayes moved to Denver.": ("Lauren Hayes", "Denver")}  # the move: a fact of its own
 
 
 async def test_a_code_the_model_did_not_extract_is_an_entity_and_the_fact_stated_of_it_is_kept(store, embedder):

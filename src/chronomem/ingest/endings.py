@@ -19,12 +19,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from chronomem.ingest.grounding import is_named_any
 
 __all__ = [
-    "changed_states", "couple_stage", "ended_states_said", "ends_the_thing", "goes_on", "holds_state",
-    "new_states_said", "same_state", "says_a_change", "states_an_end", "states_held",
+    "NewValue", "changed_states", "couple_stage", "ended_states_said", "ends_the_thing", "goes_on", "holds_state",
+    "new_states_said", "new_values_said", "same_state", "says_a_change", "states_an_end", "states_held",
 ]
 
 _ENDS = re.compile(
@@ -146,6 +147,47 @@ _STATES: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
                    re.IGNORECASE),
     ),
 }
+
+
+@dataclass(frozen=True, slots=True)
+class NewValue:
+    """A new home or job a text says in a set form: ``holders`` (their words: names, "I", "we")
+    moved to, or have a new job at, ``value`` (its words); ``start:end`` are the words that say it."""
+
+    state: str
+    holders: tuple[str, ...]
+    value: str
+    start: int
+    end: int
+
+
+_A_NAME = r"(?:(?:St|Mt|Ft|Dr|Mr|Mrs|Ms|Prof)\.\s+)?[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*){0,3}"
+_HOLDER = rf"(?:I|[Ww]e|{_A_NAME})(?!['’]s\b)"
+# "Ana and Rui moved from Lisbon to Porto", "I've just moved back to Lisbon", "Lauren moved to Denver"
+_MOVED = re.compile(
+    rf"(?<![\w'’-])(?P<holders>{_HOLDER}(?:(?:\s*,\s*|\s*,?\s+and\s+){_HOLDER})*)"
+    rf"(?:['’]ve|\s+(?:have|has|had))?(?:\s+(?:just|recently|finally|also|both|all))*"
+    rf"\s+(?:moved|relocated)\s+{_ON_TO}\s+(?P<value>(?:the\s+)?{_A_NAME})"
+)
+# "Rui's new job at Marés Logistics", "my new role with Halden": a job named by its holder's possessive
+_JOB_OF = re.compile(
+    rf"(?<![\w'’-])(?:(?P<holder>{_A_NAME})['’]s|(?P<mine>[Mm]y))\s+(?:new\s+)?(?:job|position|role|post)\s+"
+    rf"(?:at|with)\s+(?P<value>(?:the\s+)?{_A_NAME})"
+)
+_HOLDERS_SPLIT = re.compile(r"\s*,\s*(?:and\s+)?|\s+and\s+")
+
+
+def new_values_said(text: str, start: int = 0) -> list[NewValue]:
+    """The moves ("Ana and Rui moved from Lisbon to Porto": a home of each) and possessive jobs
+    ("Rui's new job at Marés Logistics") ``text`` says from ``start`` on, in the past or the
+    present: a move someone "is moving" on next month is a plan, not a home yet."""
+    found = [_said("home", tuple(_HOLDERS_SPLIT.split(m["holders"])), m)
+             for m in _MOVED.finditer(text, start) if not _NEGATION.search(text[start:m.start()])]
+    return found + [_said("job", (m["holder"] or m["mine"],), m) for m in _JOB_OF.finditer(text, start)]
+
+
+def _said(state: str, holders: tuple[str, ...], match: re.Match[str]) -> NewValue:
+    return NewValue(state, holders, match["value"], match.start(), match.end("value"))
 
 
 def changed_states(sentence: str, fact: str, target: Sequence[str] = ()) -> list[str]:

@@ -17,6 +17,7 @@ from chronomem.ingest.endings import (
     couple_stage,
     ends_the_thing,
     holds_state,
+    new_values_said,
     same_state,
     states_an_end,
 )
@@ -117,27 +118,73 @@ def build_facts(
             contradicts = tuple(shown[n] for n in dict.fromkeys(item.contradicts) if n in shown)
             drafts.hints[fact.id] = FactOutcome(duplicate, contradicts)
     if text is not None:
-        for stated in _stated_in_a_set_form(session, resolved, text, spellings):
+        for stated, dated in _stated_in_a_set_form(session, resolved, text, spellings):
             fact = _draft(session, stated, resolved, text)
             if fact is not None and not any(same_pair(f, fact) for f in drafts.facts):
-                # no day of its own: a date in its sentence is the booking's or the job's
-                drafts.facts.append(fact.model_copy(update={"valid_at": None, "invalid_at": None}))
+                # undated, a reference or a location has no day of its own: one in its sentence is
+                # the booking's or the job's
+                drafts.facts.append(fact if dated else fact.model_copy(update={"valid_at": None, "invalid_at": None}))
     session.facts_extracted = len(drafts.facts)
     return drafts
 
 
 def _stated_in_a_set_form(
     session: Session, resolved: ResolvedEntities, text: EpisodeText, spellings: dict[str, tuple[str, ...]]
-) -> list[ExtractedFact]:
+) -> list[tuple[ExtractedFact, bool]]:
     """Facts a message states in a set form, which models of every size fold into the fact they came
-    with or leave out: the writer's own booking references (:func:`_references_given`) and where a
-    venue is (:func:`_where_things_are`). Each is kept only where no fact of the answer joins its
+    with or leave out, each with whether its sentence dates it: a new home or job
+    (:func:`_new_values`), the writer's own booking references (:func:`_references_given`) and where
+    a venue is (:func:`_where_things_are`). Each is kept only where no fact of the answer joins its
     two entities already."""
     writer = session.episode is None or session.episode.role != "assistant"  # whose "I" the user's is not
-    found = _references_given(resolved, text) if writer else []
+    found = [(item, True) for item in _new_values(session, resolved, text, spellings, writer=writer)]
+    found += [(item, False) for item in _references_given(resolved, text)] if writer else []
     if session.config.place_names:
-        found += _where_things_are(resolved, text, spellings)
+        found += [(item, False) for item in _where_things_are(resolved, text, spellings)]
     return found
+
+
+def _new_values(
+    session: Session, resolved: ResolvedEntities, text: EpisodeText, spellings: dict[str, tuple[str, ...]],
+    *, writer: bool,
+) -> list[ExtractedFact]:
+    """A move or a new job a message says in a set form (:func:`~chronomem.ingest.endings.
+    new_values_said`), a fact of each holder: "Ana and Rui moved from Lisbon to Porto last month for
+    Rui's new job at Marés Logistics" is "Ana moved to Porto", "Rui moved to Porto" and "Rui works
+    at Marés Logistics". Models of every size write it as one fact of two of its entities; each
+    holder's old home or job ends by :func:`_new_state`. A home is a place the gazetteer knows (no
+    moves without it: "I moved to the Platform team" is no home); "I" and "we" are the writer."""
+    found = []
+    for said in new_values_said(text.current, _writers_words(text)):
+        value = _entity_named(said.value, resolved, spellings)
+        if value is None or (said.state == "home" and not (
+                session.config.place_names and any(is_a_place(name) for name in spellings.get(value.id, ())))):
+            continue
+        for words in said.holders:
+            mine = words.lower() in {"i", "we", "my"}
+            holder = (resolved.find(text.speaker) if writer and text.speaker else None) if mine else (
+                _entity_named(words, resolved, spellings))
+            if holder is None or holder.id == value.id:
+                continue
+            fact = f"{holder.name} {'moved to' if said.state == 'home' else 'works at'} {value.name}."
+            found.append(ExtractedFact(source=holder.name, target=value.name, fact=fact,
+                                       relation_type="MOVED_TO" if said.state == "home" else "WORKS_AT",
+                                       quote=text.current[said.start:said.end]))
+    return found
+
+
+def _entity_named(words: str, resolved: ResolvedEntities, spellings: dict[str, tuple[str, ...]]) -> Entity | None:
+    """The one entity of the episode ``words`` name ("Then Ana": Ana), or ``None``."""
+    if (found := resolved.find(words)) is not None:
+        return found
+    named = {eid for eid, names in spellings.items() if is_named_any(names, words)}
+    return resolved.entities.get(named.pop()) if len(named) == 1 else None
+
+
+def _writers_words(text: EpisodeText) -> int:
+    """Where a message's own words begin: after the "Rhys: " its text opens with."""
+    said = f"{text.speaker}: "
+    return len(said) if text.speaker and text.current.startswith(said) else 0
 
 
 def _references_given(resolved: ResolvedEntities, text: EpisodeText) -> list[ExtractedFact]:
@@ -148,8 +195,7 @@ def _references_given(resolved: ResolvedEntities, text: EpisodeText) -> list[Ext
     writer = resolved.find(text.speaker) if text.speaker else None
     if writer is None:
         return []
-    said = f"{text.speaker}: "  # a message's text opens with who says it
-    words = references_given(text.current, len(said) if text.current.startswith(said) else 0)
+    words = references_given(text.current, _writers_words(text))
     return [ExtractedFact(source=writer.name, relation_type="HAS_REFERENCE", target=code.name,
                           fact=f"{writer.name}'s {given.label} is {given.code}.",
                           quote=text.current[given.start:given.end])
