@@ -336,7 +336,8 @@ async def test_a_fact_of_two_joint_subjects_naming_several_places_is_of_the_one_
     facts = {f.fact: (names[f.source_id], names[f.target_id]) for f in await store.list_facts("g")}
     assert facts == {moved: ("Ana", "Porto"),
                      # what the sentence says of each, in its set forms (endings.new_values_said)
-                     "Rui moved to Porto.": ("Rui", "Porto"), "Rui works at Marés Logistics.": ("Rui", "Marés Logistics")}
+                     "Rui moved to Porto.": ("Rui", "Porto"),
+                     "Rui works at Marés Logistics.": ("Rui", "Marés Logistics")}
 
 
 async def test_a_name_a_fact_gives_as_its_end_and_the_entity_answer_left_out_is_resolved_as_an_entity(

@@ -286,7 +286,8 @@ async def test_a_move_of_two_closes_the_home_each_leaves_whatever_pair_the_model
     moved = "Ana and Rui moved from Lisbon to Porto last month"
     # the model hangs the move on the two movers, a relation between them, and says no home
     script.episodes["moved from Lisbon"] = (["Ana", "Rui", "Lisbon", "Porto"], [
-        {"source": "Ana", "relation_type": "MOVED_WITH", "target": "Rui", "fact": "Ana moved with Rui", "quote": moved}])
+        {"source": "Ana", "relation_type": "MOVED_WITH", "target": "Rui", "fact": "Ana moved with Rui",
+         "quote": moved}])
     script.fact_verdict = lambda q: {"index": q.index}  # the model sees no contradiction
     ingestor = Ingestor(store, embedder, model, config=IngestConfig(facts_shown=0, end_review=False))
     await ingestor.add_episode(message("g", "Lucas", "Ana and Rui live in Lisbon.", "2023-01-01"))
