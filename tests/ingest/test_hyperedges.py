@@ -40,9 +40,11 @@ async def test_an_entity_the_fact_text_names_is_a_participant_though_the_model_l
     ingestor = Ingestor(store, embedder, model)
     episode = Episode(group_id="g", speaker="Grace", content="In Oslo, Dr. Morales put me on lisinopril.",
                       reference_time=at("2024-03-05"))
-    (fact,) = (await ingestor.add_episode(episode)).facts_created
+    created = {f.fact: f for f in (await ingestor.add_episode(episode)).facts_created}
     names = {e.id: e.name for e in await store.list_entities("g")}
+    fact = created["Dr. Morales put Grace on lisinopril."]
     assert [names[i] for i in fact.entity_ids] == ["Dr. Morales", "Grace", "lisinopril"]  # not Oslo: unnamed
+    assert set(created) == {fact.fact, "Grace takes lisinopril."}  # the medicine, a fact of its own (set_forms)
 
 
 async def test_a_restated_hyperedge_gains_provenance_not_a_copy(store: Store, embedder, model, script: Script):

@@ -245,6 +245,19 @@ async def test_where_a_venue_is_becomes_a_fact_of_its_own(store, embedder, model
     assert located.relation_type == "LOCATED_IN" and located.valid_at is None
 
 
+async def test_a_flights_route_is_a_fact_of_the_flight(store, embedder, model, script: Script):
+    said = "Flying out tomorrow on United UA1742 from Denver to Pittsburgh."
+    script.episodes["UA1742"] = (["Kwame", "United UA1742", "Denver", "Pittsburgh"], [
+        {"source": "Kwame", "relation_type": "FLIES_ON", "target": "United UA1742",
+         "fact": "Kwame flies on United UA1742", "quote": "Flying out tomorrow on United UA1742"}])
+    ingestor = Ingestor(store, embedder, model, config=IngestConfig(facts_shown=0))
+    await ingestor.add_episode(message("g", "Kwame", said, "2025-03-02"))
+    names = {e.id: e.name for e in await store.list_entities("g")}
+    stored = {f.fact: (names[f.source_id], names[f.target_id], f.valid_at) for f in await store.list_facts("g")}
+    assert stored["United UA1742 departs from Denver."] == ("United UA1742", "Denver", None)
+    assert stored["United UA1742 flies to Pittsburgh."] == ("United UA1742", "Pittsburgh", None)
+
+
 @pytest.mark.parametrize(("role", "kept"), [("user", True), ("assistant", False)])
 async def test_a_booking_reference_the_writer_gives_is_theirs(store, embedder, model, script: Script, role: str,
                                                               kept: bool):

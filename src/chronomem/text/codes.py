@@ -12,15 +12,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["Reference", "codes_in", "references_given"]
+__all__ = ["CODE", "Reference", "codes_in", "references_given"]
 
-_CODE = re.compile(r"(?<![\w-])(?=[A-Z0-9]{4,12}(?![\w-]))(?=[A-Z0-9]*[A-Z])(?=(?:[A-Z]*\d){2})[A-Z0-9]+")
+CODE = re.compile(r"(?<![\w-])(?=[A-Z0-9]{4,12}(?![\w-]))(?=[A-Z0-9]*[A-Z])(?=(?:[A-Z]*\d){2})[A-Z0-9]+")
 _NOT_A_CODE = re.compile(r"\d+(?:AM|PM|MG|KG|KM|ML|GB|MB|TB|HZ|MHZ|GHZ|MM|CM|TH|ST|ND|RD|S)")
 
 
 def codes_in(text: str) -> list[str]:
     """The codes ``text`` names, each once, in the order they first appear."""
-    found = (m.group() for m in _CODE.finditer(text))
+    found = (m.group() for m in CODE.finditer(text))
     return list(dict.fromkeys(code for code in found if not _NOT_A_CODE.fullmatch(code)))
 
 
@@ -59,7 +59,7 @@ def references_given(text: str, start: int = 0) -> list[Reference]:
     ``_OWN_SENTENCE``), in order; a code given as a reference twice, once. The writer's words begin
     at ``start`` (after a message's "Rhys: ")."""
     found: dict[str, Reference] = {}
-    for code in _CODE.finditer(text, start):
+    for code in CODE.finditer(text, start):
         if code.group() in found or _NOT_A_CODE.fullmatch(code.group()):
             continue
         opens = max((m.end() for m in _SENTENCE_END.finditer(text, start, code.start())), default=start)

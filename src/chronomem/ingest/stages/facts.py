@@ -49,6 +49,7 @@ from chronomem.ingest.prompts import (
     FactResolutionContext,
 )
 from chronomem.ingest.session import Session, stage
+from chronomem.ingest.set_forms import forms_said
 from chronomem.ingest.stages.ended import Ending, kept_going, said_going_on, said_to_go_on
 from chronomem.ingest.stages.entities import ResolvedEntities
 from chronomem.store.base import Scope
@@ -133,11 +134,13 @@ def _stated_in_a_set_form(
 ) -> list[tuple[ExtractedFact, bool]]:
     """Facts a message states in a set form, which models of every size fold into the fact they came
     with or leave out, each with whether its sentence dates it: a new home or job
-    (:func:`_new_values`), the writer's own booking references (:func:`_references_given`) and where
-    a venue is (:func:`_where_things_are`). Each is kept only where no fact of the answer joins its
+    (:func:`_new_values`), a diagnosis, a medicine or a flight's route (:func:`_forms`), the writer's
+    own booking references (:func:`_references_given`) and where a venue is
+    (:func:`_where_things_are`). Each is kept only where no fact of the answer joins its
     two entities already."""
     writer = session.episode is None or session.episode.role != "assistant"  # whose "I" the user's is not
     found = [(item, True) for item in _new_values(session, resolved, text, spellings, writer=writer)]
+    found += [(item, item.relation_type in _DATED_FORMS) for item in _forms(resolved, text, spellings, writer=writer)]
     found += [(item, False) for item in _references_given(resolved, text)] if writer else []
     if session.config.place_names:
         found += [(item, False) for item in _where_things_are(resolved, text, spellings)]
@@ -173,11 +176,46 @@ def _new_values(
     return found
 
 
+# each set form (:mod:`chronomem.ingest.set_forms`): its relation and its fact's text
+_FORM_FACTS = {
+    "condition": ("HAS_CONDITION", "{holder} has {value}."),
+    "medicine": ("TAKES", "{holder} takes {value}."),
+    "departs": ("DEPARTS_FROM", "{holder} departs from {value}."),
+    "arrives": ("FLIES_TO", "{holder} flies to {value}."),
+}
+_DATED_FORMS = frozenset({"HAS_CONDITION", "TAKES"})  # a route has no day of its own: the flight's is the booking's
+
+
+def _forms(
+    resolved: ResolvedEntities, text: EpisodeText, spellings: dict[str, tuple[str, ...]], *, writer: bool
+) -> list[ExtractedFact]:
+    """The diagnoses, medicines and flight routes a message says in a set form
+    (:func:`~chronomem.ingest.set_forms.forms_said`), each a fact of its holder and the entity its
+    value names: "Dr. Okafor diagnosed me with type 2 diabetes" is "Rahul Mehta has type 2
+    diabetes."; "me" and "I" are the writer."""
+    found = []
+    for said in forms_said(text.current, _writers_words(text)):
+        mine = said.holder in {"me", "I"}
+        holder = (resolved.find(text.speaker) if writer and text.speaker else None) if mine else (
+            _entity_named(said.holder, resolved, spellings))
+        value = _entity_named(said.value, resolved, spellings)
+        if holder is None or value is None or holder.id == value.id:
+            continue
+        relation, fact = _FORM_FACTS[said.kind]
+        found.append(ExtractedFact(source=holder.name, relation_type=relation, target=value.name,
+                                   fact=fact.format(holder=holder.name, value=value.name),
+                                   quote=text.current[said.start:said.end]))
+    return found
+
+
 def _entity_named(words: str, resolved: ResolvedEntities, spellings: dict[str, tuple[str, ...]]) -> Entity | None:
-    """The one entity of the episode ``words`` name ("Then Ana": Ana), or ``None``."""
+    """The one entity of the episode ``words`` name ("Then Ana": Ana), else the one whose name names
+    them ("UA1742": "United UA1742"), or ``None``."""
     if (found := resolved.find(words)) is not None:
         return found
     named = {eid for eid, names in spellings.items() if is_named_any(names, words)}
+    if not named:
+        named = {eid for eid, names in spellings.items() if any(is_named_any([words], name) for name in names)}
     return resolved.entities.get(named.pop()) if len(named) == 1 else None
 
 

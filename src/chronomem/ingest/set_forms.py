@@ -1,0 +1,81 @@
+"""Facts said in a set form that models fold into another fact: a diagnosis, a medicine, a route.
+
+"Dr. Okafor diagnosed me with type 2 diabetes and put me on metformin" says that the writer has
+type 2 diabetes and takes metformin; models of every size write one fact of the doctor and the
+patient, or of the patient and the medicine, and the condition is lost as a fact of its own.
+"I'm booked on BA283 from London Heathrow to Los Angeles" says where the flight goes; the fact
+written is the booking. These forms are read off the message's words and become facts of their own
+where the answer joined no fact between the same two entities (``stages.facts``).
+
+Each form names its holder (a name, or "me"/"I" for the writer: a pronoun for someone else, "her",
+is left alone) and the words its value is named in; the caller maps both to the episode's
+entities, so a word that is no entity ("put me on the waiting list") gives nothing.
+
+Pure functions over strings, like :mod:`chronomem.ingest.endings`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from chronomem.text.codes import CODE
+
+__all__ = ["Said", "forms_said"]
+
+
+@dataclass(frozen=True, slots=True)
+class Said:
+    """A fact in a set form: ``holder`` (its words: a name, "me", "I", a flight code) ``kind``
+    ("condition", "medicine", "departs", "arrives") a value named in ``value``; ``start:end`` are
+    the words that say it."""
+
+    kind: str
+    holder: str
+    value: str
+    start: int
+    end: int
+
+
+_A_NAME = r"(?:(?:Dr|Mr|Mrs|Ms|Prof|St)\.\s+)?[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*){0,3}"
+_PATIENT = rf"(?P<holder>me|{_A_NAME})"
+# the words a value is named in: up to a clause's end, a comma, or a word that starts something else
+_VALUE = (r"(?P<value>(?:(?!(?:for|because|after|since|last|this|next|on|in|at|and|but|so|when|which|who|"
+          r"twice|once|daily|instead|until)\b)[^\s,;:.!?]+(?:\s+|(?=[,;:.!?]|$))){1,5})")
+_FORMS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    # "Dr. Okafor diagnosed me with type 2 diabetes", "I was diagnosed with migraine last Thursday"
+    ("condition", re.compile(rf"\bdiagnosed\s+{_PATIENT}\s+with\s+{_VALUE}")),
+    ("condition", re.compile(rf"(?<![\w'’-])(?P<holder>I|{_A_NAME}),?(?:\s+(?:also|just|recently|finally))*"
+                             rf"(?:\s+(?:was|got|has\s+been|had\s+been)|['’]ve\s+been)\s+diagnosed\s+with\s+{_VALUE}")),
+    # "put me on metformin", "switched me from lisinopril to amlodipine", "kept me on Ventolin"
+    ("medicine", re.compile(rf"\b(?:put|puts|started|starts|switched|switches|kept|keeps)\s+{_PATIENT}\s+"
+                            rf"(?:from\s+[^,;.!?]+?\s+)?(?:on|onto|to)\s+(?!the\b|a\b|an\b|hold\b){_VALUE}")),
+    # "I take sumatriptan when an attack starts"; not "I'm on DY1307", "I use Notion", "I take the bus"
+    ("medicine", re.compile(rf"(?<![\w'’-])(?P<holder>I)(?:\s+(?:take|am\s+taking)|['’]m\s+taking)\s+"
+                            rf"(?!the\b){_VALUE}")),
+)
+# "BA283 from London Heathrow to Los Angeles", "flight LH401 Frankfurt to New York JFK"
+_ROUTE = re.compile(rf"(?P<holder>{CODE.pattern})\s+(?:from\s+)?(?P<origin>{_A_NAME})\s+to\s+(?P<value>{_A_NAME})")
+# a form's sentence that denies it: "I was never diagnosed with asthma", "didn't put me on statins"
+_DENIED = re.compile(r"\b(?:not|never|no)\b|n['’]t\b", re.IGNORECASE)
+
+
+def forms_said(text: str, start: int = 0) -> list[Said]:
+    """The diagnoses, medicines and flight routes ``text`` says from ``start`` on (the writer's
+    words, after a message's "Rahul: "), in order; none in a clause that denies them."""
+    found: list[Said] = []
+    for kind, form in _FORMS:
+        for match in form.finditer(text, start):
+            if not _DENIED.search(_clause_before(text, start, match.start())):
+                value = match["value"].rstrip()
+                found.append(Said(kind, match["holder"], value, match.start(), match.start("value") + len(value)))
+    for match in _ROUTE.finditer(text, start):
+        found.append(Said("departs", match["holder"], match["origin"], match.start(), match.end("origin")))
+        found.append(Said("arrives", match["holder"], match["value"], match.start(), match.end("value")))
+    return sorted(found, key=lambda said: said.start)
+
+
+def _clause_before(text: str, start: int, at: int) -> str:
+    """The words of ``at``'s clause before it (back to a comma, a semicolon or a sentence's end)."""
+    opens = max((m.end() for m in re.finditer(r"[,;:.!?]\s*", text[start:at])), default=0)
+    return text[start + opens:at]
