@@ -484,3 +484,23 @@ async def test_a_fact_said_to_go_on_does_not_replace_the_one_it_restates(
 
     assert result.facts_invalidated == ()
     assert (await current(store))[member].invalid_at is None
+
+
+async def test_a_new_fact_of_the_generic_relation_gives_no_other_fact_a_new_value(
+    store: Store, embedder: HashingEmbedder, model: FunctionModel, script: Script
+) -> None:
+    # the 1.5B gives RELATES_TO to nearly every fact; the memo's new fact about Brackwater licensed
+    # the model's end of "based in Halifax" as if it were a new value of it
+    halifax = "Brackwater Ceramics is a tile maker based in Halifax."
+    script.episodes["tile maker"] = (["Ines", "Brackwater Ceramics", "Halifax"], [
+        fact("Brackwater Ceramics", "RELATES_TO", "Halifax", halifax, quote="a tile maker based in Halifax")])
+    said = "Harriet Quayle will step down as chief executive of Brackwater Ceramics on 31 May"
+    script.episodes["step down"] = (["Ines", "Harriet Quayle", "Brackwater Ceramics"], [
+        fact("Brackwater Ceramics", "RELATES_TO", "Harriet Quayle", said + ".", quote=said)])
+    script.endings = lambda ctx: [ending(ctx, halifax, said)]  # the model ends the wrong fact
+    ingestor = Ingestor(store, embedder, model)
+    await ingestor.add_episode(message("Brackwater Ceramics, a tile maker based in Halifax, opens in May.",
+                                       "2025-03-03", "Ines"))
+    result = await ingestor.add_episode(message(said + ".", "2025-04-22", "Ines"))
+    assert result.facts_invalidated == ()
+    assert any("ends a job, and this fact is a home" in w for w in result.warnings)

@@ -6,7 +6,7 @@ from ingest_doubles import at
 
 from chronomem.domain import Entity, Fact
 from chronomem.ingest.dates import parse_model_datetime, resolve_relative
-from chronomem.ingest.fact_resolution import identical_fact, select_candidates, single_valued_outcome
+from chronomem.ingest.fact_resolution import identical_fact, same_relation, select_candidates, single_valued_outcome
 from chronomem.ingest.prompts import MAX_ALIASES, ExtractedEntity
 from chronomem.ingest.removal import plan_removal
 from chronomem.ingest.resolution import (
@@ -186,3 +186,12 @@ def test_removal_plan_cascades_and_rebuilds_summaries():
     (rebuilt,) = [e for e in plan.updated_entities if e.id == alice.id]
     assert "piano" not in rebuilt.summary and "Alice works at Acme." in rebuilt.summary
     assert rebuild_summary([job], 10) == ""  # nothing fits: nothing stated
+
+
+def test_the_generic_relation_is_no_same_relation() -> None:
+    # a small model gives RELATES_TO to nearly every fact: two such facts are no values of one thing
+    husband, moved = fact("ana", "rui", "Ana's husband is Rui."), fact("ana", "porto", "Ana and Rui moved to Porto.")
+    assert not same_relation(husband, moved)
+    works, worked = fact("ana", "acme", "Ana works at Acme.", "WORKS_AT"), fact("ana", "beta", "Ana works at Beta.",
+                                                                                "WORKS_AT")
+    assert same_relation(works, worked)

@@ -26,6 +26,7 @@ __all__ = [
     "identical_fact",
     "same_pair",
     "same_participants",
+    "same_relation",
     "same_role",
     "select_candidates",
     "shares_endpoint",
@@ -47,6 +48,17 @@ def same_participants(a: Fact, b: Fact) -> bool:
 
 def shares_endpoint(a: Fact, b: Fact) -> bool:
     return bool(set(a.entity_ids) & set(b.entity_ids))
+
+
+# the relation type a fact gets when none was given: it says nothing of what the fact is
+GENERIC_RELATION = "RELATES_TO"
+
+
+def same_relation(a: Fact, b: Fact) -> bool:
+    """The facts name the same relation, other than the generic ``RELATES_TO``: a small model gives
+    that to nearly every fact, and two such facts ("Ana's husband is Rui", "Ana and Rui moved to
+    Porto") are no values of one thing."""
+    return a.relation_type == b.relation_type != GENERIC_RELATION
 
 
 def same_role(a: Fact, b: Fact) -> bool:

@@ -56,7 +56,7 @@ from chronomem.ingest.endings import (
     says_a_change,
     states_held,
 )
-from chronomem.ingest.fact_resolution import FactOutcome, same_pair, shares_endpoint
+from chronomem.ingest.fact_resolution import FactOutcome, same_pair, same_relation, shares_endpoint
 from chronomem.ingest.grounding import REFERS_BACK, locate_quote, named_entities, sentence_around, sentence_spans
 from chronomem.ingest.prompts import END_REVIEW, CandidateFact, EndReviewContext, EpisodeText
 from chronomem.ingest.session import Session, stage
@@ -314,7 +314,7 @@ def _given_a_new_value(
 
 def _replaces(new: Fact, old: Fact) -> bool:
     """Is ``new`` a new value of what ``old`` held: the same relation, or the same job or home?"""
-    return new.relation_type == old.relation_type or same_state(new.fact, old.fact)
+    return same_relation(new, old) or same_state(new.fact, old.fact)
 
 
 def _replacement(session: Session, ended: Fact, facts: Sequence[Fact], outcomes: Sequence[FactOutcome]) -> Fact | None:
@@ -324,4 +324,4 @@ def _replacement(session: Session, ended: Fact, facts: Sequence[Fact], outcomes:
     if not new:
         return None
     vector = session.vectors[ended.fact]
-    return max(new, key=lambda f: (f.relation_type == ended.relation_type, float(vector @ session.vectors[f.fact])))
+    return max(new, key=lambda f: (same_relation(f, ended), float(vector @ session.vectors[f.fact])))

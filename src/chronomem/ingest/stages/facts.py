@@ -26,6 +26,7 @@ from chronomem.ingest.fact_resolution import (
     FactOutcome,
     identical_fact,
     same_pair,
+    same_relation,
     same_role,
     select_candidates,
     single_valued_outcome,
@@ -594,7 +595,7 @@ def _of_the_same_thing(session: Session, facts: Sequence[Fact], outcomes: list[F
     in Rotterdam. An end that reads like nothing it ends ("My new lead is Aisha Bello") is stage
     6b's to find, with a quote."""
     _refuse_ends(session, facts, outcomes, "another pair, another relation",
-                 lambda new, old: not (same_pair(old, new) or old.relation_type == new.relation_type
+                 lambda new, old: not (same_pair(old, new) or same_relation(old, new)
                                        or same_state(old.fact, new.fact)))
 
 
