@@ -455,3 +455,22 @@ def test_an_entity_is_named_by_its_whole_name_or_a_capitalized_word_only_it_has(
     assert named_entities(spellings, "The Okafors moved; the clinic closed.") == set()  # shared or lower case
     assert named_entities(spellings, "The kids love it.") == set()  # "The" is no name's word
     assert named_entities(spellings, "We saw the Beatles and Chidi Okafor.") == {"beatles", "chidi"}
+
+
+async def test_a_text_repeated_on_pairs_it_does_not_name_is_kept_only_where_it_names_both(store, embedder):
+    flying = "Yusuf Demirci is flying to Tallinn on flight BT317."
+    script = Script()
+    script.episodes["Tallinn"] = (["Yusuf Demirci", "Tallinn", "BT317", "Tammik Freight", "Wiebke Sommer"], [
+        fact("Yusuf Demirci", "Tallinn", flying, "I'm flying to Tallinn on flight BT317"),
+        fact("Yusuf Demirci", "Tammik Freight", flying, "I'm flying to Tallinn on flight BT317"),
+        fact("Yusuf Demirci", "Wiebke Sommer", flying, "I'm flying to Tallinn on flight BT317"),
+        fact("Wiebke Sommer", "Yusuf Demirci", "Wiebke Sommer is Yusuf Demirci's manager.", "my manager Wiebke Sommer"),
+    ])
+    result = await Ingestor(store, embedder, FunctionModel(script)).add_episode(message(
+        "I'm flying to Tallinn on flight BT317 to meet Tammik Freight, and my manager Wiebke Sommer is coming.",
+        speaker="Yusuf Demirci"))
+    names = {e.id: e.name for e in await store.list_entities("g")}
+    stored = sorted((f.fact, names[f.source_id], names[f.target_id]) for f in await store.list_facts("g"))
+    assert stored == [("Wiebke Sommer is Yusuf Demirci's manager.", "Wiebke Sommer", "Yusuf Demirci"),
+                      (flying, "Yusuf Demirci", "Tallinn")]
+    assert sum("the same text is on a pair it names" in w for w in result.warnings) == 2

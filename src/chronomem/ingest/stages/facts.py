@@ -98,7 +98,13 @@ def build_facts(
     spellings = resolved.spellings()
     drafts = FactDrafts(shown=frozenset(f.id for f in shown.values()), spellings=spellings)
     by_number: dict[int, Fact] = {}  # the answer's numbering (1 = its first fact) -> the draft it became
+    extracted = list(extracted)
+    repeats = _repeats_on_unnamed_pairs(extracted, resolved)
     for number, extracted_item in enumerate(extracted, start=1):
+        if number in repeats:
+            session.warn(f"fact dropped, the same text is on a pair it names: {extracted_item.fact!r} "
+                         f"({extracted_item.source} / {extracted_item.target})")
+            continue
         item, relation = _apart(extracted_item, resolved, spellings)
         if relation is not None and (held := _draft(session, relation, resolved, text)) is not None:
             # a relation has no day of its own: a date in its sentence is the statement's
@@ -264,6 +270,26 @@ def _where_things_are(
                                            fact=f"{thing_name} is in {place_name}.",
                                            quote=text.current[span[0]:span[1]]))
     return found
+
+
+def _repeats_on_unnamed_pairs(extracted: Sequence[ExtractedFact], resolved: ResolvedEntities) -> set[int]:
+    """The numbers (1 = first) of the answer's facts that repeat the text of another on a pair the text
+    does not name, where a copy of it is on a pair it names: the 1.5B wrote "Yusuf Demirci is flying to
+    Tallinn on flight BT317." seven times, between Yusuf and Tallinn and between Yusuf and his hotel,
+    his booking reference, his manager, the firm he meets; when the meeting moved, all seven ended."""
+    def names_both(item: ExtractedFact) -> bool:
+        ends = [resolved.find(item.source), resolved.find(item.target)]
+        return all(end is not None and _named_in(item.fact, end) for end in ends)
+
+    copies: dict[str, list[int]] = {}
+    for number, item in enumerate(extracted, start=1):
+        copies.setdefault(" ".join(item.fact.split()), []).append(number)
+    repeats: set[int] = set()
+    for numbers in copies.values():
+        named = [n for n in numbers if names_both(extracted[n - 1])]
+        if len(numbers) > 1 and named:
+            repeats.update(n for n in numbers if n not in named)
+    return repeats
 
 
 def _draft(session: Session, item: ExtractedFact, resolved: ResolvedEntities, text: EpisodeText | None) -> Fact | None:
