@@ -504,3 +504,22 @@ async def test_a_new_fact_of_the_generic_relation_gives_no_other_fact_a_new_valu
     result = await ingestor.add_episode(message(said + ".", "2025-04-22", "Ines"))
     assert result.facts_invalidated == ()
     assert any("ends a job, and this fact is a home" in w for w in result.warnings)
+
+
+async def test_a_sentence_that_ends_a_fact_outweighs_one_that_keeps_something_else_of_the_pair(
+    store: Store, embedder: HashingEmbedder, model: FunctionModel, script: Script
+) -> None:
+    engaged = "Marisol Quintero and Declan Ashworth got engaged."
+    script.episodes["got engaged"] = (["Marisol Quintero", "Declan Ashworth"], [
+        fact("Marisol Quintero", "ENGAGED_TO", "Declan Ashworth", engaged, quote="Declan Ashworth and I got engaged")])
+    script.episodes["called off"] = (["Marisol Quintero", "Declan Ashworth", "Portobello"], [])
+    called_off = "Declan and I called off the engagement in July"
+    script.endings = lambda ctx: [ending(ctx, engaged, called_off)]
+    ingestor = Ingestor(store, embedder, model)
+    await ingestor.add_episode(message("Declan Ashworth and I got engaged on Christmas Eve!", "2024-01-13",
+                                       "Marisol Quintero"))
+    # "keeping" names Declan ("He") and the speaker ("I"), but says the flat goes on, not the engagement
+    result = await ingestor.add_episode(message(
+        f"No, and we won't: {called_off}. He's keeping the Portobello flat, and I moved to Leith.", "2025-08-20",
+        "Marisol Quintero"))
+    assert [f.fact for f in result.facts_invalidated] == [engaged]

@@ -54,6 +54,7 @@ from chronomem.ingest.endings import (
     new_states_said,
     same_state,
     says_a_change,
+    states_an_end,
     states_held,
 )
 from chronomem.ingest.fact_resolution import FactOutcome, same_pair, same_relation, shares_endpoint
@@ -65,7 +66,7 @@ from chronomem.ingest.voice import FIRST_PERSON
 from chronomem.store.base import Scope
 from chronomem.text.names import normalize_name
 
-__all__ = ["Ending", "kept_going", "review_endings", "said_going_on", "said_to_go_on"]
+__all__ = ["Ending", "GoingOn", "kept_going", "review_endings", "said_going_on", "said_to_go_on"]
 
 # the facts of busy entities ranked by meaning at most: the newest this many (a speaker of a long
 # conversation has hundreds; reading all their vectors on every episode would cost more than it finds)
@@ -190,30 +191,47 @@ async def _closest(session: Session, text: EpisodeText, facts: Sequence[Fact], c
     return current[: session.config.end_candidates]
 
 
-def said_going_on(message: str, spellings: Mapping[str, Sequence[str]], speaker: str | None) -> list[frozenset[str]]:
+@dataclass(frozen=True, slots=True)
+class GoingOn:
+    """The entities each sentence of a message that says a state goes on names, and each that says
+    one ended (:func:`said_going_on`)."""
+
+    going_on: tuple[frozenset[str], ...]
+    ended: tuple[frozenset[str], ...]
+
+
+def said_going_on(message: str, spellings: Mapping[str, Sequence[str]], speaker: str | None) -> GoingOn:
     """The entities each sentence of ``message`` that says a state goes on ("still", "carries on")
-    names: the speaker by I/me/my, and by a pronoun what the sentence before named ("Lena Ortiz went
-    back to Cork. She's still at Harbourline Ferries")."""
-    found, previous = [], frozenset[str]()
+    names, and each that says an end ("quit", "called off"): the speaker by I/me/my, and by a
+    pronoun what the sentence before named ("Lena Ortiz went back to Cork. She's still at
+    Harbourline Ferries")."""
+    going_on, ended, previous = [], [], frozenset[str]()
     for start, end in sentence_spans(message):
         sentence = message[start:end]
         named = named_entities(spellings, sentence)
         if speaker is not None and FIRST_PERSON.search(sentence):
             named |= {speaker}
+        said = named | previous if REFERS_BACK.search(sentence) else named
         if goes_on(sentence):
-            found.append(named | previous if REFERS_BACK.search(sentence) else named)
+            going_on.append(said)
+        elif states_an_end(sentence):
+            ended.append(said)
         previous = named
-    return found
+    return GoingOn(tuple(going_on), tuple(ended))
 
 
-def kept_going(going_on: Sequence[AbstractSet[str]], speaker: str | None, entities: AbstractSet[str]) -> bool:
-    """Does one of the ``going_on`` sentences (:func:`said_going_on`) say that a fact of ``entities``
-    goes on, with no new fact of the pair to say so? It names one of them not the speaker, and the
-    other too or the speaker, who need not be named ("The tutoring at Brookfield carries on", said
-    by the tutor)."""
+def kept_going(said: GoingOn, speaker: str | None, entities: AbstractSet[str]) -> bool:
+    """Does a sentence of the message (:func:`said_going_on`) say that a fact of ``entities`` goes on,
+    with no new fact of the pair to say so, and no sentence say that it ended? A sentence names one
+    of them not the speaker, and the other too or the speaker, who need not be named ("The tutoring
+    at Brookfield carries on", said by the tutor). "Declan and I called off the engagement in July.
+    He's keeping the Portobello flat" ends the engagement: the flat goes on."""
     with_speaker = {speaker} if speaker is not None else set()
-    return any((entities & named) - with_speaker and len(entities & (named | with_speaker)) >= 2
-               for named in going_on)
+
+    def of_the_fact(named: AbstractSet[str]) -> bool:
+        return bool((entities & named) - with_speaker) and len(entities & (named | with_speaker)) >= 2
+
+    return any(map(of_the_fact, said.going_on)) and not any(map(of_the_fact, said.ended))
 
 
 def said_to_go_on(facts: Sequence[Fact], text: str) -> list[Fact]:
