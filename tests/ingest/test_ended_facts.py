@@ -211,7 +211,10 @@ async def test_past_end_candidates_the_closest_facts_to_the_message_are_shown(
 
 NURSE = "I've been a nurse at St. Agnes Hospital since 2019, and I teach first aid at the Red Cross on weekends."
 MOVED_ON = "I left St. Agnes on January 12 and start at Kingsbridge Clinic next month. Still teaching at the Red Cross."
-AT_ST_AGNES = "Priya Raman is a nurse at St. Agnes Hospital."
+# not read as a job (endings.holds_state), so that the new job at Kingsbridge closes nothing before
+# stage 6b, which these tests are of: "Priya Raman is a nurse at St. Agnes Hospital" would be closed
+# by the new job, at its start
+AT_ST_AGNES = "Priya Raman nurses on the wards of St. Agnes Hospital."
 AT_RED_CROSS = "Priya Raman teaches first aid at the Red Cross."
 
 
@@ -248,7 +251,7 @@ async def test_an_end_quoting_a_fact_instead_of_the_message_stands_on_the_one_se
 
 
 @pytest.mark.parametrize(("quote", "why"), [
-    ("I left St. Agnes on January 12", "its quote ends 'Priya Raman is a nurse at St. Agnes"),  # that one it ends
+    ("I left St. Agnes on January 12", "its quote ends 'Priya Raman nurses on the wards"),  # that one it ends
     ("Still teaching at the Red Cross", "says it goes on"),
 ])
 async def test_a_quote_that_ends_another_fact_or_says_this_one_goes_on_ends_nothing(

@@ -130,6 +130,10 @@ def test_the_states_a_sentence_ends(sentence: str, states: set[str]) -> None:
     ("Ana lives in Lisbon.", {"home"}),
     ("Maya works out at the gym.", set()),
     ("Aoife Brennan is Lena Ortiz's flatmate.", set()),
+    ("Devika has been a data engineer at Quillfeather Analytics since 2021.", {"job"}),
+    ("Lauren Hayes is a pharmacist at CareRx Pharmacy.", {"job"}),
+    ("Emily is a patient at Bayview Medical Center.", set()),
+    ("Ishaan is a student at Tallbridge Polytechnic.", set()),
 ])
 def test_the_states_a_fact_holds(fact: str, states: set[str]) -> None:
     assert states_held(fact) == states

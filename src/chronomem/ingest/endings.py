@@ -129,6 +129,9 @@ def goes_on(sentence: str) -> bool:
 # where a move goes: "moved to Porto", "moved back to Porto", "moved from Lisbon to Porto"
 _ON_TO = r"(?:back\s+|from\s+(?:[\w'’.-]+\s+){1,4}?)?to\b"
 
+# what one is at a place beside a job: "a patient at Bayview", "a member of", "a student at"
+_NOT_A_JOB = r"(?:patient|member|regular|guest|customer|client|visitor|fan|volunteer|student|pupil|resident)"
+
 # States a person holds one of at a time, each with the words a sentence says a new one with, and
 # the words a fact of that state reads with: a new job ends the job before it, a move the home.
 _STATES: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
@@ -139,7 +142,11 @@ _STATES: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
         re.compile(r"\b(?:works?|worked|working)\s+(?:(?:the|a|an|as|in|on)\s+(?:[\w-]+\s+){0,3})?(?:at|for)\b|"
                    r"\b(?:job|position|role)\s+(?:at|with)\b|"
                    r"\bemployed\s+(?:at|by)\b|\bjoin(?:s|ed)\s+\S+(?:\s+\S+)?\s+as\b|\bstart(?:s|ed)\s+(?:a\s+)?"
-                   r"(?:new\s+)?(?:job|work|as|at)\b", re.IGNORECASE),
+                   r"(?:new\s+)?(?:job|work|as|at)\b|"
+                   # "is a pharmacist at CareRx", "has been a data engineer at Quillfeather since 2021";
+                   # not a patient, a member or a student, which one is beside a job
+                   rf"\b(?:is|was|(?:has|have|had)\s+been|['’]s)\s+(?:an?|the)\s+(?!{_NOT_A_JOB}\b)"
+                   r"(?:[\w-]+\s+){1,3}(?:at|for)\b", re.IGNORECASE),
     ),
     "home": (
         re.compile(rf"\b(?:mov(?:e|es|ed|ing)|relocat(?:e|es|ed|ing))\s+{_ON_TO}", re.IGNORECASE),

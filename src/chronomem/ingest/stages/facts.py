@@ -53,6 +53,7 @@ from chronomem.ingest.session import Session, stage
 from chronomem.ingest.set_forms import forms_said
 from chronomem.ingest.stages.ended import Ending, kept_going, said_going_on, said_to_go_on
 from chronomem.ingest.stages.entities import ResolvedEntities
+from chronomem.ingest.voice import FIRST_PERSON
 from chronomem.store.base import Scope
 from chronomem.text.codes import references_given
 from chronomem.text.names import name_key
@@ -99,7 +100,7 @@ def build_facts(
     drafts = FactDrafts(shown=frozenset(f.id for f in shown.values()), spellings=spellings)
     by_number: dict[int, Fact] = {}  # the answer's numbering (1 = its first fact) -> the draft it became
     extracted = list(extracted)
-    repeats = _repeats_on_unnamed_pairs(extracted, resolved)
+    repeats = _repeats_on_unnamed_pairs(extracted, resolved, text.speaker if text is not None else None)
     for number, extracted_item in enumerate(extracted, start=1):
         if number in repeats:
             session.warn(f"fact dropped, the same text is on a pair it names: {extracted_item.fact!r} "
@@ -272,14 +273,19 @@ def _where_things_are(
     return found
 
 
-def _repeats_on_unnamed_pairs(extracted: Sequence[ExtractedFact], resolved: ResolvedEntities) -> set[int]:
+def _repeats_on_unnamed_pairs(
+    extracted: Sequence[ExtractedFact], resolved: ResolvedEntities, speaker: str | None
+) -> set[int]:
     """The numbers (1 = first) of the answer's facts that repeat the text of another on a pair the text
     does not name, where a copy of it is on a pair it names: the 1.5B wrote "Yusuf Demirci is flying to
     Tallinn on flight BT317." seven times, between Yusuf and Tallinn and between Yusuf and his hotel,
     his booking reference, his manager, the firm he meets; when the meeting moved, all seven ended."""
-    def names_both(item: ExtractedFact) -> bool:
+    writer = resolved.find(speaker) if speaker else None
+
+    def names_both(item: ExtractedFact) -> bool:  # the writer by I/me/my too
         ends = [resolved.find(item.source), resolved.find(item.target)]
-        return all(end is not None and _named_in(item.fact, end) for end in ends)
+        return all(end is not None and (_named_in(item.fact, end) or (
+            writer is not None and end.id == writer.id and FIRST_PERSON.search(item.fact) is not None)) for end in ends)
 
     copies: dict[str, list[int]] = {}
     for number, item in enumerate(extracted, start=1):
