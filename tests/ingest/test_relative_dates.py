@@ -226,6 +226,7 @@ MORE = [
     ("mid-February", JAN_31, "2023-02-15"),
     ("last Christmas", JAN_31, "2023-12-25"),
     ("this Christmas", JAN_31, "2024-12-25"),
+    ("we got engaged on Christmas Eve", JAN_31, "2023-12-24"),  # "on" says the time; "we love Halloween" none
     ("a fortnight ago", JAN_31, "2024-01-17"),
     ("the month after next", JAN_31, "2024-03-01"),
     ("Q4", JAN_31, "2023-10-01"),

@@ -590,9 +590,11 @@ _I = re.IGNORECASE
 _RULES: list[tuple[re.Pattern[str], _Resolver]] = [
     (re.compile(rf"\b{_YEAR}[-/](?P<mon>[01]?\d)[-/]{_DAY}\b"), _iso_day),
     (re.compile(rf"(?<![\d/.-])\b(?P<a>[0-3]?\d)([/.])(?P<b>[0-3]?\d)\2{_YEAR}\b(?![/.-]?\d)"), _numeric_day),
-    # a holiday only with "last", "this", "next" or a year: "we love Halloween" says no date
+    # a holiday only with "last", "this", "next", a year or "on": "we love Halloween" says no date,
+    # "we got engaged on Christmas Eve" does (the one the tense leans to)
     (re.compile(rf"\b(?P<which>last|this|next)\s+{_HOLIDAY}\b", _I), _holiday),
     (re.compile(rf"\b(?P<which>){_HOLIDAY},?\s+(?:of\s+)?{_YEAR}\b", _I), _holiday),
+    (re.compile(rf"\bon\s+(?P<which>){_HOLIDAY}\b", _I), _holiday),
     (re.compile(rf"\b(?:(?:the|at\s+the)\s+)?(?P<part>start|beginning|middle|end)\s+of\s+(?:(?P<which>last|this|next)\s+)?"
                 rf"{_MONTH}(?:,?\s+{_YEAR})?\b", _I), _month_part),
     (re.compile(rf"\b(?P<part>early|mid|late)[-\s]+(?:(?P<which>last|this|next)\s+)?{_MONTH}(?:,?\s+{_YEAR})?\b", _I),
