@@ -93,7 +93,9 @@ def build_facts(
     """Facts with entity ids, SCREAMING_SNAKE relation types, checked signatures and resolved dates.
 
     With the episode's ``text`` (a model extracted the facts) each fact is grounded: junk text or a
-    quote the episode does not contain rejects it; the quote becomes its evidence span.
+    quote the episode does not contain rejects it; the quote becomes its evidence span. A text the
+    answer repeats on pairs it does not name is dropped there (:func:`_repeats_on_unnamed_pairs`),
+    and what the message says in a set form joins the answer (:func:`_stated_in_a_set_form`).
     """
     shown = shown or {}
     spellings = resolved.spellings()
