@@ -35,7 +35,7 @@ written after the changes holdout-4 prompted; measure it once), ``holdout-6`` (6
 the changes holdout-5 prompted; measure it once), ``holdout-7`` (6 cases written after the changes
 holdout-6 prompted; measure it once), ``holdout-8`` (6 cases written after the changes holdout-7
 prompted; measure it once), ``holdout-9`` (6 cases written after the changes holdout-8 prompted;
-measure it once), ``holdout-10`` (6 cases written blind to the rules, after holdout-9's run; measure it
+measure it once), ``holdout-10`` (6 cases written blind to the rules, during holdout-9's run; measure it
 once) or all;
 ``--cases`` some by id; ``--per-domain K`` the first K of each domain; ``--limit`` the first N.
 ``--report PATH`` writes every case's graph and verdicts as JSON.
