@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from chronomem.ingest.grounding import is_named_any
+from chronomem.text.names import WRITTEN_NAME
 
 __all__ = [
     "NewValue", "changed_states", "couple_stage", "ended_states_said", "ends_the_thing", "goes_on", "holds_state",
@@ -168,18 +169,17 @@ class NewValue:
     end: int
 
 
-_A_NAME = r"(?:(?:St|Mt|Ft|Dr|Mr|Mrs|Ms|Prof)\.\s+)?[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*){0,3}"
-_HOLDER = rf"(?:I|[Ww]e|{_A_NAME})(?!['’]s\b)"
+_HOLDER = rf"(?:I|[Ww]e|{WRITTEN_NAME})(?!['’]s\b)"
 # "Ana and Rui moved from Lisbon to Porto", "I've just moved back to Lisbon", "Lauren moved to Denver"
 _MOVED = re.compile(
     rf"(?<![\w'’-])(?P<holders>{_HOLDER}(?:(?:\s*,\s*|\s*,?\s+and\s+){_HOLDER})*)"
     rf"(?:['’]ve|\s+(?:have|has|had))?(?:\s+(?:just|recently|finally|also|both|all))*"
-    rf"\s+(?:moved|relocated)\s+{_ON_TO}\s+(?P<value>(?:the\s+)?{_A_NAME})"
+    rf"\s+(?:moved|relocated)\s+{_ON_TO}\s+(?P<value>(?:the\s+)?{WRITTEN_NAME})"
 )
 # "Rui's new job at Marés Logistics", "my new role with Halden": a job named by its holder's possessive
 _JOB_OF = re.compile(
-    rf"(?<![\w'’-])(?:(?P<holder>{_A_NAME})['’]s|(?P<mine>[Mm]y))\s+(?:new\s+)?(?:job|position|role|post)\s+"
-    rf"(?:at|with)\s+(?P<value>(?:the\s+)?{_A_NAME})"
+    rf"(?<![\w'’-])(?:(?P<holder>{WRITTEN_NAME})['’]s|(?P<mine>[Mm]y))\s+(?:new\s+)?(?:job|position|role|post)\s+"
+    rf"(?:at|with)\s+(?P<value>(?:the\s+)?{WRITTEN_NAME})"
 )
 _HOLDERS_SPLIT = re.compile(r"\s*,\s*(?:and\s+)?|\s+and\s+")
 

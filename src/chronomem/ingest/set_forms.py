@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass
 
 from chronomem.text.codes import CODE
+from chronomem.text.names import WRITTEN_NAME
 
 __all__ = ["Said", "forms_said"]
 
@@ -37,15 +38,14 @@ class Said:
     end: int
 
 
-_A_NAME = r"(?:(?:Dr|Mr|Mrs|Ms|Prof|St)\.\s+)?[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*){0,3}"
-_PATIENT = rf"(?P<holder>me|{_A_NAME})"
+_PATIENT = rf"(?P<holder>me|{WRITTEN_NAME})"
 # the words a value is named in: up to a clause's end, a comma, or a word that starts something else
 _VALUE = (r"(?P<value>(?:(?!(?:for|because|after|since|last|this|next|on|in|at|and|but|so|when|which|who|"
           r"twice|once|daily|instead|until)\b)[^\s,;:.!?]+(?:\s+|(?=[,;:.!?]|$))){1,5})")
 _FORMS: tuple[tuple[str, re.Pattern[str]], ...] = (
     # "Dr. Okafor diagnosed me with type 2 diabetes", "I was diagnosed with migraine last Thursday"
     ("condition", re.compile(rf"\bdiagnosed\s+{_PATIENT}\s+with\s+{_VALUE}")),
-    ("condition", re.compile(rf"(?<![\w'’-])(?P<holder>I|{_A_NAME}),?(?:\s+(?:also|just|recently|finally))*"
+    ("condition", re.compile(rf"(?<![\w'’-])(?P<holder>I|{WRITTEN_NAME}),?(?:\s+(?:also|just|recently|finally))*"
                              rf"(?:\s+(?:was|got|has\s+been|had\s+been)|['’]ve\s+been)\s+diagnosed\s+with\s+{_VALUE}")),
     # "put me on metformin", "switched me from lisinopril to amlodipine", "kept me on Ventolin"
     ("medicine", re.compile(rf"\b(?:put|puts|started|starts|switched|switches|kept|keeps)\s+{_PATIENT}\s+"
@@ -55,7 +55,8 @@ _FORMS: tuple[tuple[str, re.Pattern[str]], ...] = (
                             rf"(?!the\b){_VALUE}")),
 )
 # "BA283 from London Heathrow to Los Angeles", "flight LH401 Frankfurt to New York JFK"
-_ROUTE = re.compile(rf"(?P<holder>{CODE.pattern})\s+(?:from\s+)?(?P<origin>{_A_NAME})\s+to\s+(?P<value>{_A_NAME})")
+_ROUTE = re.compile(
+    rf"(?P<holder>{CODE.pattern})\s+(?:from\s+)?(?P<origin>{WRITTEN_NAME})\s+to\s+(?P<value>{WRITTEN_NAME})")
 # a form's sentence that denies it: "I was never diagnosed with asthma", "didn't put me on statins"
 _DENIED = re.compile(r"\b(?:not|never|no)\b|n['’]t\b", re.IGNORECASE)
 

@@ -13,7 +13,14 @@ import html
 import re
 import unicodedata
 
-__all__ = ["fold_accents", "name_key", "normalize_name", "plain_punctuation", "split_legal_form", "visible_text"]
+__all__ = [
+    "WRITTEN_NAME", "fold_accents", "name_key", "normalize_name", "plain_punctuation", "split_legal_form",
+    "visible_text",
+]
+
+# a name as running text writes it, for patterns that read one: up to four capitalised words, after
+# a title or "St." ("Ana", "Marés Logistics", "Dr. Okafor", "St. Louis"); a regular expression's text
+WRITTEN_NAME = r"(?:(?:St|Mt|Ft|Dr|Mr|Mrs|Ms|Prof)\.\s+)?[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*){0,3}"
 
 
 _PUNCTUATION = re.compile(r"[^\w\s]")

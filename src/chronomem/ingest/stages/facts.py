@@ -148,18 +148,29 @@ def _stated_in_a_set_form(
     own booking references (:func:`_references_given`) and where a venue is
     (:func:`_where_things_are`). Each is kept only where no fact of the answer joins its
     two entities already."""
-    writer = session.episode is None or session.episode.role != "assistant"  # whose "I" the user's is not
-    found = [(item, True) for item in _new_values(session, resolved, text, spellings, writer=writer)]
-    found += [(item, item.relation_type in _DATED_FORMS) for item in _forms(resolved, text, spellings, writer=writer)]
-    found += [(item, False) for item in _references_given(resolved, text)] if writer else []
+    speaker = resolved.find(text.speaker) if text.speaker else None
+    # an assistant's "I" books and prescribes for the user: it names no holder
+    writer = speaker if session.episode is None or session.episode.role != "assistant" else None
+    found = [(item, True) for item in _new_values(session, resolved, text, spellings, writer)]
+    found += [(item, item.relation_type in _DATED_FORMS) for item in _forms(resolved, text, spellings, writer)]
+    found += [(item, False) for item in _references_given(text, resolved, writer)]
     if session.config.place_names:
-        found += [(item, False) for item in _where_things_are(resolved, text, spellings)]
+        found += [(item, False) for item in _where_things_are(resolved, text, spellings, speaker)]
     return found
+
+
+_THE_WRITER = frozenset({"i", "me", "we", "my"})  # a set form's holder that is the message's writer
+
+
+def _holder(words: str, writer: Entity | None, resolved: ResolvedEntities,
+            spellings: dict[str, tuple[str, ...]]) -> Entity | None:
+    """The entity a set form's holder words name: the writer for "I", "me", "we", "my"."""
+    return writer if words.lower() in _THE_WRITER else _entity_named(words, resolved, spellings)
 
 
 def _new_values(
     session: Session, resolved: ResolvedEntities, text: EpisodeText, spellings: dict[str, tuple[str, ...]],
-    *, writer: bool,
+    writer: Entity | None,
 ) -> list[ExtractedFact]:
     """A move or a new job a message says in a set form (:func:`~chronomem.ingest.endings.
     new_values_said`), a fact of each holder: "Ana and Rui moved from Lisbon to Porto last month for
@@ -174,9 +185,7 @@ def _new_values(
                 session.config.place_names and any(is_a_place(name) for name in spellings.get(value.id, ())))):
             continue
         for words in said.holders:
-            mine = words.lower() in {"i", "we", "my"}
-            holder = (resolved.find(text.speaker) if writer and text.speaker else None) if mine else (
-                _entity_named(words, resolved, spellings))
+            holder = _holder(words, writer, resolved, spellings)
             if holder is None or holder.id == value.id:
                 continue
             fact = f"{holder.name} {'moved to' if said.state == 'home' else 'works at'} {value.name}."
@@ -197,7 +206,7 @@ _DATED_FORMS = frozenset({"HAS_CONDITION", "TAKES"})  # a route has no day of it
 
 
 def _forms(
-    resolved: ResolvedEntities, text: EpisodeText, spellings: dict[str, tuple[str, ...]], *, writer: bool
+    resolved: ResolvedEntities, text: EpisodeText, spellings: dict[str, tuple[str, ...]], writer: Entity | None
 ) -> list[ExtractedFact]:
     """The diagnoses, medicines and flight routes a message says in a set form
     (:func:`~chronomem.ingest.set_forms.forms_said`), each a fact of its holder and the entity its
@@ -205,9 +214,7 @@ def _forms(
     diabetes."; "me" and "I" are the writer."""
     found = []
     for said in forms_said(text.current, _writers_words(text)):
-        mine = said.holder in {"me", "I"}
-        holder = (resolved.find(text.speaker) if writer and text.speaker else None) if mine else (
-            _entity_named(said.holder, resolved, spellings))
+        holder = _holder(said.holder, writer, resolved, spellings)
         value = _entity_named(said.value, resolved, spellings)
         if holder is None or value is None or holder.id == value.id:
             continue
@@ -235,12 +242,11 @@ def _writers_words(text: EpisodeText) -> int:
     return len(said) if text.speaker and text.current.startswith(said) else 0
 
 
-def _references_given(resolved: ResolvedEntities, text: EpisodeText) -> list[ExtractedFact]:
+def _references_given(text: EpisodeText, resolved: ResolvedEntities, writer: Entity | None) -> list[ExtractedFact]:
     """The codes a message's writer gives as their own references ("I'm booked on BA283 ...,
     booking reference QX7L2P": :func:`~chronomem.text.codes.references_given`), each a fact of the
     writer's: what a user comes back for, and a model lists the code and often says nothing of it.
     Not an assistant's: "I've booked you on BA283, reference QX7L2P" gives the user's reference."""
-    writer = resolved.find(text.speaker) if text.speaker else None
     if writer is None:
         return []
     words = references_given(text.current, _writers_words(text))
@@ -251,7 +257,7 @@ def _references_given(resolved: ResolvedEntities, text: EpisodeText) -> list[Ext
 
 
 def _where_things_are(
-    resolved: ResolvedEntities, text: EpisodeText, spellings: dict[str, tuple[str, ...]]
+    resolved: ResolvedEntities, text: EpisodeText, spellings: dict[str, tuple[str, ...]], speaker: Entity | None
 ) -> list[ExtractedFact]:
     """Where the message says a venue or an organisation of the episode is, a fact of its own
     ("a pharmacist at CareRx Pharmacy in Austin": CareRx Pharmacy is in Austin). Models of every
@@ -260,14 +266,12 @@ def _where_things_are(
     is an entity the gazetteer knows by one of its names; without the gazetteer there is none."""
     ids = list(dict.fromkeys(eid for _, eid in resolved.mentioned))
     places = [eid for eid in ids if any(is_a_place(name) for name in spellings.get(eid, ()))]
-    speaker = name_key(text.speaker) if text.speaker else None
     found = []
     for place in places:
         for thing in ids:
-            names = spellings.get(thing, ())
-            if thing == place or any(name_key(n) == speaker for n in names):
+            if thing == place or (speaker is not None and thing == speaker.id):
                 continue
-            if (span := where_said(text.current, names, spellings.get(place, ()))) is not None:
+            if (span := where_said(text.current, spellings.get(thing, ()), spellings.get(place, ()))) is not None:
                 thing_name, place_name = resolved.entities[thing].name, resolved.entities[place].name
                 found.append(ExtractedFact(source=thing_name, relation_type="LOCATED_IN", target=place_name,
                                            fact=f"{thing_name} is in {place_name}.",
