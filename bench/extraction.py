@@ -36,7 +36,7 @@ the changes holdout-5 prompted; measure it once), ``holdout-7`` (6 cases written
 holdout-6 prompted; measure it once), ``holdout-8`` (6 cases written after the changes holdout-7
 prompted; measure it once), ``holdout-9`` (6 cases written after the changes holdout-8 prompted;
 measure it once), ``holdout-10`` (6 cases written blind to the rules, during holdout-9's run; measure it
-once) or all;
+once), ``holdout-11`` (6 cases written blind, before any run on them; measure it once) or all;
 ``--cases`` some by id; ``--per-domain K`` the first K of each domain; ``--limit`` the first N.
 ``--report PATH`` writes every case's graph and verdicts as JSON.
 
@@ -314,7 +314,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", default="local", help="'provider:model' or local[:name] (default: local)")
     parser.add_argument("--base-url", help="the model's server, for a provider:model of your own server")
-    splits = ("dev", "holdout", *(f"holdout-{n}" for n in range(2, 11)), "all")
+    splits = ("dev", "holdout", *(f"holdout-{n}" for n in range(2, 12)), "all")
     parser.add_argument("--split", choices=splits, default="dev")
     parser.add_argument("--cases", help="comma-separated case ids")
     parser.add_argument("--limit", type=int, help="only the first N cases")
