@@ -403,7 +403,9 @@ async def test_a_code_the_model_did_not_extract_is_an_entity_and_the_fact_stated
     ("I started at Globex last Monday.", None, "2024-05-13"),
     ("I started at Globex last Monday.", "2024-05-06T00:00:00Z", "2024-05-06"),  # the model's own day stands
     ("I start at Globex on June 3.", "2024-05-15T09:00:00Z", "2024-06-03"),
-    ("I joined Globex in 2019 and moved to Oslo last year.", "2024-05-15T09:00:00Z", "2024-05-15"),  # two dates
+    # two dates: the one of the clause naming the fact's entities, and the model's call when both clauses name them
+    ("I joined Globex in 2019 and moved to Oslo last year.", "2024-05-15T09:00:00Z", "2019-01-01"),
+    ("I joined Globex in 2019 and left Globex last year.", "2024-05-15T09:00:00Z", "2024-05-15"),
     ("I work at Globex.", "2024-05-15T09:00:00Z", "2024-05-15"),
 ])
 async def test_a_start_left_at_the_day_it_was_said_takes_the_one_day_its_sentence_names(

@@ -11,7 +11,14 @@ from datetime import UTC, datetime
 
 import pytest
 
-from chronomem.ingest.dates import date_in_text, lean_of, own_clause_date, parse_model_datetime, resolve_relative
+from chronomem.ingest.dates import (
+    date_in_text,
+    lean_of,
+    only_date_in,
+    own_clause_date,
+    parse_model_datetime,
+    resolve_relative,
+)
 
 MAY_15 = datetime(2024, 5, 15, 10, 0, tzinfo=UTC)  # a Wednesday
 JAN_31 = datetime(2024, 1, 31, 18, 30, tzinfo=UTC)  # a Wednesday
@@ -319,3 +326,30 @@ def test_a_day_another_clause_states_gives_way_to_the_one_the_facts_own_clause_s
     model_date: str, quote: str, names: list[str], message: str, reference: datetime, expected: str
 ):
     assert own_clause_date(day(model_date), quote, names, message, reference) == day(expected)
+
+
+NOTICE = "I've handed in my notice, so July 18 is my last day at Westcombe, and on September 1 I start at Kingsmead."
+
+
+@pytest.mark.parametrize(("sentence", "names", "expected"), [
+    ("I started at Globex last Monday.", [], "2024-05-13"),
+    # several days: the one of the clauses naming the fact's entities
+    (NOTICE, ["Kingsmead"], "2024-09-01"),
+    (NOTICE, ["Westcombe Academy", "Westcombe"], "2024-07-18"),
+    # several, and no names, or clauses naming none or two of them: the model's call
+    (NOTICE, [], None),
+    (NOTICE, ["Bath"], None),
+    ("We met on May 2 at Rosa's and married on June 3 at Rosa's.", ["Rosa's"], None),
+])
+def test_the_only_date_a_sentence_or_the_facts_own_clauses_name(sentence: str, names: list[str], expected: str | None):
+    assert only_date_in(sentence, MAY_15, names) == (day(expected) if expected else None)
+
+
+@pytest.mark.parametrize("sentence", [
+    "The airline pushed the flight back to the 23rd.",
+    "They've moved the appointment to Thursday.",
+    "The meeting was rescheduled to Friday.",
+])
+def test_a_reschedule_leans_to_the_future(sentence: str):
+    assert lean_of(sentence) == "future"
+    assert lean_of("We moved to Porto in March.") == "past"

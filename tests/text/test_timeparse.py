@@ -86,3 +86,30 @@ def test_now_must_be_aware():
 def test_strip_time_leaves_the_words_that_are_not_time():
     assert strip_time("How many trips did I take in the past three months?") == "How many trips did I take in ?"
     assert strip_time("What breed is my dog?") == "What breed is my dog?"
+
+
+@pytest.mark.parametrize(
+    ("text", "lean", "expected"),
+    [
+        # a weekday beside a day of the month says which month's day it is, and is no date of its own
+        ("the flight has been moved to Thursday the 8th", "past", [("2023-06-08", "2023-06-09")]),
+        ("on Friday, the 19th", "future", [("2023-05-19", "2023-05-20")]),
+        ("see you on Thursday 8 June", "future", [("2023-06-08", "2023-06-09")]),
+        # a day of the month after the words that put one there, not a noun's ordinal
+        ("they pushed it back to the 12th", "future", [("2023-06-12", "2023-06-13")]),
+        ("off sick since the 3rd", "past", [("2023-05-03", "2023-05-04")]),
+        ("we live on the 15th floor", "past", []),
+        ("for the 3rd time", "past", []),
+        # a range of days of one month: from the first day to the end of the last
+        ("staying from the 3rd to the 7th of June", "future", [("2023-06-03", "2023-06-08")]),
+        ("the conference runs June 12-14", "future", [("2023-06-12", "2023-06-15")]),
+        # "last"/"next" of something else than now: a final day, a story's next day, a month's last week
+        ("July 18 is my last day at Westcombe", "past", [("2023-07-18", "2023-07-19")]),
+        ("the next day we drove home", "past", []),
+        ("in the last week of June", "future", []),
+        ("I moved here last week", "past", [("2023-05-22", "2023-05-29")]),
+    ],
+)
+def test_days_of_the_month_in_running_text(text: str, lean: str, expected: list[tuple[str, str]]):
+    windows = parse_time(text, NOW, lean="future" if lean == "future" else "past").windows
+    assert [(w.start.date().isoformat(), w.end.date().isoformat()) for w in windows] == expected

@@ -28,6 +28,10 @@ __all__ = ["date_in_text", "lean_of", "only_date_in", "own_clause_date", "parse_
 _FUTURE = re.compile(
     r"\b(?:will|won't|shall|going\s+to|gonna|about\s+to|plan(?:s|ned|ning)?\s+to|intend(?:s)?\s+to|"
     r"upcoming|next|tomorrow|soon|looking\s+forward|can't\s+wait|scheduled|in\s+\w+\s+(?:days?|weeks?|months?|years?))\b"
+    # what is rescheduled has not happened yet: "pushed back to the 23rd", "moved it to Thursday"
+    r"|\b(?:(?:re-?scheduled|postponed|delayed|bumped)(?:\s+\w+){0,3}|(?:pushed|put)(?:\s+\w+){0,3}\s+back|"
+    r"brought(?:\s+\w+){0,3}\s+forward|moved(?:\s+\w+){0,3})\s+(?:to|until|till)\s+(?:the\s+[0-3]?\d(?:st|nd|rd|th)\b|"
+    r"(?:mon|tues|wednes|thurs|fri|satur|sun)day\b)"
     r"|'ll\b",
     re.IGNORECASE,
 )
@@ -84,13 +88,22 @@ def date_in_text(text: str | None, reference: datetime) -> datetime | None:
     return resolve_relative(text, reference, lean=lean_of(text if alone else clause))
 
 
-def only_date_in(sentence: str, reference: datetime) -> datetime | None:
+def only_date_in(sentence: str, reference: datetime, names: Sequence[str] = ()) -> datetime | None:
     """The day ``sentence`` names, when it names exactly one ("I started at Globex last Monday");
-    ``None`` when it names none, or several (which one a fact means is then the model's call)."""
+    ``None`` when it names none. Of a sentence that names several, the one of the clauses that name
+    one of ``names`` (a fact's entities), when those name exactly one: "July 18 is my last day at
+    Westcombe, and on September 1 I start at Kingsmead" starts Kingsmead on September 1. Else
+    ``None``: which day a fact means is then the model's call."""
     parsed = parse_time(sentence, reference, lean=lean_of(sentence))
-    if len(parsed.windows) != 1:
+    if len(parsed.windows) == 1:
+        return parsed.windows[0].moment.replace(hour=0, minute=0, second=0, microsecond=0)
+    if not parsed.windows or not names:
         return None
-    return parsed.windows[0].moment.replace(hour=0, minute=0, second=0, microsecond=0)
+    own = " ".join(c for c in _clauses(sentence) if any(is_named(name, [c]) for name in names))
+    stated = parse_time(own, reference, lean=lean_of(own)).windows if own else ()
+    if len(stated) != 1:
+        return None
+    return stated[0].moment.replace(hour=0, minute=0, second=0, microsecond=0)
 
 
 def _parse_iso(value: str) -> datetime | None:

@@ -127,6 +127,10 @@ _ORDINAL_DAY = r"(?P<day>[0-3]?\d)(?:st|nd|rd|th)"
 # the noun the ordinal counts ("on the 15th floor")
 _AFTER_A_DAY = ("(?:of|at|in|on|by|and|or|then|we|i|you|he|she|they|it|is|was|will|too|so|when|before|after|"
                 "around|from|until|till|for|with|but|if|because)")
+# the words that put a day of the month after them ("on the 15th", "moved to the 23rd"), and those
+# that join the two days of a range ("the 3rd to the 7th", "3-7")
+_BEFORE_A_DAY = r"(?:on|to|until|till|by|from|since|before|after|for)"
+_UNTIL = r"(?:-|–|to|until|till|through|thru)"
 _SEASONS = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}
 _SEASON = r"(?P<season>spring|summer|autumn|fall|winter)"
 
@@ -296,6 +300,40 @@ def _day_of_month(m: re.Match[str], now: datetime, lean: Lean) -> tuple[datetime
     return None
 
 
+def _weekday_and_day(m: re.Match[str], now: datetime, lean: Lean) -> tuple[datetime, datetime] | None:
+    """"Thursday the 23rd": the 23rd nearest to now that falls on a Thursday (within a year), else the
+    23rd the lean points to, as "on the 23rd" would be read."""
+    day, weekday = int(m["day"]), _WEEKDAYS[m["weekday"].lower()]
+    if not 1 <= day <= 31:
+        return None
+    today = _day_start(now)
+    candidates = []
+    for step in range(-12, 13):
+        month = _add_months(today.replace(day=1), step)
+        if day <= calendar.monthrange(month.year, month.month)[1]:
+            candidate = month.replace(day=day)
+            if candidate.weekday() == weekday:
+                candidates.append(candidate)
+    if not candidates:
+        return _day_of_month(m, now, lean)
+    # of two at the same distance, the one the sentence leans to
+    nearest = min(candidates, key=lambda c: (abs(c - today), (c < today) == (lean == "future")))
+    return nearest, nearest + timedelta(days=1)
+
+
+def _day_range(m: re.Match[str], now: datetime, lean: Lean) -> tuple[datetime, datetime] | None:
+    """"the 3rd to the 7th of November", "November 3-7": from the first day to the end of the last,
+    both of the month named once."""
+    last = _explicit_day(m, now, lean)
+    if last is None:
+        return None
+    try:
+        first = last[0].replace(day=int(m["first"]))
+    except ValueError:
+        return None
+    return (first, last[1]) if first < last[1] else None
+
+
 def _weeks_from_weekday(m: re.Match[str], now: datetime, lean: Lean) -> tuple[datetime, datetime]:
     """"a week from Friday": a week after the coming Friday ("a week from next Friday": after next's)."""
     which = {"this": "this", "next": "next"}.get((m["which"] or "").lower(), "upcoming")
@@ -396,7 +434,20 @@ def _past_span(m: re.Match[str], now: datetime, lean: Lean) -> tuple[datetime, d
     return _shift(_day_start(now), unit, -amount), _day_start(now) + timedelta(days=1)
 
 
-def _named_span(m: re.Match[str], now: datetime, lean: Lean) -> tuple[datetime, datetime]:
+# "my last day", "the last week of October", "the next day": a possessive or "the" before, or "of"
+# after, makes "last day" the final one of something and "next day" the one after a story's event
+_NOT_FROM_NOW_BEFORE = re.compile(r"(?:\b(?:my|your|his|her|its|our|their)|['’]s)\s+$", re.IGNORECASE)
+_THE_BEFORE = re.compile(r"\bthe\s+$", re.IGNORECASE)
+_OF_AFTER = re.compile(r"\s+of\b", re.IGNORECASE)
+
+
+def _named_span(m: re.Match[str], now: datetime, lean: Lean) -> tuple[datetime, datetime] | None:
+    """"last week", "next month": that calendar unit, counted from now."""
+    before, after = m.string[:m.start()], m.string[m.end():]
+    if _NOT_FROM_NOW_BEFORE.search(before) or _OF_AFTER.match(after):
+        return None
+    if m["unit"].lower() == "day" and _THE_BEFORE.search(before):
+        return None
     unit = m["unit"].lower()
     which = m["which"].lower()
     step = {"last": -1, "previous": -1, "this": 0, "next": 1}[which]
@@ -604,6 +655,10 @@ _RULES: list[tuple[re.Pattern[str], _Resolver]] = [
                 r"|\b(?P<abbr>EO[DWMQY])\b", _I), _unit_edge),
     (re.compile(rf"\b(?:(?P<which>last|this|next)\s+)?(?:Q(?P<q>[1-4])|the\s+(?P<ord>first|second|third|fourth|1st|2nd|3rd|4th)"
                 rf"\s+quarter)(?:,?\s+(?:of\s+)?{_YEAR})?\b", _I), _quarter_named),
+    (re.compile(rf"\b(?:(?:from\s+)?the\s+)?(?P<first>[0-3]?\d)(?:st|nd|rd|th)?\s*{_UNTIL}\s*(?:the\s+)?{_DAY}"
+                rf"(?:\s+of)?\s+{_MONTH}(?:,?\s+{_YEAR})?\b", _I), _day_range),
+    (re.compile(rf"\b{_MONTH}\s+(?P<first>[0-3]?\d)(?:st|nd|rd|th)?\s*{_UNTIL}\s*{_DAY}(?:,?\s+{_YEAR})?\b"
+                rf"(?!\s*(?:days?|weeks?|months?|years?))", _I), _day_range),
     (re.compile(rf"\b{_DAY}(?:\s+of)?\s+{_MONTH}(?:,?\s+{_YEAR})?\b", _I), _explicit_day),
     (re.compile(rf"\b{_MONTH}\s+{_DAY}(?:,?\s+{_YEAR})?\b(?!\s*(?:days?|weeks?|months?|years?))", _I), _explicit_day),
     (re.compile(rf"\b{_MONTH}(?:,?\s+of)?,?\s+{_YEAR}\b", _I), _month_year),
@@ -613,13 +668,18 @@ _RULES: list[tuple[re.Pattern[str], _Resolver]] = [
     (re.compile(rf"\b(?:on\s+)?{_WEEKDAY}\s+(?P<which>last|previous|this|next)\s+week\b", _I), _weekday_of_week),
     (re.compile(rf"\b(?P<which>last|previous|this|next)\s+week(?:['’]s)?\s+(?:on\s+)?{_WEEKDAY}", _I),
      _weekday_of_week),
-    # "on the 15th" is a day of a month, unless a noun follows ("on the 15th floor", "the 15th century")
-    (re.compile(rf"\bon\s+the\s+{_ORDINAL_DAY}(?P<which>)(?!\s+(?!{_AFTER_A_DAY}\b)[a-z])", _I), _day_of_month),
+    # "Thursday the 23rd": the weekday says which month's 23rd
+    (re.compile(rf"\b(?:on\s+)?{_WEEKDAY},?\s+(?:the\s+)?{_ORDINAL_DAY}(?P<which>)\b"
+                rf"(?!\s+(?!{_AFTER_A_DAY}\b)[a-z])", _I), _weekday_and_day),
+    # "on the 15th", "moved to the 23rd" is a day of a month, unless a noun follows ("on the 15th
+    # floor", "the 15th century")
+    (re.compile(rf"\b{_BEFORE_A_DAY}\s+the\s+{_ORDINAL_DAY}(?P<which>)(?!\s+(?!{_AFTER_A_DAY}\b)[a-z])", _I),
+     _day_of_month),
     (re.compile(rf"\bthe\s+{_ORDINAL_DAY}\s+of\s+(?P<which>last|this|next)\s+month\b", _I), _day_of_month),
     (re.compile(rf"\b{_amount_of('weeks')}\s+weeks?\s+from\s+(?:(?P<which>this|next|on)\s+)?{_WEEKDAY}", _I),
      _weeks_from_weekday),
     (re.compile(rf"\b{_WEEKDAY}\s+after\s+next\b", _I), _weekday_after_next),
-    (re.compile(rf"\b(?P<which>{_WEEKDAY_WORDS})\s+{_WEEKDAY}", _I), _weekday),
+    (re.compile(rf"\b(?P<which>{_WEEKDAY_WORDS})\s+{_WEEKDAY}(?!,?\s+(?:the\s+)?\d)", _I), _weekday),
     (re.compile(rf"\b{_AMOUNT}\s+{_WEEKDAY_PLURAL}\s+ago\b", _I), _weekdays_ago),
     (re.compile(rf"\b{_halves(_UNIT)}\s+ago\b", _I), _half_ago),
     (re.compile(rf"\bin\s+{_halves(_DATE_UNIT)}", _I), _half_ahead),

@@ -403,7 +403,8 @@ def _to_fact(
         said = episode_text[evidence[0].start:evidence[0].end]
         valid_at = own_clause_date(valid_at, said, names, episode_text, reference)
     if invalid_at is None and episode_text is not None and evidence:
-        valid_at = _stated_start(valid_at, reference, episode_text, evidence[0], item.fact)
+        names = [name for end in (source, target) for name in (end.name, *end.aliases)]
+        valid_at = _stated_start(valid_at, reference, episode_text, evidence[0], item.fact, names)
     if valid_at and invalid_at and invalid_at < valid_at:
         session.warn(f"invalid_at before valid_at dropped: {item.fact!r}")
         invalid_at = None
@@ -417,15 +418,17 @@ def _to_fact(
 
 
 def _stated_start(
-    valid_at: datetime | None, reference: datetime, episode_text: str, span: EvidenceSpan, fact: str
+    valid_at: datetime | None, reference: datetime, episode_text: str, span: EvidenceSpan, fact: str,
+    names: Sequence[str],
 ) -> datetime | None:
     """A start the model left at the episode's own day (or out) when the sentence that states the
     fact names one other day: "I started at Globex last Monday" began last Monday, not when it was
-    said. A model that gave a day of its own keeps it; so does a sentence with several dates. Of a
-    quote over several sentences, the one that reads most like the fact states it."""
+    said. A model that gave a day of its own keeps it; so does a sentence with several dates,
+    unless the clauses naming the fact's entities (``names``) name one of them. Of a quote over
+    several sentences, the one that reads most like the fact states it."""
     if valid_at is not None and valid_at.date() != reference.date():
         return valid_at
-    stated = only_date_in(sentence_stating(episode_text, span.start, span.end, fact), reference)
+    stated = only_date_in(sentence_stating(episode_text, span.start, span.end, fact), reference, names)
     if stated is None or stated.date() == reference.date():
         return valid_at
     return stated
