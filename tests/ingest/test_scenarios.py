@@ -258,6 +258,25 @@ async def test_a_flights_route_is_a_fact_of_the_flight(store, embedder, model, s
     assert stored["United UA1742 flies to Pittsburgh."] == ("United UA1742", "Pittsburgh", None)
 
 
+async def test_an_officers_role_said_in_an_announcement_is_a_fact_that_ends_on_its_stated_day(
+    store, embedder, model, script: Script
+):
+    memo = ("To all staff: Tobias Arkwright retires as chief operating officer of Pellworth Instruments on 31 August, "
+            "and Pellworth Instruments has appointed Yewande Ashby as chief operating officer from 1 September.")
+    # the model writes the retirement as an event of the two people, and no fact of either role
+    script.episodes["Arkwright"] = (["Tobias Arkwright", "Pellworth Instruments", "Yewande Ashby"], [
+        {"source": "Yewande Ashby", "relation_type": "SUCCEEDS", "target": "Tobias Arkwright",
+         "fact": "Yewande Ashby succeeds Tobias Arkwright", "quote": "Yewande Ashby as chief operating officer"}])
+    ingestor = Ingestor(store, embedder, model, config=IngestConfig(facts_shown=0, end_review=False))
+    await ingestor.add_episode(Episode(group_id="g", content=memo, kind="text", reference_time=at("2025-07-01"),
+                                       source_description="memo"))
+    stored = await facts_by_text(store, "g")
+    retiring = stored["Tobias Arkwright is chief operating officer of Pellworth Instruments."]
+    appointed = stored["Yewande Ashby is chief operating officer of Pellworth Instruments."]
+    assert retiring.invalid_at == at("2025-08-31") and retiring.relation_type == "HOLDS_ROLE"
+    assert appointed.invalid_at is None and appointed.valid_at == at("2025-09-01")
+
+
 @pytest.mark.parametrize(("role", "kept"), [("user", True), ("assistant", False)])
 async def test_a_booking_reference_the_writer_gives_is_theirs(store, embedder, model, script: Script, role: str,
                                                               kept: bool):

@@ -152,7 +152,7 @@ def _stated_in_a_set_form(
     # an assistant's "I" books and prescribes for the user: it names no holder
     writer = speaker if session.episode is None or session.episode.role != "assistant" else None
     found = [(item, True) for item in _new_values(session, resolved, text, spellings, writer)]
-    found += [(item, item.relation_type in _DATED_FORMS) for item in _forms(resolved, text, spellings, writer)]
+    found += [(item, item.relation_type in _DATED_FORMS) for item in _forms(session, resolved, text, spellings, writer)]
     found += [(item, False) for item in _references_given(text, resolved, writer)]
     if session.config.place_names:
         found += [(item, False) for item in _where_things_are(resolved, text, spellings, speaker)]
@@ -201,17 +201,22 @@ _FORM_FACTS = {
     "medicine": ("TAKES", "{holder} takes {value}."),
     "departs": ("DEPARTS_FROM", "{holder} departs from {value}."),
     "arrives": ("FLIES_TO", "{holder} flies to {value}."),
+    "role": ("HOLDS_ROLE", "{holder} is {detail} of {value}."),
 }
-_DATED_FORMS = frozenset({"HAS_CONDITION", "TAKES"})  # a route has no day of its own: the flight's is the booking's
+# a route has no day of its own: the flight's is the booking's
+_DATED_FORMS = frozenset({"HAS_CONDITION", "TAKES", "HOLDS_ROLE"})
 
 
 def _forms(
-    resolved: ResolvedEntities, text: EpisodeText, spellings: dict[str, tuple[str, ...]], writer: Entity | None
+    session: Session, resolved: ResolvedEntities, text: EpisodeText, spellings: dict[str, tuple[str, ...]],
+    writer: Entity | None,
 ) -> list[ExtractedFact]:
-    """The diagnoses, medicines and flight routes a message says in a set form
+    """The diagnoses, medicines, roles and flight routes a message says in a set form
     (:func:`~chronomem.ingest.set_forms.forms_said`), each a fact of its holder and the entity its
     value names: "Dr. Okafor diagnosed me with type 2 diabetes" is "Rahul Mehta has type 2
-    diabetes."; "me" and "I" are the writer."""
+    diabetes."; "me" and "I" are the writer. A role begins on the day the clauses naming its holder
+    state; one the form ends ("retires as chief operating officer of Pellworth on 31 August") ends
+    on that day, else on the day it was said."""
     found = []
     for said in forms_said(text.current, _writers_words(text)):
         holder = _holder(said.holder, writer, resolved, spellings)
@@ -219,9 +224,17 @@ def _forms(
         if holder is None or value is None or holder.id == value.id:
             continue
         relation, fact = _FORM_FACTS[said.kind]
+        begins = ends = None
+        if said.kind == "role":
+            sentence = sentence_around(text.current, said.start, said.end)
+            day = only_date_in(sentence, session.reference_time, spellings.get(holder.id, (holder.name,)))
+            if said.ended:
+                ends = (day or session.reference_time).date().isoformat()
+            elif day is not None:
+                begins = day.date().isoformat()
         found.append(ExtractedFact(source=holder.name, relation_type=relation, target=value.name,
-                                   fact=fact.format(holder=holder.name, value=value.name),
-                                   quote=text.current[said.start:said.end]))
+                                   fact=fact.format(holder=holder.name, value=value.name, detail=said.detail),
+                                   quote=text.current[said.start:said.end], valid_at=begins, invalid_at=ends))
     return found
 
 
