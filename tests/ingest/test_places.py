@@ -135,6 +135,29 @@ async def test_a_place_the_model_did_not_extract_is_an_entity_and_the_fact_state
     assert any("place 'Brno' made an entity" in w for w in result.warnings)
 
 
+async def test_an_organisation_the_model_did_not_extract_is_an_entity_and_the_fact_stated_of_it_is_kept(
+    store: Store, embedder
+) -> None:
+    # the 1.5B listed only the writer, and hung the job on Lucía and Exeter
+    said = "Bit of background: I've taught chemistry at Westcombe Academy in Exeter since 2018."
+    script = Script()
+    script.episodes["Westcombe"] = (["Lucía Ferrándiz"], [
+        {"source": "Lucía Ferrándiz", "relation_type": "RELATES_TO", "target": "Exeter",
+         "fact": "Lucía Ferrándiz has taught chemistry at Westcombe Academy in Exeter since 2018.",
+         "quote": said.rstrip(".")}])
+    episode = Episode(group_id="g", content=said, speaker="Lucía Ferrándiz", role="user",
+                      reference_time=at("2025-01-14"))
+    result = await Ingestor(store, embedder, FunctionModel(script)).add_episode(episode)
+    assert {"Westcombe Academy", "Lucía Ferrándiz"} <= {e.name for e in await store.list_entities("g")}
+    names = {e.id: e.name for e in await store.list_entities("g")}
+    stored = {f.fact: (names[f.source_id], names[f.target_id]) for f in await store.list_facts("g")}
+    # the fact is of the academy, not of the city; the city is where the academy is
+    assert stored == {"Lucía Ferrándiz has taught chemistry at Westcombe Academy in Exeter since 2018.":
+                      ("Lucía Ferrándiz", "Westcombe Academy"),
+                      "Westcombe Academy is in Exeter.": ("Westcombe Academy", "Exeter")}
+    assert any("organisation 'Westcombe Academy' made an entity" in w for w in result.warnings)
+
+
 @pytest.mark.parametrize(("text", "places"), [
     ("Corvane opened a plant in Brno, and we flew to Ho Chi Minh City.", ["Brno", "Ho Chi Minh City"]),
     ("Nice to meet you. Tokyo's trains are great.", []),  # a sentence's first word says nothing

@@ -91,7 +91,8 @@ async def test_a_fuller_name_that_declares_the_short_one_stays_its_alias(store, 
     ingestor = Ingestor(store, embedder, FunctionModel(script, model_name="scripted"))
     await ingestor.add_episode(text("Robert Smith (Bob) joined the board."))
     await ingestor.add_episode(text("Pixel Labs hired Lena Ortiz.", "2024-03-05"))
-    assert await names(store) == {"Bob": ("Robert Smith",), "Lena": ("Lena Ortiz",)}
+    # Pixel Labs, which the scripted answer leaves out, is an entity by its head word
+    assert await names(store) == {"Bob": ("Robert Smith",), "Lena": ("Lena Ortiz",), "Pixel Labs": ()}
 
 
 async def test_an_alias_naming_another_existing_entity_is_not_taken_from_it(store, embedder, script: Script):

@@ -43,6 +43,7 @@ from chronomem.ingest.session import Session, stage
 from chronomem.store.base import Scope
 from chronomem.text.codes import codes_in
 from chronomem.text.names import split_legal_form
+from chronomem.text.organisations import organisations_named_in
 from chronomem.text.timeparse import parse_time
 from chronomem.text.titles import is_a_title
 
@@ -111,16 +112,21 @@ def named_entities(
         result.extend(_left_out(session, "code", codes_in(text.current), result))
         if session.config.place_names:
             result.extend(_left_out(session, "place", places_named_in(text.current), result))
+        # not beside a shorter name the model gave it ("Westcombe" for "Westcombe Academy"): that one is it
+        shorter = [n for entity in result for n in (entity.name, *entity.aliases)]
+        said = [name for name in organisations_named_in(text.current) if not any(is_named(n, [name]) for n in shorter)]
+        result.extend(_left_out(session, "organisation", said, result))
     session.entities_extracted = len(result)
     return result
 
 
 def _left_out(session: Session, kind: str, said: Sequence[str], named: Sequence[NamedEntity]) -> list[NamedEntity]:
-    """The codes (a flight, a booking reference: :mod:`chronomem.text.codes`) or places (a city a
-    gazetteer knows by that name alone: :func:`~chronomem.ingest.places.places_named_in`) the
-    current message names that no extracted name holds: an entity each, so the fact the message
-    states of one has its end. A small model skips both as often as not. Only the message's own
-    words are added, so nothing is invented."""
+    """The codes (a flight, a booking reference: :mod:`chronomem.text.codes`), places (a city a
+    gazetteer knows by that name alone: :func:`~chronomem.ingest.places.places_named_in`) or
+    organisations (a name with its head word, "Westcombe Academy":
+    :func:`~chronomem.text.organisations.organisations_named_in`) the current message names that no
+    extracted name holds: an entity each, so the fact the message states of one has its end. A small
+    model skips them as often as not. Only the message's own words are added, so nothing is invented."""
     names = [n for entity in named for n in (entity.name, *entity.aliases)]
     added = []
     for name in said:

@@ -398,6 +398,8 @@ def _to_fact(
     source, target = resolved.find(item.source), resolved.find(item.target)
     if source is not None and target is not None:
         source, target = _ends_the_text_names(item.fact, source, target, resolved)
+        if session.config.place_names:
+            source, target = _the_venue_not_its_place(item.fact, source, target, resolved)
     if source is None or target is None or source.id == target.id:
         session.warn(f"fact dropped, its entities are not both known and distinct: {item.fact!r}")
         return None
@@ -466,6 +468,27 @@ def _ends_the_text_names(
         return source, target
     (other,) = others.values()
     return (kept, other) if kept is source else (other, kept)
+
+
+def _the_venue_not_its_place(
+    fact: str, source: Entity, target: Entity, resolved: ResolvedEntities
+) -> tuple[Entity, Entity]:
+    """"Lucía Ferrándiz has taught chemistry at Westcombe Academy in Exeter since 2018", hung on
+    Lucía and Exeter: when one end is a place and the text puts exactly one other entity of the
+    episode in it as a venue ("at Westcombe Academy in Exeter", :func:`~chronomem.ingest.places.
+    where_said`), the fact is of that venue; where the venue is, is a fact of its own
+    (:func:`_where_things_are`)."""
+    for place, kept in ((target, source), (source, target)):
+        place_names = (place.name, *place.aliases)
+        if not any(is_a_place(name) for name in place_names):
+            continue
+        venues = {e.id: e for _, eid in resolved.mentioned
+                  if (e := resolved.entities[eid]).id not in (source.id, target.id)
+                  and where_said(fact, (e.name, *e.aliases), place_names) is not None}
+        if len(venues) == 1:
+            (venue,) = venues.values()
+            return (kept, venue) if kept is source else (venue, kept)
+    return source, target
 
 
 _JOINT_SUBJECT = re.compile(r"^(?P<first>[^,;.!?]+?)\s+(?:and|&)\s+(?P<second>[^,;.!?]+?)\s+(?P<predicate>[a-z].*)$",
