@@ -476,3 +476,21 @@ async def test_a_text_repeated_on_pairs_it_does_not_name_is_kept_only_where_it_n
     assert stored == [("Wiebke Sommer is Yusuf Demirci's manager.", "Wiebke Sommer", "Yusuf Demirci"),
                       (flying, "Yusuf Demirci", "Tallinn")]
     assert sum("the same text is on a pair it names" in w for w in result.warnings) == 2
+
+
+async def test_a_quote_of_another_sentence_gives_way_to_the_sentence_that_states_the_fact(store, embedder):
+    # the 1.5B gave three facts of a memo the quote of its last sentence, and "6 October" dated them all
+    memo = ("Tobias Arkwright retires as chief operating officer of Pellworth Instruments on 31 August. "
+            "Our head office will relocate from Southampton to Eastleigh on 6 October.")
+    script = Script()
+    script.episodes["Arkwright"] = (["Tobias Arkwright", "Pellworth Instruments", "Eastleigh"], [
+        {**fact("Pellworth Instruments", "Tobias Arkwright",
+                "Tobias Arkwright retires as chief operating officer of Pellworth Instruments on 31 August.",
+                "Our head office will relocate from Southampton to Eastleigh on 6 October"),
+         "valid_at": "2025-08-31T00:00:00Z"}])
+    episode = Episode(group_id="g", content=memo, kind="text", reference_time=at("2025-07-01"))
+    await Ingestor(store, embedder, FunctionModel(script)).add_episode(episode)
+    retires = next(f for f in await store.list_facts("g") if "retires" in f.fact)
+    (span,) = retires.evidence
+    assert memo[span.start:span.end].startswith("Tobias Arkwright retires")
+    assert retires.valid_at == at("2025-08-31")

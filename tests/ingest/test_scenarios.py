@@ -263,10 +263,13 @@ async def test_an_officers_role_said_in_an_announcement_is_a_fact_that_ends_on_i
 ):
     memo = ("To all staff: Tobias Arkwright retires as chief operating officer of Pellworth Instruments on 31 August, "
             "and Pellworth Instruments has appointed Yewande Ashby as chief operating officer from 1 September.")
-    # the model writes the retirement as an event of the two people, and no fact of either role
+    # the model writes the retirement as an event, and no fact of either role
     script.episodes["Arkwright"] = (["Tobias Arkwright", "Pellworth Instruments", "Yewande Ashby"], [
         {"source": "Yewande Ashby", "relation_type": "SUCCEEDS", "target": "Tobias Arkwright",
-         "fact": "Yewande Ashby succeeds Tobias Arkwright", "quote": "Yewande Ashby as chief operating officer"}])
+         "fact": "Yewande Ashby succeeds Tobias Arkwright", "quote": "Yewande Ashby as chief operating officer"},
+        {"source": "Pellworth Instruments", "relation_type": "RELATES_TO", "target": "Tobias Arkwright",
+         "fact": "Tobias Arkwright retires as chief operating officer of Pellworth Instruments on 31 August.",
+         "quote": "Tobias Arkwright retires as chief operating officer of Pellworth Instruments on 31 August"}])
     ingestor = Ingestor(store, embedder, model, config=IngestConfig(facts_shown=0, end_review=False))
     await ingestor.add_episode(Episode(group_id="g", content=memo, kind="text", reference_time=at("2025-07-01"),
                                        source_description="memo"))
@@ -274,6 +277,7 @@ async def test_an_officers_role_said_in_an_announcement_is_a_fact_that_ends_on_i
     retiring = stored["Tobias Arkwright is chief operating officer of Pellworth Instruments."]
     appointed = stored["Yewande Ashby is chief operating officer of Pellworth Instruments."]
     assert retiring.invalid_at == at("2025-08-31") and retiring.relation_type == "HOLDS_ROLE"
+    assert "Tobias Arkwright retires as chief operating officer of Pellworth Instruments on 31 August." in stored
     assert appointed.invalid_at is None and appointed.valid_at == at("2025-09-01")
 
 

@@ -32,6 +32,8 @@ from chronomem.ingest.fact_resolution import (
     single_valued_outcome,
 )
 from chronomem.ingest.grounding import (
+    REFERS_BACK,
+    is_named,
     is_named_any,
     junk_reason,
     locate_quote,
@@ -131,7 +133,11 @@ def build_facts(
     if text is not None:
         for stated, dated in _stated_in_a_set_form(session, resolved, text, spellings):
             fact = _draft(session, stated, resolved, text)
-            if fact is not None and not any(same_pair(f, fact) for f in drafts.facts):
+            # an ended role is the state a fact of its ending ("retires as chief operating officer
+            # on 31 August") leaves unsaid: it joins the pair beside that one
+            ending = fact is not None and fact.relation_type == "HOLDS_ROLE" and fact.invalid_at is not None
+            if fact is not None and not any(same_pair(f, fact) and not (ending and states_an_end(f.fact))
+                                            for f in drafts.facts):
                 # undated, a reference or a location has no day of its own: one in its sentence is
                 # the booking's or the job's
                 drafts.facts.append(fact if dated else fact.model_copy(update={"valid_at": None, "invalid_at": None}))
@@ -380,6 +386,10 @@ def _evidence(session: Session, item: ExtractedFact, text: EpisodeText) -> tuple
         session.reject("fact", f"{item.fact!r} {reason}")
         return None
     span = locate_quote(item.quote, text.current) if item.quote else None
+    if span is not None and not _quote_names_an_end(text, span, item):
+        # a small model gives several facts one quote, and the date another sentence states with it:
+        # the sentence that states the fact is its evidence
+        span = stating_sentence(item.fact, [item.source, item.target], text.current, text.speaker) or span
     if span is None:
         span = stating_sentence(item.fact, [item.source, item.target], text.current, text.speaker)
     if span is None:
@@ -389,6 +399,15 @@ def _evidence(session: Session, item: ExtractedFact, text: EpisodeText) -> tuple
     if session.episode is None:
         return ()
     return (EvidenceSpan(episode_id=session.episode.id, start=span[0], end=span[1]),)
+
+
+def _quote_names_an_end(text: EpisodeText, span: tuple[int, int], item: ExtractedFact) -> bool:
+    """Does the sentence of the quote name one of the fact's ends, or may it (a pronoun, the writer's
+    "I")? "Our head office will relocate from Southampton to Eastleigh on 6 October", given as the
+    quote of "Tobias Arkwright retires as chief operating officer of Pellworth Instruments", does not."""
+    sentence = sentence_around(text.current, *span)
+    return (is_named(item.source, [sentence]) or is_named(item.target, [sentence])
+            or bool(REFERS_BACK.search(sentence) or FIRST_PERSON.search(sentence)))
 
 
 def _to_fact(
