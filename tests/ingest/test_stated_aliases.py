@@ -85,6 +85,18 @@ async def test_a_look_alike_name_is_an_alias_only_where_the_message_gives_it_as_
     assert any("'Lena Ortega' of 'Lena Ortiz' dropped: a look-alike name" in w for w in result.warnings)
 
 
+async def test_a_name_spelled_nearly_alike_in_other_words_is_no_alias_the_message_does_not_give(
+    store, embedder, script: Script
+):
+    # holdout-11: the 1.5B gave the accountant "Lark & Spurr" as an alias of "Larkspur Roasters"
+    script.episodes["beans"] = ([{"name": "Larkspur Roasters", "aliases": ["Lark & Spurr"]}, "Odile Spurr"], [])
+    ingestor = Ingestor(store, embedder, FunctionModel(script, model_name="scripted"))
+    result = await ingestor.add_episode(text(
+        "My beans come from Larkspur Roasters, and my accountant is Lark & Spurr, run by Odile Spurr."))
+    assert (await names(store))["Larkspur Roasters"] == ()
+    assert any("'Lark & Spurr' of 'Larkspur Roasters' dropped: a look-alike name" in w for w in result.warnings)
+
+
 async def test_a_fuller_name_that_declares_the_short_one_stays_its_alias(store, embedder, script: Script):
     script.episodes["joined"] = ([{"name": "Bob", "aliases": ["Robert Smith"]}], [])
     script.episodes["hired"] = ([{"name": "Lena", "aliases": ["Lena Ortiz"]}], [])

@@ -9,6 +9,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from rapidfuzz import fuzz
+
 from chronomem.domain import Entity
 from chronomem.ingest.apposition import holder_named
 from chronomem.ingest.grounding import is_named
@@ -186,10 +188,23 @@ def _grounded_aliases(
 
 
 def _look_alike(name: str, alias: str) -> bool:
-    """Two full names that share a word and differ in another ("Lena Ortiz", "Lena Ortega"): two
-    people as often as one, and a model that calls one the other's alias merges them for good."""
+    """Two full names that share a word and differ in another ("Lena Ortiz", "Lena Ortega"), or that
+    share no word but nearly the same letters ("Larkspur Roasters", "Lark & Spurr"): two people or
+    firms as often as one, and a model that calls one the other's alias merges them for good."""
     ours, theirs = name_tokens(name), name_tokens(alias)
-    return len(ours) >= 2 and len(theirs) >= 2 and bool(ours & theirs) and bool(ours ^ theirs)
+    if len(ours) < 2 or len(theirs) < 2 or not ours ^ theirs:
+        return False
+    if ours & theirs:
+        return True
+    letters = sorted(("".join(sorted(ours, key=name.lower().find)), "".join(sorted(theirs, key=alias.lower().find))),
+                     key=len)
+    return len(letters[0]) >= _SPELLED_ALIKE_MIN and fuzz.partial_ratio(*letters) >= _SPELLED_ALIKE
+
+
+# a name's words run together that nearly spell the other's ("larkspurr" in "larkspurroasters"): at
+# least this long, and at least this alike (rapidfuzz's partial ratio, 0-100)
+_SPELLED_ALIKE_MIN = 6
+_SPELLED_ALIKE = 80
 
 
 # what may stand between a name and another name the text gives it: "Robert Smith (Bob)", "the
