@@ -196,14 +196,15 @@ def _look_alike(name: str, alias: str) -> bool:
         return False
     if ours & theirs:
         return True
-    letters = sorted(("".join(sorted(ours, key=name.lower().find)), "".join(sorted(theirs, key=alias.lower().find))),
-                     key=len)
+    # the letters as written, in order: the same every run, whatever order a set of tokens iterates in
+    letters = sorted((_LETTERS_ONLY.sub("", name.lower()), _LETTERS_ONLY.sub("", alias.lower())), key=len)
     return len(letters[0]) >= _SPELLED_ALIKE_MIN and fuzz.partial_ratio(*letters) >= _SPELLED_ALIKE
 
 
 # a name's words run together that nearly spell the other's ("larkspurr" in "larkspurroasters"): at
 # least this long, and at least this alike (rapidfuzz's partial ratio, 0-100)
 _SPELLED_ALIKE_MIN = 6
+_LETTERS_ONLY = re.compile(r"[\W\d_]+")
 _SPELLED_ALIKE = 80
 
 
